@@ -1,0 +1,138 @@
+#include "cli/commands.h"
+
+#include <functional>
+#include <ostream>
+#include <vector>
+
+#include "cli/command_line.h"
+#include "cli/scenario_schema.h"
+#include "sim/atomic_file.h"
+#include "sim/check.h"
+#include "sim/config_error.h"
+#include "sim/scenario_loader.h"
+#include "sim/suggest.h"
+
+namespace clustersim::cli {
+
+namespace {
+
+struct Io {
+  std::ostream& out;
+  std::ostream& err;
+};
+
+using Handler = std::function<int(const ParsedCommand&, Io&)>;
+
+struct Command {
+  CommandSpec spec;
+  Handler handler;
+};
+
+const OptionSpec kSetOption{"--set", "KEY=VALUE", true,
+                            "override a scenario key, validated like the file"};
+
+int check_command(const ParsedCommand& parsed, Io& io) {
+  const sim::ConfigSchema schema = build_scenario_schema();
+  const std::vector<std::string> overrides = parsed.values("--set");
+  const sim::ConfigValues values =
+      sim::load_scenario_file(parsed.positionals[0], schema, overrides);
+  io.out << "ok: " << values.get_string("name") << "\n";
+  return kExitOk;
+}
+
+int describe_config_command(const ParsedCommand& parsed, Io& io) {
+  const std::string text = build_scenario_schema().describe_markdown();
+  const std::string output = parsed.value_or("-o", "");
+  if (output.empty()) {
+    io.out << text;
+  } else {
+    sim::write_file_atomically(output, text);
+  }
+  return kExitOk;
+}
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {{"check",
+        "Validate a scenario file and print 'ok: <name>'.",
+        {"SCENARIO"},
+        {kSetOption},
+        "Every problem in the file is reported at once as FILE:LINE:COL: error: KEY: ...,\n"
+        "and the command exits 1."},
+       check_command},
+      {{"describe-config",
+        "Print every scenario key with its type, unit, default and description (Markdown).",
+        {},
+        {{"-o", "FILE", false, "write to FILE (atomically) instead of stdout"}},
+        ""},
+       describe_config_command},
+  };
+  return table;
+}
+
+std::string main_help() {
+  std::string text =
+      "usage: clustersim [--version] [--help] COMMAND [ARGS]\n\n"
+      "Discrete-event simulator of LLM training on GPU clusters.\n\nCommands:\n";
+  for (const Command& c : commands()) {
+    text += "  " + c.spec.name + std::string(18 - c.spec.name.size(), ' ') + c.spec.summary + "\n";
+  }
+  text +=
+      "\nRun 'clustersim COMMAND --help' for the options of one command.\n"
+      "Exit codes: 0 ok, 1 input or simulation error, 2 usage error.\n";
+  return text;
+}
+
+}  // namespace
+
+int run_clustersim(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
+  Io io{out, err};
+  if (args.empty()) {
+    err << main_help();
+    return kExitUsage;
+  }
+  const std::string& first = args[0];
+  if (first == "--help" || first == "-h" || first == "help") {
+    out << main_help();
+    return kExitOk;
+  }
+  if (first == "--version") {
+    out << "clustersim " << CLUSTERSIM_VERSION << "\n";
+    return kExitOk;
+  }
+  const Command* command = nullptr;
+  std::vector<std::string> names;
+  for (const Command& c : commands()) {
+    names.push_back(c.spec.name);
+    if (c.spec.name == first) command = &c;
+  }
+  if (command == nullptr) {
+    err << "clustersim: error: unknown command '" << first << "'";
+    if (auto guess = sim::suggest(first, names)) err << " (did you mean '" << *guess << "'?)";
+    err << "\nRun 'clustersim --help' for the list of commands.\n";
+    return kExitUsage;
+  }
+  try {
+    const ParsedCommand parsed = parse_command_args(command->spec, args.subspan(1));
+    if (parsed.help) {
+      out << command_help(command->spec);
+      return kExitOk;
+    }
+    return command->handler(parsed, io);
+  } catch (const UsageError& e) {
+    err << "clustersim " << command->spec.name << ": error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const sim::ConfigError& e) {
+    err << e.what() << "\n";
+    return kExitError;
+  } catch (const sim::OutputError& e) {
+    err << "clustersim " << command->spec.name << ": error: " << e.what() << "\n";
+    return kExitError;
+  } catch (const sim::InvariantError& e) {
+    err << "clustersim " << command->spec.name << ": " << e.what()
+        << "\nThis is a bug in clustersim; please report it with the scenario.\n";
+    return kExitError;
+  }
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,21 @@
+// The clustersim command: dispatches to subcommands and maps every outcome
+// to an exit code — 0 ok, 1 bad input or simulation error (the message names
+// the file, line, key, what was expected and found), 2 usage error.
+// Nothing here calls exit(); main() returns what run_clustersim returns, so
+// tests drive the whole command in-process.
+#pragma once
+
+#include <iosfwd>
+#include <span>
+#include <string>
+
+namespace clustersim::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+
+// `args` excludes the program name.
+int run_clustersim(std::span<const std::string> args, std::ostream& out, std::ostream& err);
+
+}  // namespace clustersim::cli

@@ -1,0 +1,48 @@
+# One library per layer, linking only downward.
+#
+# The order below is the design's (DESIGN.md, "Layers and folders"): a layer
+# may depend on any layer to its left and on none to its right.
+set(CLUSTERSIM_LAYERS sim topology collectives workloads failures calibration cli
+    CACHE INTERNAL "clustersim layers, bottom to top")
+
+# Warnings are errors for our own code only (not for the GoogleTest/Benchmark
+# headers, which come in as system includes).
+add_library(clustersim_warnings INTERFACE)
+target_compile_options(clustersim_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wnon-virtual-dtor -Wold-style-cast
+  -Woverloaded-virtual -Wimplicit-fallthrough -Wnull-dereference -Werror
+  # GCC 12 reports std::string concatenation at -O3 as overlapping memcpy
+  # (GCC bug 105329, a false positive inside libstdc++).
+  -Wno-restrict)
+
+# clustersim_add_layer(<layer> SOURCES <files...> LAYERS <lower layers...> LIBS <external targets...>)
+#
+# Creates target clustersim_<layer>. A layer with no sources yet is an
+# INTERFACE library, so that the layers above can already name it.
+function(clustersim_add_layer layer)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LAYERS;LIBS" ${ARGN})
+  list(FIND CLUSTERSIM_LAYERS ${layer} own_rank)
+  if(own_rank EQUAL -1)
+    message(FATAL_ERROR "clustersim_add_layer: '${layer}' is not one of: ${CLUSTERSIM_LAYERS}")
+  endif()
+  set(deps)
+  foreach(dep IN LISTS ARG_LAYERS)
+    list(FIND CLUSTERSIM_LAYERS ${dep} dep_rank)
+    if(dep_rank EQUAL -1 OR NOT dep_rank LESS own_rank)
+      message(FATAL_ERROR "layer '${layer}' may link only to layers below it "
+                          "(${CLUSTERSIM_LAYERS}); '${dep}' is not below")
+    endif()
+    list(APPEND deps clustersim_${dep})
+  endforeach()
+
+  set(target clustersim_${layer})
+  if(ARG_SOURCES)
+    add_library(${target} STATIC ${ARG_SOURCES})
+    target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${target} PUBLIC ${deps} ${ARG_LIBS} PRIVATE clustersim_warnings)
+  else()
+    add_library(${target} INTERFACE)
+    target_include_directories(${target} INTERFACE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${target} INTERFACE ${deps} ${ARG_LIBS})
+  endif()
+endfunction()

@@ -1,0 +1,109 @@
+#include "sim/event_queue.h"
+
+#include <algorithm>
+
+#include "sim/check.h"
+
+namespace clustersim::sim {
+
+namespace {
+
+// Min-heap order on (time, seq) for std::push_heap/pop_heap, which build
+// max-heaps: "a comes after b".
+template <class Entry>
+bool later(const Entry& a, const Entry& b) {
+  return a.entry.time > b.entry.time || (a.entry.time == b.entry.time && a.seq > b.seq);
+}
+
+}  // namespace
+
+bool EventQueue::cancel(EventId id) {
+  if (id.slot >= slots_.size()) return false;
+  Slot& s = slots_[id.slot];
+  // A slot's generation moves on when its event fires or is cancelled, so a
+  // match means this exact event is still pending.
+  if (s.generation != id.generation) return false;
+  ++s.generation;
+  --live_;
+  return true;
+}
+
+void EventQueue::settle() {
+  for (;;) {
+    if (level_count_[0] != 0) {
+      // All level-0 entries share every byte but the lowest with the cursor,
+      // so the first occupied slot at or after the cursor's byte is earliest.
+      const size_t index = occupancy_[0].first_from(cursor_ & kDigitMask);
+      if (index != (cursor_ & kDigitMask)) head_ = 0;
+      cursor_ = (cursor_ & ~kDigitMask) | index;
+      std::vector<WheelEntry>& bucket = wheel_[0][index];
+      const WheelEntry& front = bucket[head_];
+      if (is_live(front)) return;
+      discard(front);  // cancelled: drop it and look again
+      advance_head(bucket);
+      continue;
+    }
+    int level = 1;
+    while (level_count_[level] == 0) {
+      ++level;
+      CLUSTERSIM_CHECK(level < kLevels, "settle() on a queue with no wheel entries");
+    }
+    const size_t from = ((cursor_ >> (level * kDigitBits)) & kDigitMask) + 1;
+    const size_t index = occupancy_[level].first_from(from);
+    CLUSTERSIM_CHECK(index < kSlotsPerLevel, "occupied level with no occupied slot");
+    std::vector<WheelEntry>& bucket = wheel_[level][index];
+    uint64_t earliest = bucket.front().time;
+    for (const WheelEntry& e : bucket) earliest = std::min(earliest, e.time);
+    // Moving the cursor to the earliest time sends every entry of this
+    // bucket to a lower level, in bucket order (= sequence order).
+    cursor_ = earliest;
+    head_ = 0;
+    level_count_[level] -= bucket.size();
+    occupancy_[level].reset(index);
+    for (const WheelEntry& e : bucket) place(e);
+    bucket.clear();
+  }
+}
+
+void EventQueue::push_early(const EarlyEntry& e) {
+  early_.push_back(e);
+  std::push_heap(early_.begin(), early_.end(), later<EarlyEntry>);
+}
+
+void EventQueue::pop_early() {
+  std::pop_heap(early_.begin(), early_.end(), later<EarlyEntry>);
+  early_.pop_back();
+}
+
+void EventQueue::discard_cancelled_early() {
+  while (!early_.empty() && !is_live(early_.front().entry)) {
+    discard(early_.front().entry);
+    pop_early();
+  }
+}
+
+void EventQueue::clear() {
+  // Keep the slots (and their generations) so that ids handed out before the
+  // clear stay stale rather than matching a later event in the same slot.
+  for (Slot& s : slots_) ++s.generation;
+  for (auto& level : wheel_) {
+    for (auto& bucket : level) bucket.clear();
+  }
+  occupancy_ = {};
+  level_count_ = {};
+  head_ = 0;
+  cursor_ = 0;
+  early_.clear();
+  free_head_ = kNoSlot;
+  for (size_t i = slots_.size(); i-- > 0;) free_slot(static_cast<uint32_t>(i));
+  live_ = 0;
+}
+
+uint32_t EventQueue::grow_slab() {
+  CLUSTERSIM_CHECK(slots_.size() < kNoSlot, "more than 2^32-1 pending events");
+  // Generations start at 1 so that a default EventId{0, 0} never matches.
+  slots_.push_back(Slot{1, kNoSlot});
+  return static_cast<uint32_t>(slots_.size() - 1);
+}
+
+}  // namespace clustersim::sim
