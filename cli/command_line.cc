@@ -102,15 +102,20 @@ ParsedCommand parse_command_args(const CommandSpec& spec, std::span<const std::s
 std::string command_help(const CommandSpec& spec) {
   std::string text = usage_line(spec) + "\n\n" + spec.summary + "\n";
   if (!spec.details.empty()) text += "\n" + spec.details + "\n";
+  // Every help text, that of -h included, starts after 24 columns (or one space after a
+  // longer name).
+  const auto padded = [](const std::string& left) {
+    return "  " + left + std::string(left.size() < 22 ? 22 - left.size() : 1, ' ');
+  };
   text += "\nOptions:\n";
   for (const OptionSpec& option : spec.options) {
     std::string left = option.name;
     if (!option.value_name.empty()) left += " " + option.value_name;
-    text += "  " + left + std::string(left.size() < 22 ? 22 - left.size() : 1, ' ') + option.help;
+    text += padded(left) + option.help;
     if (option.repeatable) text += " (repeatable)";
     text += "\n";
   }
-  text += "  -h, --help              show this help\n";
+  text += padded("-h, --help") + "show this help\n";
   return text;
 }
 

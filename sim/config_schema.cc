@@ -93,6 +93,16 @@ bool within_limit(Limit limit, const ConfigValue& value) {
   return true;
 }
 
+// A '|' inside a Markdown table cell must be written "\|"; messages show it plain.
+std::string escape_pipes(std::string_view text) {
+  std::string escaped;
+  for (char c : text) {
+    if (c == '|') escaped += '\\';
+    escaped += c;
+  }
+  return escaped;
+}
+
 bool looks_like_nan_or_inf(std::string_view text) {
   std::string lower;
   for (char c : text) {
@@ -105,7 +115,9 @@ Parsed<ConfigValue> parse_int(std::string_view text) {
   int64_t value = 0;
   const char* begin = text.data();
   const char* end = begin + text.size();
+  // from_chars takes no '+': skip one, but not before a '-', or "+-5" would read as -5.
   if (!text.empty() && text.front() == '+') ++begin;
+  if (begin != text.data() && begin != end && *begin == '-') return Parsed<ConfigValue>::fail("");
   const auto [ptr, ec] = std::from_chars(begin, end, value);
   if (ec == std::errc::result_out_of_range) {
     return Parsed<ConfigValue>::fail(
@@ -120,7 +132,9 @@ Parsed<ConfigValue> parse_float(std::string_view text) {
   double value = 0;
   const char* begin = text.data();
   const char* end = begin + text.size();
+  // As in parse_int: "+-1.5" is not -1.5.
   if (!text.empty() && text.front() == '+') ++begin;
+  if (begin != text.data() && begin != end && *begin == '-') return Parsed<ConfigValue>::fail("");
   const auto [ptr, ec] = std::from_chars(begin, end, value);
   if (ec == std::errc::result_out_of_range) {
     return Parsed<ConfigValue>::fail("out of the range of a double");
@@ -246,7 +260,7 @@ std::string KeySpec::type_description() const {
       break;
     case ValueType::kEnum:
       text = "one of:";
-      for (size_t i = 0; i < choices.size(); ++i) text += (i == 0 ? " " : " \\| ") + choices[i];
+      for (size_t i = 0; i < choices.size(); ++i) text += (i == 0 ? " " : " | ") + choices[i];
       break;
     case ValueType::kBytes:
       text = "size";
@@ -332,8 +346,8 @@ std::string ConfigSchema::describe_markdown() const {
         const std::string shown = format_value(spec, *spec.default_value);
         default_text = shown.empty() ? "`\"\"`" : "`" + shown + "`";
       }
-      text += "| `" + key_path + "` | " + spec.type_description() + " | " + spec.unit + " | " +
-              default_text + " | " + spec.doc + " |\n";
+      text += "| `" + key_path + "` | " + escape_pipes(spec.type_description()) + " | " +
+              spec.unit + " | " + default_text + " | " + spec.doc + " |\n";
     }
   }
   return text;

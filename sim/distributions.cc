@@ -17,15 +17,15 @@ std::string describe(const char* what, double value) {
 // arguments used (exp on [-r, r], log on (0, 1]), which is all the table
 // needs: its layers have area v to within rounding either way.
 //
-// ln 2 split as in fdlibm (ln2_hi has 32 trailing zero bits, so k * ln2_hi
-// is exact for |k| < 2^20).
+// ln 2 split as in fdlibm: ln2_hi has 32 significant bits, so k * ln2_hi is
+// exact for |k| < 2^21.
 constexpr double kLn2Hi = 6.93147180369123816490e-01;
 constexpr double kLn2Lo = 1.90821492927058770002e-10;
 constexpr double kSqrtHalf = 0.70710678118654752440;
 
 // exp(x) = 2^k exp(t), t = x - k ln 2 in [-ln2 / 2, ln2 / 2]; exp(t) by its
 // Taylor series (Horner), 2^k by exact doublings. For |x| < 700.
-constexpr double constexpr_exp(double x) {
+constexpr double constexpr_exp(double x) noexcept {
   const double kd = x * 1.44269504088896340736;  // x / ln 2
   const int k = static_cast<int>(kd < 0 ? kd - 0.5 : kd + 0.5);
   const double t = (x - k * kLn2Hi) - k * kLn2Lo;
@@ -38,7 +38,7 @@ constexpr double constexpr_exp(double x) {
 
 // log(y) = e ln 2 + 2 atanh(s), y = m 2^e with m in [sqrt(1/2), sqrt(2)) and
 // s = (m - 1) / (m + 1), |s| < 0.172; atanh by its series. For normal y > 0.
-constexpr double constexpr_log(double y) {
+constexpr double constexpr_log(double y) noexcept {
   int e = 0;
   while (y >= 2 * kSqrtHalf) {
     y *= 0.5;
@@ -55,7 +55,7 @@ constexpr double constexpr_log(double y) {
   return e * kLn2Hi + (e * kLn2Lo + 2.0 * s * p);
 }
 
-constexpr detail::ExpZiggurat make_exp_ziggurat() {
+constexpr detail::ExpZiggurat make_exp_ziggurat() noexcept {
   constexpr double r = detail::kExpZigguratR;
   constexpr double v = detail::kExpZigguratV;
   detail::ExpZiggurat z{};

@@ -14,13 +14,16 @@
 
 namespace clustersim::sim {
 
-using HandlerId = uint32_t;
+// 16 bits each: a simulation has a few dozen handlers (components), each
+// with a handful of event kinds; the queue entry stays at 24 bytes.
+using HandlerId = uint16_t;
+using EventKind = uint16_t;
 
 struct Event {
   SimTime time;
-  HandlerId handler = 0;
-  uint32_t kind = 0;
   uint64_t data = 0;
+  HandlerId handler = 0;
+  EventKind kind = 0;
 };
 static_assert(std::is_trivially_copyable_v<Event> && sizeof(Event) == 24);
 

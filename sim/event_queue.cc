@@ -20,10 +20,9 @@ bool later(const Entry& a, const Entry& b) {
 bool EventQueue::cancel(EventId id) {
   if (id.slot >= slots_.size()) return false;
   Slot& s = slots_[id.slot];
-  // A slot's generation moves on when its event fires or is cancelled, so a
-  // match means this exact event is still pending.
-  if (s.generation != id.generation) return false;
+  if (s.generation != id.generation || s.state != kPending) return false;
   ++s.generation;
+  s.state = kCancelled;
   --live_;
   return true;
 }
@@ -62,6 +61,7 @@ void EventQueue::settle() {
     occupancy_[level].reset(index);
     for (const WheelEntry& e : bucket) place(e);
     bucket.clear();
+    spare_.emplace_back().swap(bucket);
   }
 }
 
@@ -86,6 +86,7 @@ void EventQueue::clear() {
   // Keep the slots (and their generations) so that ids handed out before the
   // clear stay stale rather than matching a later event in the same slot.
   for (Slot& s : slots_) ++s.generation;
+  spare_.clear();
   for (auto& level : wheel_) {
     for (auto& bucket : level) bucket.clear();
   }
@@ -100,7 +101,7 @@ void EventQueue::clear() {
 }
 
 uint32_t EventQueue::grow_slab() {
-  CLUSTERSIM_CHECK(slots_.size() < kNoSlot, "more than 2^32-1 pending events");
+  CLUSTERSIM_CHECK(slots_.size() < kCancelled, "more than 2^32-3 cancellable events pending");
   // Generations start at 1 so that a default EventId{0, 0} never matches.
   slots_.push_back(Slot{1, kNoSlot});
   return static_cast<uint32_t>(slots_.size() - 1);

@@ -23,11 +23,10 @@
 // binary heap ordered by (time, sequence); everything in it precedes every
 // event in the wheel.
 //
-// Entries carry their payload, so delivering an event touches no other
-// memory. Each pending event also holds a slot of a compact array of
-// generation counters (recycled through a LIFO free list) that makes
-// cancellation O(1) and lazy: cancel() bumps the slot's generation, and the
-// stale entry is dropped when it is reached. Neither push nor pop allocates
+// Entries (24 bytes) carry their payload, so delivering an event touches no
+// other memory. A cancellable event also holds a slot of a compact array
+// (recycled through a LIFO free list) that makes cancellation O(1) and lazy:
+// cancel() marks the slot, and the entry is dropped when it is reached. Neither push nor pop allocates
 // once the buckets and the slot array have grown. A generation is 32 bits: an
 // id becomes ambiguous only after 2^32 reuses of one slot while the id is
 // still held.
@@ -49,14 +48,13 @@ class EventQueue {
  public:
   // Schedules `event` (time >= 0) for good: it cannot be cancelled, and costs
   // nothing beyond its entry.
-  void push(const Event& event) { insert(entry_of(event, kNoSlot, 0)); }
+  void push(const Event& event) { insert(entry_of(event, kNoSlot)); }
 
   // Schedules `event` (time >= 0) and returns the id that cancel() accepts.
   EventId push_cancellable(const Event& event) {
     const uint32_t slot = allocate_slot();
-    const uint32_t generation = slots_[slot].generation;
-    insert(entry_of(event, slot, generation));
-    return EventId{slot, generation};
+    insert(entry_of(event, slot));
+    return EventId{slot, slots_[slot].generation};
   }
 
   // Removes a pending event. Returns false if `id` already fired, was already
@@ -126,26 +124,33 @@ class EventQueue {
     uint64_t time;
     uint64_t data;
     HandlerId handler;
-    uint32_t kind;
-    uint32_t slot;
-    uint32_t generation;
+    EventKind kind;
+    uint32_t slot;  // kNoSlot for events that cannot be cancelled
   };
+  static_assert(sizeof(WheelEntry) == 24);
   struct EarlyEntry {
     WheelEntry entry;
     uint64_t seq;
   };
+  // A slot is free (state = next free slot or kNoSlot), held by a pending
+  // event (kPending), or held by a cancelled entry not yet reached
+  // (kCancelled). Its generation moves on when its event fires or is
+  // cancelled, so an EventId matches only while its event is pending.
   struct Slot {
     uint32_t generation;
-    uint32_t next_free;
+    uint32_t state;
   };
+  static constexpr uint32_t kPending = UINT32_MAX - 1;
+  static constexpr uint32_t kCancelled = UINT32_MAX - 2;
+
   // Entries without a slot cannot be cancelled and are always live.
   bool is_live(const WheelEntry& e) const {
-    return e.slot == kNoSlot || e.generation == slots_[e.slot].generation;
+    return e.slot == kNoSlot || slots_[e.slot].state != kCancelled;
   }
 
-  static WheelEntry entry_of(const Event& event, uint32_t slot, uint32_t generation) {
+  static WheelEntry entry_of(const Event& event, uint32_t slot) {
     return WheelEntry{static_cast<uint64_t>(event.time.count_ns()), event.data, event.handler,
-                      event.kind, slot, generation};
+                      event.kind, slot};
   }
 
   void insert(const WheelEntry& entry) {
@@ -185,13 +190,18 @@ class EventQueue {
   void place(const WheelEntry& e) {
     const int level = level_of(e.time, cursor_);
     const size_t index = (e.time >> (level * kDigitBits)) & kDigitMask;
-    wheel_[level][index].push_back(e);
+    std::vector<WheelEntry>& bucket = wheel_[level][index];
+    if (bucket.capacity() == 0 && !spare_.empty()) [[unlikely]] {
+      bucket.swap(spare_.back());
+      spare_.pop_back();
+    }
+    bucket.push_back(e);
     occupancy_[level].set(index);
     ++level_count_[level];
   }
 
   void deliver(const WheelEntry& e, Event& out) {
-    out = Event{SimTime::ns(static_cast<int64_t>(e.time)), e.handler, e.kind, e.data};
+    out = Event{SimTime::ns(static_cast<int64_t>(e.time)), e.data, e.handler, e.kind};
     if (e.slot != kNoSlot) {
       ++slots_[e.slot].generation;  // the id of this event is now stale
       free_slot(e.slot);
@@ -218,15 +228,17 @@ class EventQueue {
   void discard_cancelled_early();
 
   uint32_t allocate_slot() {
-    if (free_head_ != kNoSlot) {
-      const uint32_t slot = free_head_;
-      free_head_ = slots_[slot].next_free;
-      return slot;
+    uint32_t slot = free_head_;
+    if (slot != kNoSlot) {
+      free_head_ = slots_[slot].state;
+    } else {
+      slot = grow_slab();
     }
-    return grow_slab();
+    slots_[slot].state = kPending;
+    return slot;
   }
   void free_slot(uint32_t slot) {
-    slots_[slot].next_free = free_head_;
+    slots_[slot].state = free_head_;
     free_head_ = slot;
   }
   uint32_t grow_slab();
@@ -239,6 +251,10 @@ class EventQueue {
   // Every wheel entry has time >= cursor_, and shares with it all bytes above
   // its level.
   uint64_t cursor_ = 0;
+  // Emptied buffers of levels >= 1, most recently emptied last. A bucket that
+  // starts filling takes the hottest one, so the memory the wheel touches
+  // stays about the size of what is pending instead of every bucket's peak.
+  std::vector<std::vector<WheelEntry>> spare_;
   std::vector<EarlyEntry> early_;  // binary min-heap on (time, seq)
   std::vector<Slot> slots_;
   uint32_t free_head_ = kNoSlot;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -101,6 +102,7 @@ class Loader {
                 "expected a mapping of scenario keys at the top level (e.g. 'name: my-run'), "
                 "found " +
                     describe_found(root));
+      invalid_.insert("");
       return;
     }
     walk_section(root, "");
@@ -111,7 +113,7 @@ class Loader {
     for (const auto& [path, ov] : overrides_) apply_override(ov);
     for (const auto& [path, spec] : schema_.keys()) {
       if (values_.has(path)) continue;
-      if (spec.is_required) {
+      if (spec.is_required && !reported_invalid(path)) {
         const std::string_view section = parent_path(path);
         const auto it = section_locations_.find(std::string(section));
         const SourceLocation where =
@@ -132,8 +134,10 @@ class Loader {
     section_locations_.emplace(section, location(file_, map.Mark()));
     std::map<std::string, int> first_line;
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const YAML::Node& key_node = it->first;
-      const YAML::Node& value = it->second;
+      // Copies (cheap handles): `it->` yields a temporary proxy, and
+      // references into it dangle at the end of the statement.
+      const YAML::Node key_node = it->first;
+      const YAML::Node value = it->second;
       const SourceLocation key_where = location(file_, key_node.Mark());
       if (!key_node.IsScalar()) {
         sink_.add(key_where, section,
@@ -154,6 +158,7 @@ class Loader {
         } else if (!value.IsNull()) {
           sink_.add(location(file_, value.Mark()), path,
                     "expected a mapping (section '" + path + "'), found " + describe_found(value));
+          invalid_.insert(path);
         }
         continue;
       }
@@ -169,6 +174,7 @@ class Loader {
       if (!value.IsScalar()) {
         sink_.add(value_where, path,
                   "expected " + spec->type_description() + ", found " + describe_found(value));
+        invalid_.insert(path);
         continue;
       }
       store(*spec, value.Scalar(), value_where);
@@ -191,6 +197,7 @@ class Loader {
     }
     if (!text) {
       sink_.add(ov.where, ov.key, "expected " + spec.type_description() + ", found " + found);
+      invalid_.insert(ov.key);
       return;
     }
     store(spec, *text, ov.where);
@@ -200,9 +207,20 @@ class Loader {
     Parsed<ConfigValue> parsed = parse_value(spec, text);
     if (!parsed) {
       sink_.add(where, spec.path, parsed.error);
+      invalid_.insert(spec.path);
       return;
     }
     values_.set(spec.path, ConfigValues::Entry{*parsed, where, false});
+  }
+
+  // True when `path`, or a section above it, was given but already reported
+  // as invalid: it is not also "missing".
+  bool reported_invalid(std::string_view path) const {
+    for (;;) {
+      if (invalid_.contains(path)) return true;
+      if (path.empty()) return false;
+      path = parent_path(path);
+    }
   }
 
   const std::string& file_;
@@ -210,6 +228,7 @@ class Loader {
   DiagnosticSink& sink_;
   std::map<std::string, Override> overrides_;
   std::map<std::string, SourceLocation> section_locations_;
+  std::set<std::string, std::less<>> invalid_;  // given, but reported as invalid
   ConfigValues values_;
 };
 

@@ -7,6 +7,7 @@
 namespace clustersim::sim {
 
 HandlerId Simulator::add_handler(EventHandler& handler) {
+  CLUSTERSIM_CHECK(handlers_.size() <= UINT16_MAX, "more than 65536 event handlers");
   handlers_.push_back(&handler);
   return static_cast<HandlerId>(handlers_.size() - 1);
 }

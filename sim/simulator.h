@@ -37,26 +37,27 @@ enum class RunOutcome {
 
 class Simulator {
  public:
+  // At most 65536 handlers (HandlerId is 16 bits).
   HandlerId add_handler(EventHandler& handler);
 
   SimTime now() const { return now_; }
 
   // Schedules an event that will fire: the cheapest kind (most events).
-  void schedule_at(SimTime time, HandlerId handler, uint32_t kind = 0, uint64_t data = 0) {
+  void schedule_at(SimTime time, HandlerId handler, EventKind kind = 0, uint64_t data = 0) {
     check_schedule(time, handler);
-    queue_.push(Event{time, handler, kind, data});
+    queue_.push(Event{time, data, handler, kind});
   }
-  void schedule_in(SimTime delay, HandlerId handler, uint32_t kind = 0, uint64_t data = 0) {
+  void schedule_in(SimTime delay, HandlerId handler, EventKind kind = 0, uint64_t data = 0) {
     schedule_at(now_ + delay, handler, kind, data);
   }
   // Schedules an event that may be cancelled (timeouts, completions that
   // contention can move) and returns its id.
-  EventId schedule_cancellable_at(SimTime time, HandlerId handler, uint32_t kind = 0,
+  EventId schedule_cancellable_at(SimTime time, HandlerId handler, EventKind kind = 0,
                                   uint64_t data = 0) {
     check_schedule(time, handler);
-    return queue_.push_cancellable(Event{time, handler, kind, data});
+    return queue_.push_cancellable(Event{time, data, handler, kind});
   }
-  EventId schedule_cancellable_in(SimTime delay, HandlerId handler, uint32_t kind = 0,
+  EventId schedule_cancellable_in(SimTime delay, HandlerId handler, EventKind kind = 0,
                                   uint64_t data = 0) {
     return schedule_cancellable_at(now_ + delay, handler, kind, data);
   }
