@@ -61,7 +61,7 @@ void EventQueue::settle() {
     occupancy_[level].reset(index);
     for (const WheelEntry& e : bucket) place(e);
     bucket.clear();
-    spare_.emplace_back().swap(bucket);
+    if (level >= kSpareLevel) spare_.emplace_back().swap(bucket);
   }
 }
 

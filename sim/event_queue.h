@@ -107,9 +107,6 @@ class EventQueue {
     return true;
   }
 
-  // Total number of events ever pushed.
-  uint64_t pushed() const { return next_seq_; }
-
   // Drops every pending event; ids handed out before stay stale.
   void clear();
 
@@ -157,9 +154,10 @@ class EventQueue {
     if (entry.time >= cursor_) [[likely]] {
       place(entry);
     } else {
-      push_early(EarlyEntry{entry, next_seq_});
+      // Only early entries need an explicit sequence: they are ordered
+      // among themselves, and all come before every wheel entry.
+      push_early(EarlyEntry{entry, early_seq_++});
     }
-    ++next_seq_;
     ++live_;
   }
 
@@ -191,7 +189,7 @@ class EventQueue {
     const int level = level_of(e.time, cursor_);
     const size_t index = (e.time >> (level * kDigitBits)) & kDigitMask;
     std::vector<WheelEntry>& bucket = wheel_[level][index];
-    if (bucket.capacity() == 0 && !spare_.empty()) [[unlikely]] {
+    if (level >= kSpareLevel && bucket.capacity() == 0 && !spare_.empty()) [[unlikely]] {
       bucket.swap(spare_.back());
       spare_.pop_back();
     }
@@ -251,14 +249,17 @@ class EventQueue {
   // Every wheel entry has time >= cursor_, and shares with it all bytes above
   // its level.
   uint64_t cursor_ = 0;
-  // Emptied buffers of levels >= 1, most recently emptied last. A bucket that
-  // starts filling takes the hottest one, so the memory the wheel touches
-  // stays about the size of what is pending instead of every bucket's peak.
+  // Emptied buffers of levels >= kSpareLevel, most recently emptied last. A
+  // bucket there that starts filling takes the hottest one, so the memory
+  // the wheel touches stays about the size of what is pending instead of
+  // every bucket's peak. (Lower levels span at most 64 us; their buckets are
+  // small and reused soon, so recycling them would cost more than it saves.)
+  static constexpr int kSpareLevel = 2;
   std::vector<std::vector<WheelEntry>> spare_;
   std::vector<EarlyEntry> early_;  // binary min-heap on (time, seq)
   std::vector<Slot> slots_;
   uint32_t free_head_ = kNoSlot;
-  uint64_t next_seq_ = 0;
+  uint64_t early_seq_ = 0;
   size_t live_ = 0;
 };
 
