@@ -95,9 +95,12 @@ class EventQueue {
       }
     }
     std::vector<WheelEntry>* bucket = &wheel_[0][cursor_ & kDigitMask];
-    // Fast path: the cursor's bucket still holds a live entry.
+    // Fast paths: the cursor's bucket still holds a live entry, or the next
+    // occupied level-0 bucket does; otherwise settle() cascades.
     if (head_ >= bucket->size() || !is_live((*bucket)[head_])) [[unlikely]] {
-      settle();
+      if (head_ < bucket->size() || level_count_[0] == 0 || !advance_to_next_level0()) {
+        settle();
+      }
       bucket = &wheel_[0][cursor_ & kDigitMask];
     }
     if (cursor_ > limit_ns) return false;
@@ -215,6 +218,15 @@ class EventQueue {
       head_ = 0;
       occupancy_[0].reset(cursor_ & kDigitMask);
     }
+  }
+
+  // The cursor's bucket is empty and level 0 is not: moves the cursor to the
+  // next occupied level-0 bucket. True if its front entry is live.
+  bool advance_to_next_level0() {
+    const size_t index = occupancy_[0].first_from(cursor_ & kDigitMask);
+    cursor_ = (cursor_ & ~kDigitMask) | index;
+    head_ = 0;
+    return is_live(wheel_[0][index].front());
   }
 
   // Makes the current level-0 bucket's front the earliest live wheel entry.
