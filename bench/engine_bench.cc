@@ -98,7 +98,8 @@ class BaselineSimulator {
 
 class BaselineHold {
  public:
-  explicit BaselineHold(BaselineSimulator& sim) : sim_(sim), rng_(1, "bench.hold", 0), delay_(kMeanDelayNs) {}
+  explicit BaselineHold(BaselineSimulator& sim)
+      : sim_(sim), rng_(1, "bench.hold", 0), delay_(kMeanDelayNs) {}
   void schedule(uint64_t entity) {
     sim_.schedule_in(draw_delay(delay_, rng_), [this, entity] { schedule(entity); });
   }

@@ -33,7 +33,7 @@ struct CommandSpec {
   std::string summary;                   // one line, for `clustersim --help`
   std::vector<std::string> positionals;  // required, in order: "SCENARIO"
   std::vector<OptionSpec> options;
-  std::string details;                   // extra paragraphs for --help
+  std::string details;  // extra paragraphs for --help
 };
 
 struct ParsedCommand {

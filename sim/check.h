@@ -22,9 +22,9 @@ class InvariantError : public std::logic_error {
 
 // CLUSTERSIM_CHECK(cond, detail): `detail` is any expression convertible to
 // std::string, evaluated only when the check fails.
-#define CLUSTERSIM_CHECK(cond, detail)                                            \
-  do {                                                                            \
-    if (!(cond)) [[unlikely]] {                                                   \
-      ::clustersim::sim::fail_invariant(#cond, __FILE__, __LINE__, (detail));     \
-    }                                                                             \
+#define CLUSTERSIM_CHECK(cond, detail)                                        \
+  do {                                                                        \
+    if (!(cond)) [[unlikely]] {                                               \
+      ::clustersim::sim::fail_invariant(#cond, __FILE__, __LINE__, (detail)); \
+    }                                                                         \
   } while (false)

@@ -120,8 +120,7 @@ Parsed<ConfigValue> parse_int(std::string_view text) {
   if (begin != text.data() && begin != end && *begin == '-') return Parsed<ConfigValue>::fail("");
   const auto [ptr, ec] = std::from_chars(begin, end, value);
   if (ec == std::errc::result_out_of_range) {
-    return Parsed<ConfigValue>::fail(
-        "overflows a 64-bit integer (limit +-9223372036854775807)");
+    return Parsed<ConfigValue>::fail("overflows a 64-bit integer (limit +-9223372036854775807)");
   }
   if (ec != std::errc() || ptr != end || begin == end) return Parsed<ConfigValue>::fail("");
   return Parsed<ConfigValue>::ok(value);
@@ -328,8 +327,10 @@ std::vector<std::string> ConfigSchema::child_names(std::string_view section) con
 std::string ConfigSchema::describe_markdown() const {
   std::string text =
       "# Scenario keys\n\n"
-      "Every key a scenario file may set, by section. Sizes take B, KB, MB, GB, TB, PB or KiB..PiB;\n"
-      "bandwidths bps..Tbps (bits) or B/s..TB/s, KiB/s..TiB/s; durations ns, us, ms, s, min, h, d.\n"
+      "Every key a scenario file may set, by section. Sizes take B, KB, MB, GB, TB, PB or "
+      "KiB..PiB;\n"
+      "bandwidths bps..Tbps (bits) or B/s..TB/s, KiB/s..TiB/s; durations ns, us, ms, s, min, h, "
+      "d.\n"
       "A bare number is in the unit column. Any key can be overridden on the command line with\n"
       "`--set KEY=VALUE`.\n";
   for (const auto& [path, section] : sections_) {

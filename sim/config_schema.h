@@ -45,7 +45,7 @@ struct KeySpec {
   bool is_required = false;                  // absent is an error
   std::vector<std::string> choices;          // kEnum
   Limit limit = Limit::kNone;
-  bool non_empty = false;                    // kString
+  bool non_empty = false;  // kString
   // Further validation: returns "" when the value is fine, otherwise the
   // "expected ..." phrase for the message. `check_doc` shows in the docs.
   std::function<std::string(const ConfigValue&)> check;
@@ -59,8 +59,7 @@ struct KeySpec {
   KeySpec& not_empty();
   KeySpec& in_unit(std::string bare_unit);
   KeySpec& one_of(std::vector<std::string> values);
-  KeySpec& validated_by(std::function<std::string(const ConfigValue&)> fn,
-                        std::string description);
+  KeySpec& validated_by(std::function<std::string(const ConfigValue&)> fn, std::string description);
 
   // The last component of the path.
   std::string_view name() const;

@@ -26,10 +26,9 @@
 // Entries (24 bytes) carry their payload, so delivering an event touches no
 // other memory. A cancellable event also holds a slot of a compact array
 // (recycled through a LIFO free list) that makes cancellation O(1) and lazy:
-// cancel() marks the slot, and the entry is dropped when it is reached. Neither push nor pop allocates
-// once the buckets and the slot array have grown. A generation is 32 bits: an
-// id becomes ambiguous only after 2^32 reuses of one slot while the id is
-// still held.
+// cancel() marks the slot, and the entry is dropped when it is reached. Neither push nor pop
+// allocates once the buckets and the slot array have grown. A generation is 32 bits: an id becomes
+// ambiguous only after 2^32 reuses of one slot while the id is still held.
 //
 // Thread safety: none; one queue belongs to one simulator on one thread.
 #pragma once

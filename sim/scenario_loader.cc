@@ -118,9 +118,9 @@ class Loader {
         const auto it = section_locations_.find(std::string(section));
         const SourceLocation where =
             it != section_locations_.end() ? it->second : SourceLocation{file_, 1, 1};
-        sink_.add(where, path,
-                  "missing required key; expected " + spec.type_description() + " (" + spec.doc +
-                      ")");
+        sink_.add(
+            where, path,
+            "missing required key; expected " + spec.type_description() + " (" + spec.doc + ")");
       } else if (spec.default_value) {
         values_.set(path, ConfigValues::Entry{*spec.default_value, {"(default)", 0, 0}, true});
       }
@@ -169,8 +169,7 @@ class Loader {
       }
       if (overrides_.contains(path)) continue;
       // An empty value has no position of its own: point at the key.
-      const SourceLocation value_where =
-          value.IsNull() ? key_where : location(file_, value.Mark());
+      const SourceLocation value_where = value.IsNull() ? key_where : location(file_, value.Mark());
       if (!value.IsScalar()) {
         sink_.add(value_where, path,
                   "expected " + spec->type_description() + ", found " + describe_found(value));

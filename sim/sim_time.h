@@ -34,7 +34,8 @@ class SimTime {
   // The same from a (non-negative) count of nanoseconds, inline for hot paths
   // such as drawing delays: rounds halves up without a libm call.
   static SimTime from_ns_rounded(double ns) {
-    if (!(ns >= 0.0 && ns < 9.2e18)) [[unlikely]] return from_seconds_rounded(ns * 1e-9);
+    if (!(ns >= 0.0 && ns < 9.2e18)) [[unlikely]]
+      return from_seconds_rounded(ns * 1e-9);
     auto whole = static_cast<int64_t>(ns);  // truncation; exact below 2^63
     whole += static_cast<int64_t>(ns - static_cast<double>(whole) >= 0.5);
     return SimTime(whole);
@@ -46,8 +47,14 @@ class SimTime {
 
   constexpr auto operator<=>(const SimTime&) const = default;
 
-  constexpr SimTime& operator+=(SimTime o) { ns_ += o.ns_; return *this; }
-  constexpr SimTime& operator-=(SimTime o) { ns_ -= o.ns_; return *this; }
+  constexpr SimTime& operator+=(SimTime o) {
+    ns_ += o.ns_;
+    return *this;
+  }
+  constexpr SimTime& operator-=(SimTime o) {
+    ns_ -= o.ns_;
+    return *this;
+  }
   friend constexpr SimTime operator+(SimTime a, SimTime b) { return SimTime(a.ns_ + b.ns_); }
   friend constexpr SimTime operator-(SimTime a, SimTime b) { return SimTime(a.ns_ - b.ns_); }
   friend constexpr SimTime operator*(SimTime a, int64_t k) { return SimTime(a.ns_ * k); }

@@ -16,8 +16,7 @@ void Simulator::fail_schedule(SimTime time, HandlerId handler) const {
   CLUSTERSIM_CHECK(time >= now_, "event scheduled at " + std::to_string(time.count_ns()) +
                                      " ns, before now (" + std::to_string(now_.count_ns()) +
                                      " ns)");
-  CLUSTERSIM_CHECK(handler < handlers_.size(),
-                   "unknown handler id " + std::to_string(handler));
+  CLUSTERSIM_CHECK(handler < handlers_.size(), "unknown handler id " + std::to_string(handler));
   CLUSTERSIM_CHECK(false, "fail_schedule() called for a valid event");
 }
 
