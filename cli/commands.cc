@@ -28,8 +28,9 @@ struct Command {
   Handler handler;
 };
 
-const OptionSpec kSetOption{"--set", "KEY=VALUE", true,
-                            "override a scenario key, validated like the file"};
+OptionSpec set_option() {
+  return {"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"};
+}
 
 int check_command(const ParsedCommand& parsed, Io& io) {
   const sim::ConfigSchema schema = build_scenario_schema();
@@ -52,11 +53,11 @@ int describe_config_command(const ParsedCommand& parsed, Io& io) {
 }
 
 const std::vector<Command>& commands() {
-  static const std::vector<Command> table = {
+  static const std::vector<Command> kTable = {
       {{"check",
         "Validate a scenario file and print 'ok: <name>'.",
         {"SCENARIO"},
-        {kSetOption},
+        {set_option()},
         "Every problem in the file is reported at once as FILE:LINE:COL: error: KEY: ...,\n"
         "and the command exits 1."},
        check_command},
@@ -67,7 +68,7 @@ const std::vector<Command>& commands() {
         ""},
        describe_config_command},
   };
-  return table;
+  return kTable;
 }
 
 std::string main_help() {
@@ -131,6 +132,11 @@ int run_clustersim(std::span<const std::string> args, std::ostream& out, std::os
   } catch (const sim::InvariantError& e) {
     err << "clustersim " << command->spec.name << ": " << e.what()
         << "\nThis is a bug in clustersim; please report it with the scenario.\n";
+    return kExitError;
+  } catch (const std::exception& e) {
+    // Anything else (out of memory, a library's own exception) still ends
+    // with a message and exit code 1, never an abort.
+    err << "clustersim " << command->spec.name << ": error: " << e.what() << "\n";
     return kExitError;
   }
 }

@@ -56,8 +56,9 @@ constexpr double constexpr_log(double y) noexcept {
 }
 
 constexpr detail::ExpZiggurat make_exp_ziggurat() noexcept {
-  constexpr double r = detail::kExpZigguratR;
-  constexpr double v = detail::kExpZigguratV;
+  // The paper's names: r is the base strip's right edge, v each layer's area.
+  const double r = detail::kExpZigguratR;
+  const double v = detail::kExpZigguratV;
   detail::ExpZiggurat z{};
   z.f[1] = constexpr_exp(-r);
   z.x[0] = v / z.f[1];
