@@ -21,12 +21,14 @@ if(CLUSTERSIM_SANITIZE)
   target_compile_options(clustersim_warnings INTERFACE -Wno-maybe-uninitialized)
 endif()
 
-# clustersim_add_layer(<layer> SOURCES <files...> LAYERS <lower layers...> LIBS <external targets...>)
+# clustersim_add_layer(<layer> LAYERS <lower layers...> LIBS <external targets...>)
 #
-# Creates target clustersim_<layer>. A layer with no sources yet is an
-# INTERFACE library, so that the layers above can already name it.
+# Creates target clustersim_<layer> from every .cc in the layer's folder (one
+# folder = one layer; `main.cc` files are programs, not library code). A layer
+# with no sources yet is an INTERFACE library, so that the layers above can
+# already name it.
 function(clustersim_add_layer layer)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LAYERS;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "LAYERS;LIBS" ${ARGN})
   list(FIND CLUSTERSIM_LAYERS ${layer} own_rank)
   if(own_rank EQUAL -1)
     message(FATAL_ERROR "clustersim_add_layer: '${layer}' is not one of: ${CLUSTERSIM_LAYERS}")
@@ -41,9 +43,11 @@ function(clustersim_add_layer layer)
     list(APPEND deps clustersim_${dep})
   endforeach()
 
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  list(FILTER sources EXCLUDE REGEX "/main\\.cc$")
   set(target clustersim_${layer})
-  if(ARG_SOURCES)
-    add_library(${target} STATIC ${ARG_SOURCES})
+  if(sources)
+    add_library(${target} STATIC ${sources})
     target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
     target_link_libraries(${target} PUBLIC ${deps} ${ARG_LIBS} PRIVATE clustersim_warnings)
   else()
