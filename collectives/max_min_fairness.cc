@@ -1,0 +1,292 @@
+#include "collectives/max_min_fairness.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "sim/check.h"
+
+namespace clustersim::collectives {
+
+namespace {
+
+uint32_t index_of(LinkId link) { return static_cast<uint32_t>(link); }
+uint32_t index_of(FlowId flow) { return static_cast<uint32_t>(flow); }
+
+bool valid_capacity(double capacity_Bps) { return capacity_Bps > 0 && std::isfinite(capacity_Bps); }
+
+}  // namespace
+
+void MaxMinFairness::check_link(LinkId link) const {
+  CLUSTERSIM_CHECK(index_of(link) < links_.size(),
+                   "unknown link id " + std::to_string(index_of(link)));
+}
+
+void MaxMinFairness::check_flow(FlowId flow) const {
+  CLUSTERSIM_CHECK(index_of(flow) < flows_.size() && flows_[index_of(flow)].active,
+                   "unknown or removed flow id " + std::to_string(index_of(flow)));
+}
+
+LinkId MaxMinFairness::add_link(double capacity_Bps) {
+  CLUSTERSIM_CHECK(valid_capacity(capacity_Bps), "link capacity must be positive and finite, got " +
+                                                     std::to_string(capacity_Bps));
+  CLUSTERSIM_CHECK(links_.size() < std::numeric_limits<uint32_t>::max(), "too many links");
+  links_.emplace_back();
+  links_.back().capacity_Bps = capacity_Bps;
+  return LinkId{static_cast<uint32_t>(links_.size() - 1)};
+}
+
+void MaxMinFairness::set_link_capacity(LinkId link, double capacity_Bps) {
+  check_link(link);
+  CLUSTERSIM_CHECK(valid_capacity(capacity_Bps), "link capacity must be positive and finite, got " +
+                                                     std::to_string(capacity_Bps));
+  links_[index_of(link)].capacity_Bps = capacity_Bps;
+  begin_component();
+  collect_from_link(index_of(link));
+  solve_component();
+}
+
+FlowId MaxMinFairness::add_flow(std::span<const LinkLoad> loads, double max_rate_Bps) {
+  CLUSTERSIM_CHECK(max_rate_Bps > 0,
+                   "a flow's maximum rate must be positive, got " + std::to_string(max_rate_Bps));
+  CLUSTERSIM_CHECK(!loads.empty() || std::isfinite(max_rate_Bps),
+                   "a flow with no link load needs a finite maximum rate");
+  for (const LinkLoad& load : loads) {
+    check_link(load.link);
+    CLUSTERSIM_CHECK(load.coefficient > 0 && std::isfinite(load.coefficient),
+                     "load coefficient must be positive and finite, got " +
+                         std::to_string(load.coefficient) + " on link " +
+                         std::to_string(index_of(load.link)));
+  }
+
+  uint32_t id;
+  if (free_flows_.empty()) {
+    CLUSTERSIM_CHECK(flows_.size() < std::numeric_limits<uint32_t>::max(), "too many flows");
+    id = static_cast<uint32_t>(flows_.size());
+    flows_.emplace_back();
+  } else {
+    std::pop_heap(free_flows_.begin(), free_flows_.end(), std::greater<>());
+    id = free_flows_.back();
+    free_flows_.pop_back();
+  }
+  Flow& flow = flows_[id];
+  flow.active = true;
+  flow.max_rate_Bps = max_rate_Bps;
+  flow.rate_Bps = std::numeric_limits<double>::quiet_NaN();  // so that it counts as changed
+  flow.loads.assign(loads.begin(), loads.end());
+  // Sorted by link, duplicates summed in the caller's order (stable sort).
+  std::stable_sort(flow.loads.begin(), flow.loads.end(), [](const LinkLoad& a, const LinkLoad& b) {
+    return index_of(a.link) < index_of(b.link);
+  });
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < flow.loads.size(); ++i) {
+    if (kept > 0 && flow.loads[kept - 1].link == flow.loads[i].link) {
+      flow.loads[kept - 1].coefficient += flow.loads[i].coefficient;
+    } else {
+      flow.loads[kept++] = flow.loads[i];
+    }
+  }
+  flow.loads.resize(kept);
+
+  for (const LinkLoad& load : flow.loads) {
+    std::vector<User>& users = links_[index_of(load.link)].users;
+    const auto at = std::lower_bound(users.begin(), users.end(), id,
+                                     [](const User& u, uint32_t f) { return u.flow < f; });
+    users.insert(at, User{id, load.coefficient});
+  }
+
+  begin_component();
+  flow.stamp = stamp_;
+  component_flows_.push_back(id);  // covers a flow with no links
+  for (const LinkLoad& load : flow.loads) collect_from_link(index_of(load.link));
+  solve_component();
+  return FlowId{id};
+}
+
+void MaxMinFairness::remove_flow(FlowId flow_id) {
+  check_flow(flow_id);
+  const uint32_t id = index_of(flow_id);
+  Flow& flow = flows_[id];
+  for (const LinkLoad& load : flow.loads) {
+    std::vector<User>& users = links_[index_of(load.link)].users;
+    const auto at = std::lower_bound(users.begin(), users.end(), id,
+                                     [](const User& u, uint32_t f) { return u.flow < f; });
+    CLUSTERSIM_CHECK(at != users.end() && at->flow == id,
+                     "a flow is listed on every link it loads");
+    users.erase(at);
+  }
+  flow.active = false;
+  flow.rate_Bps = 0;
+
+  begin_component();
+  for (const LinkLoad& load : flow.loads) collect_from_link(index_of(load.link));
+  flow.loads.clear();  // keeps its capacity for the next flow with this id
+  free_flows_.push_back(id);
+  std::push_heap(free_flows_.begin(), free_flows_.end(), std::greater<>());
+  solve_component();
+}
+
+double MaxMinFairness::rate(FlowId flow) const {
+  check_flow(flow);
+  return flows_[index_of(flow)].rate_Bps;
+}
+
+double MaxMinFairness::link_load(LinkId link) const {
+  check_link(link);
+  double load = 0;
+  for (const User& user : links_[index_of(link)].users) {
+    load += user.coefficient * flows_[user.flow].rate_Bps;
+  }
+  return load;
+}
+
+double MaxMinFairness::link_capacity(LinkId link) const {
+  check_link(link);
+  return links_[index_of(link)].capacity_Bps;
+}
+
+void MaxMinFairness::begin_component() {
+  if (++stamp_ == 0) {  // wrapped after 2^32 solves: clear the old marks once
+    for (Link& link : links_) link.stamp = 0;
+    for (Flow& flow : flows_) flow.stamp = 0;
+    stamp_ = 1;
+  }
+  component_flows_.clear();
+  component_links_.clear();
+}
+
+void MaxMinFairness::collect_from_link(uint32_t seed) {
+  if (links_[seed].stamp == stamp_) return;
+  links_[seed].stamp = stamp_;
+  stack_.assign(1, seed);
+  while (!stack_.empty()) {
+    const uint32_t link = stack_.back();
+    stack_.pop_back();
+    component_links_.push_back(link);
+    for (const User& user : links_[link].users) {
+      Flow& flow = flows_[user.flow];
+      if (flow.stamp == stamp_) continue;
+      flow.stamp = stamp_;
+      component_flows_.push_back(user.flow);
+      for (const LinkLoad& load : flow.loads) {
+        Link& next = links_[index_of(load.link)];
+        if (next.stamp == stamp_) continue;
+        next.stamp = stamp_;
+        stack_.push_back(index_of(load.link));
+      }
+    }
+  }
+}
+
+namespace {
+
+// Min-heap order on (level, kind, id): equal levels resolve flow maxima before
+// links and lower ids first.
+template <typename Entry>
+bool heap_after(const Entry& a, const Entry& b) {
+  if (a.level != b.level) return a.level > b.level;
+  if (a.kind != b.kind) return a.kind > b.kind;
+  return a.id > b.id;
+}
+
+}  // namespace
+
+void MaxMinFairness::push_link(uint32_t id, double floor_level) {
+  Link& link = links_[id];
+  ++link.version;
+  if (link.unfrozen == 0 || id == saturating_link_) return;
+  if (link.unfrozen_coefficient < 1e-3 * link.coefficient_reference) {
+    link.unfrozen_coefficient = 0;
+    for (const User& user : link.users) {
+      if (!flows_[user.flow].frozen) link.unfrozen_coefficient += user.coefficient;
+    }
+    link.coefficient_reference = link.unfrozen_coefficient;
+  }
+  // Rounding may leave the remaining capacity a hair below what the frozen
+  // flows already took; levels never go down in exact arithmetic.
+  const double level =
+      std::max(floor_level, (link.capacity_Bps - link.frozen_load) / link.unfrozen_coefficient);
+  heap_.push_back(HeapEntry{level, 1, id, link.version});
+  std::push_heap(heap_.begin(), heap_.end(), heap_after<HeapEntry>);
+}
+
+void MaxMinFairness::freeze(uint32_t id, double level) {
+  Flow& flow = flows_[id];
+  flow.frozen = true;
+  flow.rate_Bps = level;
+  for (const LinkLoad& load : flow.loads) {
+    Link& link = links_[index_of(load.link)];
+    link.frozen_load += load.coefficient * level;
+    link.unfrozen_coefficient -= load.coefficient;
+    --link.unfrozen;
+    push_link(index_of(load.link), level);
+  }
+}
+
+void MaxMinFairness::solve_component() {
+  // Pop order is a total order on (level, kind, id), so the order in which
+  // entries are pushed does not matter; flows are sorted for last_changed().
+  std::sort(component_flows_.begin(), component_flows_.end());
+  last_solved_flows_ = component_flows_.size();
+  last_changed_.clear();
+  old_rates_.clear();
+  heap_.clear();
+
+  for (const uint32_t id : component_links_) {
+    Link& link = links_[id];
+    link.frozen_load = 0;
+    link.unfrozen = static_cast<uint32_t>(link.users.size());
+    link.unfrozen_coefficient = 0;
+    for (const User& user : link.users) link.unfrozen_coefficient += user.coefficient;
+    link.coefficient_reference = link.unfrozen_coefficient;
+    ++link.version;
+    // A link with one flow saturates exactly when that flow reaches
+    // capacity / coefficient: it is folded into the flow's own bound below,
+    // which keeps the heap at one entry per flow plus one per shared link.
+    if (link.unfrozen > 1) {
+      heap_.push_back(
+          HeapEntry{link.capacity_Bps / link.unfrozen_coefficient, 1, id, link.version});
+    }
+  }
+  for (const uint32_t id : component_flows_) {
+    Flow& flow = flows_[id];
+    old_rates_.push_back(flow.rate_Bps);
+    flow.frozen = false;
+    double bound = flow.max_rate_Bps;
+    for (const LinkLoad& load : flow.loads) {
+      const Link& link = links_[index_of(load.link)];
+      if (link.users.size() == 1) bound = std::min(bound, link.capacity_Bps / load.coefficient);
+    }
+    if (std::isfinite(bound)) heap_.push_back(HeapEntry{bound, 0, id, 0});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), heap_after<HeapEntry>);
+
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), heap_after<HeapEntry>);
+    const HeapEntry entry = heap_.back();
+    heap_.pop_back();
+    if (entry.kind == 0) {
+      if (!flows_[entry.id].frozen) freeze(entry.id, entry.level);
+      continue;
+    }
+    Link& link = links_[entry.id];
+    if (entry.version != link.version || link.unfrozen == 0) continue;
+    // The link saturates: every flow still growing on it stops here. Index
+    // loop: freeze() pushes to heap_ but does not touch link.users.
+    saturating_link_ = entry.id;
+    for (std::size_t i = 0; i < link.users.size(); ++i) {
+      const uint32_t flow = link.users[i].flow;
+      if (!flows_[flow].frozen) freeze(flow, entry.level);
+    }
+    saturating_link_ = kNoLink;
+  }
+
+  for (std::size_t i = 0; i < component_flows_.size(); ++i) {
+    const Flow& flow = flows_[component_flows_[i]];
+    CLUSTERSIM_CHECK(flow.frozen, "progressive filling freezes every flow of the component");
+    if (!(flow.rate_Bps == old_rates_[i])) last_changed_.push_back(FlowId{component_flows_[i]});
+  }
+}
+
+}  // namespace clustersim::collectives
