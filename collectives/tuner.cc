@@ -1,0 +1,47 @@
+#include "collectives/tuner.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace clustersim::collectives {
+
+TunedCollective tune_collective(const HardwareProfile& profile, const GroupGeometry& geometry,
+                                CollectiveOp op, int64_t bytes, const ForcedChoice& forced) {
+  std::optional<TunedCollective> best;
+  std::string first_reason;
+  for (Algorithm a : kAllAlgorithms) {
+    if (forced.algorithm && *forced.algorithm != a) continue;
+    // Tree inside one node is a chain that NCCL's tuner never picks.
+    if (!forced.algorithm && a == Algorithm::kTree && geometry.nodes == 1) continue;
+    for (Protocol p : kAllProtocols) {
+      if (forced.protocol && *forced.protocol != p) continue;
+      const int lo = forced.channels ? *forced.channels : 1;
+      const int hi = forced.channels ? *forced.channels : profile.max_channels;
+      for (int c = lo; c <= hi; ++c) {
+        const CollectiveChoice choice{a, p, c};
+        const std::string why = why_invalid(profile, geometry, op, choice);
+        if (!why.empty()) {
+          if (first_reason.empty()) first_reason = why;
+          break;  // validity does not depend on the channel count beyond its range
+        }
+        const CostBreakdown cost = collective_cost(profile, geometry, op, bytes, choice);
+        // A relative margin, so that rounding does not break ties between
+        // channel counts whose times are equal in exact arithmetic.
+        if (!best || cost.seconds() < best->cost.seconds() * (1 - 1e-12)) {
+          best = TunedCollective{choice, cost};
+        }
+      }
+    }
+  }
+  if (!best) {
+    std::string what = std::string("no valid way to run ") + to_string(op) + " on " +
+                       std::to_string(geometry.ranks) + " ranks (" +
+                       std::to_string(geometry.nodes) + " nodes)";
+    if (forced.algorithm) what += std::string(" with algorithm ") + to_string(*forced.algorithm);
+    if (forced.protocol) what += std::string(" with protocol ") + to_string(*forced.protocol);
+    throw std::invalid_argument(what + ": " + first_reason);
+  }
+  return *best;
+}
+
+}  // namespace clustersim::collectives
