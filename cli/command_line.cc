@@ -93,7 +93,9 @@ ParsedCommand parse_command_args(const CommandSpec& spec, std::span<const std::s
     usage_error(spec, "expected " + spec.positionals[parsed.positionals.size()] +
                           ", found the end of the command line");
   }
-  if (parsed.positionals.size() > spec.positionals.size()) {
+  // A last positional named "X..." takes one or more arguments.
+  const bool variadic = !spec.positionals.empty() && spec.positionals.back().ends_with("...");
+  if (!variadic && parsed.positionals.size() > spec.positionals.size()) {
     usage_error(spec, "unexpected argument '" + parsed.positionals[spec.positionals.size()] + "'");
   }
   return parsed;

@@ -31,7 +31,9 @@ struct OptionSpec {
 struct CommandSpec {
   std::string name;
   std::string summary;                   // one line, for `clustersim --help`
-  std::vector<std::string> positionals;  // required, in order: "SCENARIO"
+  // Required, in order: "SCENARIO". A last name ending in "..." takes one
+  // or more arguments.
+  std::vector<std::string> positionals;
   std::vector<OptionSpec> options;
   std::string details;  // extra paragraphs for --help
 };

@@ -4,7 +4,10 @@
 #include <ostream>
 #include <vector>
 
+#include "cli/collective_command.h"
 #include "cli/command_line.h"
+#include "cli/topo_command.h"
+#include "cli/validate_command.h"
 #include "cli/scenario_schema.h"
 #include "sim/atomic_file.h"
 #include "sim/check.h"
@@ -67,6 +70,12 @@ const std::vector<Command>& commands() {
         {{"-o", "FILE", false, "write to FILE (atomically) instead of stdout"}},
         ""},
        describe_config_command},
+      {topo_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_topo_command(p, io.out, io.err); }},
+      {collective_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_collective_command(p, io.out); }},
+      {validate_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_validate_command(p, io.out); }},
   };
   return kTable;
 }

@@ -1,12 +1,16 @@
 #include "cli/scenario_schema.h"
 
+#include "collectives/hardware_profile.h"
 #include "sim/scenario_loader.h"
+#include "topology/cluster_config.h"
 
 namespace clustersim::cli {
 
 sim::ConfigSchema build_scenario_schema() {
   sim::ConfigSchema schema;
   sim::add_scenario_identity_keys(schema);
+  topology::add_cluster_keys(schema);
+  collectives::add_hardware_keys(schema);
   return schema;
 }
 

@@ -1,0 +1,15 @@
+// `clustersim collective SCENARIO --op OP --gpus N ...`: predicted
+// collective times over a range of sizes, laid out like nccl-tests so that
+// users can put it beside their own runs.
+#pragma once
+
+#include <ostream>
+
+#include "cli/command_line.h"
+
+namespace clustersim::cli {
+
+CommandSpec collective_command_spec();
+int run_collective_command(const ParsedCommand& parsed, std::ostream& out);
+
+}  // namespace clustersim::cli

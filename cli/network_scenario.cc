@@ -1,0 +1,27 @@
+#include "cli/network_scenario.h"
+
+#include "cli/scenario_schema.h"
+#include "sim/scenario_loader.h"
+#include "topology/cluster_config.h"
+
+namespace clustersim::cli {
+
+NetworkScenario load_network_scenario(const std::string& path,
+                                      std::span<const std::string> overrides) {
+  const sim::ConfigSchema schema = build_scenario_schema();
+  sim::ConfigValues values = sim::load_scenario_file(path, schema, overrides);
+  const topology::ClusterSpec spec = topology::read_cluster_spec(values);
+  if (!values.has("hardware") || values.get_string("hardware").empty()) {
+    sim::DiagnosticSink sink;
+    sink.add(sim::SourceLocation{path, 1, 1}, "hardware",
+             "missing; expected the path of a hardware profile (e.g. "
+             "'hardware/h100.yaml'), which holds the collective model's constants");
+    sink.throw_if_any();
+  }
+  collectives::HardwareProfile profile = collectives::load_hardware_profile(
+      collectives::resolve_hardware_path(path, values.get_string("hardware")));
+  topology::Cluster cluster = topology::build_cluster(spec);
+  return NetworkScenario{std::move(values), std::move(cluster), std::move(profile)};
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,25 @@
+// What the network commands (collective, validate) need from a scenario:
+// its validated values, the cluster built from its `cluster` section, and
+// the hardware profile its `hardware` key names.
+// Errors: sim::ConfigError naming the scenario (or profile) file and line.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "collectives/hardware_profile.h"
+#include "sim/config_values.h"
+#include "topology/cluster.h"
+
+namespace clustersim::cli {
+
+struct NetworkScenario {
+  sim::ConfigValues values;
+  topology::Cluster cluster;
+  collectives::HardwareProfile profile;
+};
+
+NetworkScenario load_network_scenario(const std::string& path,
+                                      std::span<const std::string> overrides);
+
+}  // namespace clustersim::cli
