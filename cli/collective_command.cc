@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "cli/network_scenario.h"
@@ -64,8 +65,9 @@ int64_t positive_int(const std::string& flag, const std::string& value) {
 int64_t size_flag(const std::string& flag, const std::string& value) {
   const sim::Parsed<int64_t> bytes = sim::parse_bytes(value, "B");
   if (!bytes || *bytes <= 0) {
-    throw UsageError("option '" + flag + "' expects a positive size such as '8' or '64MiB', found '" +
-                     value + "'" + (bytes.error.empty() ? "" : ": " + bytes.error));
+    throw UsageError("option '" + flag +
+                     "' expects a positive size such as '8' or '64MiB', found '" + value + "'" +
+                     (bytes.error.empty() ? "" : ": " + bytes.error));
   }
   return *bytes;
 }
@@ -95,9 +97,7 @@ std::string fixed(double value, int decimals) {
 }
 
 // nccl-tests prints times with 2 decimals under 10 ms and fewer beyond.
-std::string time_text(double us) {
-  return fixed(us, us < 1e4 ? 2 : (us < 1e6 ? 1 : 0));
-}
+std::string time_text(double us) { return fixed(us, us < 1e4 ? 2 : (us < 1e6 ? 1 : 0)); }
 
 std::string pad(const std::string& text, size_t width) {
   return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
@@ -138,20 +138,24 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
     throw UsageError("option '--min-bytes' (" + std::to_string(min_bytes) +
                      ") is larger than '--max-bytes' (" + std::to_string(max_bytes) + ")");
   }
-  collectives::ForcedChoice forced;
+  const std::string scenario_path = parsed.positionals[0];
+  const NetworkScenario net = load_network_scenario(scenario_path, parsed.values("--set"));
+  // The scenario's `collectives` section, then the flags over it.
+  collectives::ForcedChoice forced = collectives::read_forced_choice(net.values);
+  sim::SourceLocation forced_where = net.values.where(
+      forced.algorithm || !forced.protocol ? "collectives.algorithm" : "collectives.protocol");
   if (parsed.has("--algo")) {
     forced.algorithm = pick<Algorithm>(
         "--algo", parsed.value_or("--algo", ""),
         {{"ring", Algorithm::kRing}, {"tree", Algorithm::kTree}, {"nvls", Algorithm::kNvls}});
+    forced_where = sim::SourceLocation{"--algo/--proto", 0, 0};
   }
   if (parsed.has("--proto")) {
     forced.protocol = pick<Protocol>(
         "--proto", parsed.value_or("--proto", ""),
         {{"LL", Protocol::kLL}, {"LL128", Protocol::kLL128}, {"Simple", Protocol::kSimple}});
+    forced_where = sim::SourceLocation{"--algo/--proto", 0, 0};
   }
-
-  const std::string scenario_path = parsed.positionals[0];
-  const NetworkScenario net = load_network_scenario(scenario_path, parsed.values("--set"));
   const int64_t gpus = parsed.has("--gpus") ? positive_int("--gpus", parsed.value_or("--gpus", ""))
                                             : net.cluster.gpus_per_node();
   const auto input_error = [&](const std::string& message) {
@@ -159,8 +163,8 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
     sink.add(sim::SourceLocation{"--gpus " + std::to_string(gpus), 0, 0}, "", message);
     sink.throw_if_any();
   };
-  const int64_t last_gpu = ((concurrent - 1) / stride) * gpus * stride + (concurrent - 1) % stride +
-                           (gpus - 1) * stride;
+  const int64_t last_gpu =
+      ((concurrent - 1) / stride) * gpus * stride + (concurrent - 1) % stride + (gpus - 1) * stride;
   if (last_gpu >= net.cluster.gpu_count()) {
     input_error("the groups need GPU " + std::to_string(last_gpu) + " but the cluster of '" +
                 scenario_path + "' has " + std::to_string(net.cluster.gpu_count()) +
@@ -178,15 +182,14 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
   // An invalid forced choice (nvls across nodes, on A100) is an input error.
   const collectives::GroupGeometry geometry = collectives::geometry_of(net.cluster, groups[0]);
 
-  const int64_t align = (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter)
-                            ? 4 * gpus
-                            : 4;
+  const int64_t align =
+      (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter) ? 4 * gpus : 4;
   std::ostringstream table;
   std::ostringstream csv;
   csv << "size,count,type,time_us,algbw_GBps,busbw_GBps,algo,proto,channels\n";
-  table << "# clustersim collective: " << collectives::to_string(op) << " on " << gpus
-        << " GPUs (" << geometry.nodes << " node(s) x " << geometry.ranks_per_node << "), stride "
-        << stride << ", " << concurrent << " concurrent group(s)\n"
+  table << "# clustersim collective: " << collectives::to_string(op) << " on " << gpus << " GPUs ("
+        << geometry.nodes << " node(s) x " << geometry.ranks_per_node << "), stride " << stride
+        << ", " << concurrent << " concurrent group(s)\n"
         << "# scenario " << scenario_path << " (" << net.cluster.gpu_count() << " GPUs, "
         << net.cluster.spec().node.preset << "), hardware profile " << net.profile.name << "\n#\n"
         << "#       size         count      type     time   algbw   busbw   algo  proto  channels\n"
@@ -197,11 +200,11 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
     const int64_t bytes = std::max(align, size / align * align);
     std::vector<collectives::GroupPrediction> predictions;
     try {
-      predictions = collectives::predict_concurrent(net.profile, net.cluster, groups, op, bytes,
-                                                    forced);
+      predictions =
+          collectives::predict_concurrent(net.profile, net.cluster, groups, op, bytes, forced);
     } catch (const std::invalid_argument& e) {
       sim::DiagnosticSink sink;
-      sink.add(sim::SourceLocation{"--algo/--proto", 0, 0}, "", e.what());
+      sink.add(forced_where, "", e.what());
       sink.throw_if_any();
     }
     size_t slowest_index = 0;
@@ -213,14 +216,16 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
     const double algbw = static_cast<double>(bytes) / slowest.seconds / 1e9;
     const double busbw = slowest.busbw_Bps / 1e9;
     const collectives::CollectiveChoice& choice = slowest.tuned.choice;
-    table << pad(std::to_string(bytes), 12) << pad(std::to_string(element_count(op, bytes, gpus)), 14)
-          << pad("float", 10) << pad(time_text(us), 9) << pad(fixed(algbw, 2), 8)
-          << pad(fixed(busbw, 2), 8) << pad(collectives::to_string(choice.algorithm), 7)
-          << pad(collectives::to_string(choice.protocol), 7) << pad(std::to_string(choice.channels), 10)
-          << "\n";
+    table << pad(std::to_string(bytes), 12)
+          << pad(std::to_string(element_count(op, bytes, gpus)), 14) << pad("float", 10)
+          << pad(time_text(us), 9) << pad(fixed(algbw, 2), 8) << pad(fixed(busbw, 2), 8)
+          << pad(collectives::to_string(choice.algorithm), 7)
+          << pad(collectives::to_string(choice.protocol), 7)
+          << pad(std::to_string(choice.channels), 10) << "\n";
     csv << bytes << ',' << element_count(op, bytes, gpus) << ",float," << fixed(us, 3) << ','
-        << fixed(algbw, 4) << ',' << fixed(busbw, 4) << ',' << collectives::to_string(choice.algorithm)
-        << ',' << collectives::to_string(choice.protocol) << ',' << choice.channels << '\n';
+        << fixed(algbw, 4) << ',' << fixed(busbw, 4) << ','
+        << collectives::to_string(choice.algorithm) << ','
+        << collectives::to_string(choice.protocol) << ',' << choice.channels << '\n';
     busbw_sum += busbw;
     ++rows;
     if (size > max_bytes / factor) break;

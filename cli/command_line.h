@@ -30,7 +30,7 @@ struct OptionSpec {
 
 struct CommandSpec {
   std::string name;
-  std::string summary;                   // one line, for `clustersim --help`
+  std::string summary;  // one line, for `clustersim --help`
   // Required, in order: "SCENARIO". A last name ending in "..." takes one
   // or more arguments.
   std::vector<std::string> positionals;

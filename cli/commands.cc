@@ -6,9 +6,9 @@
 
 #include "cli/collective_command.h"
 #include "cli/command_line.h"
+#include "cli/scenario_schema.h"
 #include "cli/topo_command.h"
 #include "cli/validate_command.h"
-#include "cli/scenario_schema.h"
 #include "sim/atomic_file.h"
 #include "sim/check.h"
 #include "sim/config_error.h"

@@ -1,5 +1,7 @@
 #include "cli/network_scenario.h"
 
+#include <filesystem>
+
 #include "cli/scenario_schema.h"
 #include "sim/scenario_loader.h"
 #include "topology/cluster_config.h"
@@ -18,8 +20,17 @@ NetworkScenario load_network_scenario(const std::string& path,
              "'hardware/h100.yaml'), which holds the collective model's constants");
     sink.throw_if_any();
   }
-  collectives::HardwareProfile profile = collectives::load_hardware_profile(
-      collectives::resolve_hardware_path(path, values.get_string("hardware")));
+  const std::string profile_path =
+      collectives::resolve_hardware_path(path, values.get_string("hardware"));
+  if (!std::filesystem::is_regular_file(profile_path)) {
+    sim::DiagnosticSink sink;
+    sink.add(values.where("hardware"), "hardware",
+             "expected a hardware profile file (resolved against the scenario's folder), found "
+             "no file at '" +
+                 profile_path + "'");
+    sink.throw_if_any();
+  }
+  collectives::HardwareProfile profile = collectives::load_hardware_profile(profile_path);
   topology::Cluster cluster = topology::build_cluster(spec);
   return NetworkScenario{std::move(values), std::move(cluster), std::move(profile)};
 }

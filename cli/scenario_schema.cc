@@ -1,6 +1,7 @@
 #include "cli/scenario_schema.h"
 
 #include "collectives/hardware_profile.h"
+#include "collectives/tuner.h"
 #include "sim/scenario_loader.h"
 #include "topology/cluster_config.h"
 
@@ -11,6 +12,7 @@ sim::ConfigSchema build_scenario_schema() {
   sim::add_scenario_identity_keys(schema);
   topology::add_cluster_keys(schema);
   collectives::add_hardware_keys(schema);
+  collectives::add_collective_keys(schema);
   return schema;
 }
 

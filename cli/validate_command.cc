@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 #include <vector>
 
 #include "calibration/collective_measurements.h"
@@ -65,8 +66,8 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
     const std::string text = parsed.value_or("--min-bytes", "");
     const sim::Parsed<int64_t> bytes = sim::parse_bytes(text, "B");
     if (!bytes || *bytes < 0) {
-      throw UsageError("option '--min-bytes' expects a size such as 65536 or 64KiB, found '" + text +
-                       "'" + (bytes.error.empty() ? "" : ": " + bytes.error));
+      throw UsageError("option '--min-bytes' expects a size such as 65536 or 64KiB, found '" +
+                       text + "'" + (bytes.error.empty() ? "" : ": " + bytes.error));
     }
     min_bytes = *bytes;
   }
@@ -86,7 +87,8 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
       sink.add(row.where, "gpus",
                "expected at most the scenario's " + std::to_string(net.cluster.gpu_count()) +
                    " GPUs, found " + std::to_string(row.gpus));
-    } else if (row.gpus % row.gpus_per_node != 0 || row.gpus_per_node > net.cluster.gpus_per_node()) {
+    } else if (row.gpus % row.gpus_per_node != 0 ||
+               row.gpus_per_node > net.cluster.gpus_per_node()) {
       sink.add(row.where, "gpus_per_node",
                "expected a divisor of gpus and at most the scenario's " +
                    std::to_string(net.cluster.gpus_per_node()) + " GPUs per node, found " +
@@ -99,6 +101,7 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
       << net.profile.name << ")\n"
       << "#            op  gpus  per-node         bytes  measured-us  predicted-us   error   algo  "
          "proto  source\n";
+  const collectives::ForcedChoice forced = collectives::read_forced_choice(net.values);
   sim::Samples errors;
   int skipped = 0;
   for (const calibration::CollectiveMeasurement& row : rows) {
@@ -108,16 +111,25 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
     if (row.time_us) {
       measured_us = *row.time_us;
     } else if (row.busbw_GBps && *row.busbw_GBps > 0) {
-      measured_us = static_cast<double>(row.bytes) *
-                    collectives::busbw_factor(op, row.gpus) / (*row.busbw_GBps * 1e9) * 1e6;
+      measured_us = static_cast<double>(row.bytes) * collectives::busbw_factor(op, row.gpus) /
+                    (*row.busbw_GBps * 1e9) * 1e6;
     } else {
       ++skipped;  // a bandwidth rounded to 0.00 says nothing about the time
       continue;
     }
     const std::vector<std::vector<int64_t>> group{
         measured_group(net.cluster, row.gpus, row.gpus_per_node)};
-    const collectives::GroupPrediction prediction =
-        collectives::predict_concurrent(net.profile, net.cluster, group, op, row.bytes).front();
+    collectives::GroupPrediction prediction;
+    try {
+      prediction =
+          collectives::predict_concurrent(net.profile, net.cluster, group, op, row.bytes, forced)
+              .front();
+    } catch (const std::invalid_argument& e) {
+      sim::DiagnosticSink invalid;
+      invalid.add(net.values.where("collectives.algorithm"), "collectives",
+                  std::string(e.what()) + " (for the row at " + row.where.to_string() + ")");
+      invalid.throw_if_any();
+    }
     const double predicted_us = prediction.seconds * 1e6;
     const double error = (predicted_us - measured_us) / measured_us;
     errors.add(std::fabs(error) * 100.0);

@@ -72,8 +72,8 @@ std::vector<LinkLoad> footprint(const topology::Cluster& cluster, std::span<cons
     const NodeRun& from = runs[r];
     const NodeRun& to = runs[(r + 1) % runs.size()];
     const double per_rail = factor / static_cast<double>(from.gpus.size());
-    const double intra = factor * static_cast<double>(from.gpus.size() - 1) /
-                         static_cast<double>(from.gpus.size());
+    const double intra =
+        factor * static_cast<double>(from.gpus.size() - 1) / static_cast<double>(from.gpus.size());
     for (size_t i = 0; i < from.gpus.size(); ++i) {
       const int64_t g = from.gpus[i];
       if (from.gpus.size() > 1) {
@@ -143,8 +143,7 @@ std::vector<GroupPrediction> predict_concurrent(const HardwareProfile& profile,
     const GroupGeometry geometry = geometry_of(cluster, groups[i]);
     out[i].tuned = tune_collective(profile, geometry, op, bytes, forced);
     out[i].seconds = out[i].tuned.cost.seconds();
-    out[i].busbw_Bps =
-        busbw_Bps(op, static_cast<int>(groups[i].size()), bytes, out[i].seconds);
+    out[i].busbw_Bps = busbw_Bps(op, static_cast<int>(groups[i].size()), bytes, out[i].seconds);
   }
   if (groups.size() < 2) return out;
 

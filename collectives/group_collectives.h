@@ -42,9 +42,9 @@ int64_t uniform_ranks_per_node(const topology::Cluster& cluster, std::span<const
 GroupGeometry geometry_of(const topology::Cluster& cluster, std::span<const int64_t> gpus);
 
 struct GroupPrediction {
-  TunedCollective tuned;   // the tuner's choice and uncontended cost
-  double seconds = 0;      // with contention
-  double busbw_Bps = 0;    // from `seconds`, nccl-tests convention
+  TunedCollective tuned;  // the tuner's choice and uncontended cost
+  double seconds = 0;     // with contention
+  double busbw_Bps = 0;   // from `seconds`, nccl-tests convention
   // Fraction of the uncontended transfer rate the group got (1 = no
   // contention).
   double rate_share = 1;

@@ -44,4 +44,37 @@ TunedCollective tune_collective(const HardwareProfile& profile, const GroupGeome
   return *best;
 }
 
+void add_collective_keys(sim::ConfigSchema& schema) {
+  schema.add_section("collectives",
+                     "Forcing the collective tuner, as NCCL_ALGO and NCCL_PROTO do; `auto` lets it "
+                     "pick the fastest valid choice.");
+  schema
+      .add_key("collectives.algorithm", sim::ValueType::kEnum,
+               "Collective algorithm: ring, tree (double binary tree) or nvls (NVLink SHARP, one "
+               "node).")
+      .one_of({"auto", "ring", "tree", "nvls"})
+      .default_to(std::string("auto"));
+  schema
+      .add_key("collectives.protocol", sim::ValueType::kEnum, "NCCL protocol: LL, LL128 or Simple.")
+      .one_of({"auto", "LL", "LL128", "Simple"})
+      .default_to(std::string("auto"));
+}
+
+ForcedChoice read_forced_choice(const sim::ConfigValues& values) {
+  ForcedChoice forced;
+  if (values.has("collectives.algorithm")) {
+    const std::string& algorithm = values.get_string("collectives.algorithm");
+    if (algorithm == "ring") forced.algorithm = Algorithm::kRing;
+    if (algorithm == "tree") forced.algorithm = Algorithm::kTree;
+    if (algorithm == "nvls") forced.algorithm = Algorithm::kNvls;
+  }
+  if (values.has("collectives.protocol")) {
+    const std::string& protocol = values.get_string("collectives.protocol");
+    if (protocol == "LL") forced.protocol = Protocol::kLL;
+    if (protocol == "LL128") forced.protocol = Protocol::kLL128;
+    if (protocol == "Simple") forced.protocol = Protocol::kSimple;
+  }
+  return forced;
+}
+
 }  // namespace clustersim::collectives

@@ -17,6 +17,8 @@
 #include <optional>
 
 #include "collectives/collective_cost.h"
+#include "sim/config_schema.h"
+#include "sim/config_values.h"
 
 namespace clustersim::collectives {
 
@@ -33,5 +35,11 @@ struct TunedCollective {
 
 TunedCollective tune_collective(const HardwareProfile& profile, const GroupGeometry& geometry,
                                 CollectiveOp op, int64_t bytes, const ForcedChoice& forced = {});
+
+// The scenario's `collectives` section: `collectives.algorithm` (auto,
+// ring, tree, nvls) and `collectives.protocol` (auto, LL, LL128, Simple),
+// NCCL_ALGO / NCCL_PROTO style. Command-line flags override them.
+void add_collective_keys(sim::ConfigSchema& schema);
+ForcedChoice read_forced_choice(const sim::ConfigValues& values);
 
 }  // namespace clustersim::collectives
