@@ -86,35 +86,27 @@ std::optional<T> parse_number(std::string_view text) {
   return value;
 }
 
-std::string canonical_op(std::string_view name) {
-  std::string lower;
+// Lower case without '_' and '-', so that "AllReduce", "all-reduce" and
+// "all_reduce" compare equal.
+std::string squashed(std::string_view name) {
+  std::string out;
   for (char c : name) {
-    if (c != '_' && c != '-')
-      lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (c != '_' && c != '-') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
+  return out;
+}
+
+std::string canonical_op(std::string_view name) {
   for (const std::string& op : measured_ops()) {
-    std::string plain;
-    for (char c : op) {
-      if (c != '_') plain += c;
-    }
-    if (lower == plain) return op;
+    if (squashed(name) == squashed(op)) return op;
   }
   return "";
 }
 
 std::string op_from_file_name(const std::string& path) {
-  std::string base = std::filesystem::path(path).filename().string();
-  std::string lower;
-  for (char c : base) {
-    if (c != '_' && c != '-')
-      lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
+  const std::string base = squashed(std::filesystem::path(path).filename().string());
   for (const std::string& op : measured_ops()) {
-    std::string plain;
-    for (char c : op) {
-      if (c != '_') plain += c;
-    }
-    if (lower.find(plain) != std::string::npos) return op;
+    if (base.find(squashed(op)) != std::string::npos) return op;
   }
   return "";
 }

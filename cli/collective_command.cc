@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/network_scenario.h"
+#include "cli/table_text.h"
 #include "collectives/group_collectives.h"
 #include "sim/atomic_file.h"
 #include "sim/config_error.h"
@@ -90,18 +91,8 @@ int64_t element_count(CollectiveOp op, int64_t bytes, int64_t ranks) {
                                                                               : elements;
 }
 
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
 // nccl-tests prints times with 2 decimals under 10 ms and fewer beyond.
 std::string time_text(double us) { return fixed(us, us < 1e4 ? 2 : (us < 1e6 ? 1 : 0)); }
-
-std::string pad(const std::string& text, size_t width) {
-  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
-}
 
 }  // namespace
 

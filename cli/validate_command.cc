@@ -8,6 +8,7 @@
 
 #include "calibration/collective_measurements.h"
 #include "cli/network_scenario.h"
+#include "cli/table_text.h"
 #include "collectives/group_collectives.h"
 #include "sim/config_error.h"
 #include "sim/statistics.h"
@@ -24,16 +25,6 @@ CollectiveOp op_of(const std::string& name) {
   if (name == "reduce_scatter") return CollectiveOp::kReduceScatter;
   if (name == "broadcast") return CollectiveOp::kBroadcast;
   return CollectiveOp::kAllReduce;
-}
-
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
-std::string pad(const std::string& text, size_t width) {
-  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
 }
 
 // The first `gpus` GPUs, `per_node` on each node, as a test launched on
