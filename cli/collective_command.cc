@@ -204,7 +204,9 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
     }
     const collectives::GroupPrediction& slowest = predictions[slowest_index];
     const double us = slowest.seconds * 1e6;
-    const double algbw = static_cast<double>(bytes) / slowest.seconds / 1e9;
+    // One GPU and no launch overhead: nothing moves, 0 s (not an infinite rate).
+    const double algbw =
+        slowest.seconds > 0 ? static_cast<double>(bytes) / slowest.seconds / 1e9 : 0.0;
     const double busbw = slowest.busbw_Bps / 1e9;
     const collectives::CollectiveChoice& choice = slowest.tuned.choice;
     table << pad(std::to_string(bytes), 12)

@@ -94,6 +94,23 @@ std::vector<LinkLoad> footprint(const topology::Cluster& cluster, std::span<cons
   return loads;
 }
 
+// A flow's max-min rate when it is alone: its tightest link, with the
+// loads a flow puts twice on one link added up. Sorts `loads`.
+double single_flow_rate(const MaxMinFairness& solver, std::vector<LinkLoad>& loads) {
+  std::sort(loads.begin(), loads.end(),
+            [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
+  double rate = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < loads.size();) {
+    double coefficient = 0;
+    size_t j = i;
+    for (; j < loads.size() && loads[j].link == loads[i].link; ++j)
+      coefficient += loads[j].coefficient;
+    rate = std::min(rate, solver.link_capacity(loads[i].link) / coefficient);
+    i = j;
+  }
+  return rate;
+}
+
 }  // namespace
 
 int64_t uniform_ranks_per_node(const topology::Cluster& cluster, std::span<const int64_t> gpus) {
@@ -143,7 +160,11 @@ std::vector<GroupPrediction> predict_concurrent(const HardwareProfile& profile,
     const GroupGeometry geometry = geometry_of(cluster, groups[i]);
     out[i].tuned = tune_collective(profile, geometry, op, bytes, forced);
     out[i].seconds = out[i].tuned.cost.seconds();
-    out[i].busbw_Bps = busbw_Bps(op, static_cast<int>(groups[i].size()), bytes, out[i].seconds);
+    // A one-member group with no launch overhead takes no time and moves
+    // nothing: bus bandwidth 0, as nccl-tests reports for one rank.
+    if (out[i].seconds > 0) {
+      out[i].busbw_Bps = busbw_Bps(op, static_cast<int>(groups[i].size()), bytes, out[i].seconds);
+    }
   }
   if (groups.size() < 2) return out;
 
@@ -151,6 +172,12 @@ std::vector<GroupPrediction> predict_concurrent(const HardwareProfile& profile,
   LinkMap links(cluster, profile, solver);
   std::vector<FlowId> flows(groups.size());
   std::vector<double> alone_rate(groups.size());
+  // The group's rate in the solver when it is the only flow. The footprint
+  // is coarser than the tuner (it loads NVLink as a ring even for NVLS, and
+  // a lone flow meets each oversubscribed uplink at full weight), so the
+  // share is taken against this, not against the tuner's rate: only links
+  // shared with other groups slow a group down.
+  std::vector<double> solo_rate(groups.size());
   for (size_t i = 0; i < groups.size(); ++i) {
     const CostBreakdown& cost = out[i].tuned.cost;
     if (groups[i].size() < 2 || cost.transfer_s <= 0) {
@@ -158,14 +185,17 @@ std::vector<GroupPrediction> predict_concurrent(const HardwareProfile& profile,
       continue;
     }
     alone_rate[i] = static_cast<double>(bytes) / cost.transfer_s;
-    const std::vector<LinkLoad> loads = footprint(cluster, groups[i], op, links);
+    std::vector<LinkLoad> loads = footprint(cluster, groups[i], op, links);
     flows[i] = solver.add_flow(loads, alone_rate[i]);
+    solo_rate[i] = std::min(alone_rate[i], single_flow_rate(solver, loads));
   }
   for (size_t i = 0; i < groups.size(); ++i) {
     if (alone_rate[i] == 0) continue;
-    const double rate = solver.rate(flows[i]);
+    const double contended = solver.rate(flows[i]);
     const CostBreakdown& cost = out[i].tuned.cost;
-    out[i].rate_share = rate / alone_rate[i];
+    if (contended >= solo_rate[i]) continue;  // uncontended: the tuner's time exactly
+    out[i].rate_share = contended / solo_rate[i];
+    const double rate = alone_rate[i] * out[i].rate_share;
     out[i].seconds = cost.latency_s + static_cast<double>(bytes) / rate;
     out[i].busbw_Bps = busbw_Bps(op, static_cast<int>(groups[i].size()), bytes, out[i].seconds);
   }

@@ -16,7 +16,12 @@
 //    (NIC, leaf, spine, core as the topology gives it);
 //  * link capacities are scaled by the profile's efficiencies (what NCCL
 //    reaches on that link), and each group is also capped at its own
-//    uncontended bandwidth, so a group alone is never slowed down.
+//    uncontended bandwidth, so a group alone is never slowed down;
+//  * a group's rate share is its max-min rate among all the groups over its
+//    rate as the only flow on the same links, so that only links shared with
+//    another group slow it (disjoint groups keep share 1, even where the
+//    footprint alone would bind, as NVLS on NVLink or a lone flow on an
+//    oversubscribed uplink). Its contended rate is the tuner's rate x share.
 // A group's time is its latency plus buffer / contended rate.
 // Units: bytes, seconds, bytes per second. Thread safety: pure functions.
 #pragma once
