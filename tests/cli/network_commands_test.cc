@@ -1,7 +1,6 @@
 // The network commands end to end (run_clustersim in-process): `collective`
 // on the DGX H100 scenario, its bad input, and `validate` against the
-// nccl-tests reference data in /shared/data (outside the repository: those
-// tests are skipped when it is absent).
+// public nccl-tests runs shipped in scenarios/measurements/.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -21,7 +20,7 @@ namespace {
 constexpr const char* kSource = CLUSTERSIM_SOURCE_DIR;
 constexpr const char* kDgxH100 = CLUSTERSIM_SOURCE_DIR "/scenarios/dgx_h100.yaml";
 constexpr const char* kDgxA100 = CLUSTERSIM_SOURCE_DIR "/scenarios/dgx_a100.yaml";
-constexpr const char* kData = CLUSTERSIM_SOURCE_DIR "/../shared/data/collectives/";
+constexpr const char* kData = CLUSTERSIM_SOURCE_DIR "/scenarios/measurements/";
 
 struct Outcome {
   int code = -1;
@@ -281,9 +280,7 @@ Summary summary_of(const std::string& out) {
 
 void expect_validates(const std::string& scenario, const std::string& csv) {
   const std::string path = kData + csv;
-  if (!std::filesystem::exists(path)) {
-    GTEST_SKIP() << "reference data " << path << " is absent (it lives outside the repository)";
-  }
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
   const Outcome r = run({"validate", scenario, path, "--min-bytes", "65536"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   const Summary s = summary_of(r.out);

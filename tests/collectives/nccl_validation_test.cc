@@ -1,6 +1,6 @@
 // The tuner's predictions against nccl-tests all_reduce on one DGX H100
-// (NVLS on) and one DGX A100, from /shared/data/collectives (outside the
-// repository: skipped when absent). Rows >= 64 KiB: median absolute relative
+// (NVLS on) and one DGX A100, shipped in scenarios/measurements/ (copies of
+// the public runs, sources inside). Rows >= 64 KiB: median absolute relative
 // error <= 7%, max <= 20%.
 #include <gtest/gtest.h>
 
@@ -40,10 +40,8 @@ std::vector<Row> read_csv(const std::string& path) {
 
 void validate(const std::string& csv, const std::string& profile_file,
               const GroupGeometry& geometry) {
-  const std::string path = CLUSTERSIM_SOURCE_DIR "/../shared/data/collectives/" + csv;
-  if (!std::filesystem::exists(path)) {
-    GTEST_SKIP() << "reference data " << path << " is absent (it lives outside the repository)";
-  }
+  const std::string path = CLUSTERSIM_SOURCE_DIR "/scenarios/measurements/" + csv;
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
   const HardwareProfile profile =
       load_hardware_profile(CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/" + profile_file);
   std::vector<double> errors;
