@@ -1,90 +1,19 @@
 #include "calibration/collective_measurements.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "sim/text_fields.h"
+
 namespace clustersim::calibration {
 
 namespace {
 
-struct Line {
-  int number;  // 1-based
-  std::string_view text;
-};
-
-std::vector<Line> split_lines(std::string_view text) {
-  std::vector<Line> lines;
-  int number = 1;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(Line{number++, line});
-    if (end == text.size()) break;
-    start = end + 1;
-  }
-  return lines;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Whitespace-separated tokens with their 1-based columns.
-struct Token {
-  std::string_view text;
-  int column;
-};
-std::vector<Token> tokens_of(std::string_view line) {
-  std::vector<Token> tokens;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    const size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    if (i > start)
-      tokens.push_back(Token{line.substr(start, i - start), static_cast<int>(start) + 1});
-  }
-  return tokens;
-}
-
-// Comma-separated fields with their 1-based columns (no quoting: none of the
-// fields we read can contain a comma).
-std::vector<Token> fields_of(std::string_view line) {
-  std::vector<Token> fields;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = line.find(',', start);
-    const size_t end = comma == std::string_view::npos ? line.size() : comma;
-    size_t first = start;
-    while (first < end && (line[first] == ' ' || line[first] == '\t')) ++first;
-    fields.push_back(Token{trim(line.substr(start, end - start)), static_cast<int>(first) + 1});
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return fields;
-}
-
-template <class T>
-std::optional<T> parse_number(std::string_view text) {
-  T value{};
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  if constexpr (std::is_floating_point_v<T>) {
-    if (!std::isfinite(value)) return std::nullopt;
-  }
-  return value;
-}
+using sim::parse_number;
 
 // Lower case without '_' and '-', so that "AllReduce", "all-reduce" and
 // "all_reduce" compare equal.
@@ -131,11 +60,11 @@ std::vector<CollectiveMeasurement> parse_collective_csv(std::string_view text,
   std::vector<CollectiveMeasurement> rows;
   std::map<std::string, size_t> column;  // name -> index
   bool have_header = false;
-  for (const Line& line : split_lines(text)) {
-    const std::string_view content = trim(line.text);
+  for (const sim::TextLine& line : sim::split_lines(text)) {
+    const std::string_view content = sim::trim_blanks(line.text);
     if (content.empty() || content.front() == '#') continue;
-    const std::vector<Token> fields = fields_of(line.text);
-    const auto at = [&](const Token& f) {
+    const std::vector<sim::TextField> fields = sim::split_commas(line.text);
+    const auto at = [&](const sim::TextField& f) {
       return sim::SourceLocation{file_name, line.number, f.column};
     };
     if (!have_header) {
@@ -165,13 +94,15 @@ std::vector<CollectiveMeasurement> parse_collective_csv(std::string_view text,
     CollectiveMeasurement row;
     row.where = {file_name, line.number, 1};
     bool ok = true;
-    const auto field = [&](const char* name) -> const Token* {
+    const auto field = [&](const char* name) -> const sim::TextField* {
       const auto it = column.find(name);
       return it == column.end() ? nullptr : &fields[it->second];
     };
     // The header check above guarantees these columns.
-    const auto required = [&](const char* name) -> const Token& { return fields[column.at(name)]; };
-    const Token& op = required("op");
+    const auto required = [&](const char* name) -> const sim::TextField& {
+      return fields[column.at(name)];
+    };
+    const sim::TextField& op = required("op");
     row.op = canonical_op(op.text);
     if (row.op.empty()) {
       sink.add(at(op), "op",
@@ -179,7 +110,7 @@ std::vector<CollectiveMeasurement> parse_collective_csv(std::string_view text,
       ok = false;
     }
     const auto positive_int = [&](const char* name, auto& out) {
-      const Token& f = required(name);
+      const sim::TextField& f = required(name);
       using T = std::remove_reference_t<decltype(out)>;
       const std::optional<T> value = parse_number<T>(f.text);
       if (!value || *value <= 0) {
@@ -195,7 +126,7 @@ std::vector<CollectiveMeasurement> parse_collective_csv(std::string_view text,
     // Times must be positive; bandwidths are printed rounded, so 0.00 is a
     // real (tiny) measurement.
     const auto optional_number = [&](const char* name, std::optional<double>& out, bool positive) {
-      const Token* f = field(name);
+      const sim::TextField* f = field(name);
       if (f == nullptr || f->text.empty()) return;
       const std::optional<double> value = parse_number<double>(f->text);
       if (!value || *value < 0 || (positive && *value == 0)) {
@@ -209,7 +140,7 @@ std::vector<CollectiveMeasurement> parse_collective_csv(std::string_view text,
     };
     optional_number("time_us", row.time_us, true);
     optional_number("busbw_GBps", row.busbw_GBps, false);
-    if (const Token* algo = field("algo")) row.algo = std::string(algo->text);
+    if (const sim::TextField* algo = field("algo")) row.algo = std::string(algo->text);
     if (ok && !row.time_us && !row.busbw_GBps) {
       sink.add(row.where, "", "expected time_us or busbw_GBps on the row, found neither");
       ok = false;
@@ -247,25 +178,25 @@ std::vector<CollectiveMeasurement> parse_nccl_tests_output(std::string_view text
   std::vector<std::string> header;
   size_t size_col = 0, time_col = 0, busbw_col = 0;
   std::vector<CollectiveMeasurement> rows;
-  for (const Line& line : split_lines(text)) {
-    const std::vector<Token> tokens = tokens_of(line.text);
+  for (const sim::TextLine& line : sim::split_lines(text)) {
+    const std::vector<sim::TextField> tokens = sim::split_blanks(line.text);
     if (tokens.empty()) continue;
     if (tokens[0].text.front() == '#') {
       // "#  Rank  0 Group  0 Pid 123 on host device  0 [0x18] NVIDIA H100"
       const auto rank = std::find_if(tokens.begin(), tokens.end(),
-                                     [](const Token& t) { return t.text == "Rank"; });
-      const auto on =
-          std::find_if(tokens.begin(), tokens.end(), [](const Token& t) { return t.text == "on"; });
+                                     [](const sim::TextField& t) { return t.text == "Rank"; });
+      const auto on = std::find_if(tokens.begin(), tokens.end(),
+                                   [](const sim::TextField& t) { return t.text == "on"; });
       if (rank != tokens.end() && on != tokens.end() && on + 1 != tokens.end() &&
           std::any_of(tokens.begin(), tokens.end(),
-                      [](const Token& t) { return t.text == "device"; })) {
+                      [](const sim::TextField& t) { return t.text == "device"; })) {
         ++ranks;
         hosts.emplace((on + 1)->text);
         continue;
       }
       // The column header: "#  size  count  type  redop  root  time  algbw  busbw  #wrong ..."
       std::vector<std::string> names;
-      for (const Token& t : tokens) {
+      for (const sim::TextField& t : tokens) {
         if (t.text != "#")
           names.emplace_back(t.text.front() == '#' && t.text.size() > 1 && t.text != "#wrong"
                                  ? t.text.substr(1)
@@ -366,8 +297,8 @@ std::vector<CollectiveMeasurement> read_collective_measurements(const std::strin
   const std::string text = content.str();
   // Our CSV has a header line naming 'op' before any data; nccl-tests output
   // is all '#' lines and whitespace-separated numbers.
-  for (const Line& line : split_lines(text)) {
-    const std::string_view content_line = trim(line.text);
+  for (const sim::TextLine& line : sim::split_lines(text)) {
+    const std::string_view content_line = sim::trim_blanks(line.text);
     if (content_line.empty() || content_line.front() == '#') continue;
     if (content_line.substr(0, 3) == "op,") return parse_collective_csv(text, path);
     break;

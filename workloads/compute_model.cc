@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "sim/check.h"
+#include "sim/text_fields.h"
 
 namespace clustersim::workloads {
 
@@ -123,44 +124,8 @@ sim::SimTime kernel_time(const Kernel& kernel, const GpuComputeSpec& spec, bool 
 
 namespace {
 
-struct Field {
-  std::string_view text;
-  int column;  // 1-based
-};
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
-// Comma-separated fields, no quoting (no field we read contains a comma).
-std::vector<Field> fields_of(std::string_view line) {
-  std::vector<Field> fields;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = line.find(',', start);
-    const size_t end = comma == std::string_view::npos ? line.size() : comma;
-    size_t first = start;
-    while (first < end && (line[first] == ' ' || line[first] == '\t')) ++first;
-    fields.push_back(Field{trim(line.substr(start, end - start)), static_cast<int>(first) + 1});
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return fields;
-}
-
-template <class T>
-std::optional<T> parse_number(std::string_view text) {
-  T value{};
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  if constexpr (std::is_floating_point_v<T>) {
-    if (!std::isfinite(value)) return std::nullopt;
-  }
-  return value;
-}
+using Field = sim::TextField;
+using sim::parse_number;
 
 // One data row: typed access to named columns, reporting into the sink.
 class Row {
@@ -247,9 +212,9 @@ std::vector<T> parse_csv(std::string_view text, const std::string& file_name,
     const std::string_view line = text.substr(start, end - start);
     start = end + 1;
     ++number;
-    const std::string_view content = trim(line);
+    const std::string_view content = sim::trim_blanks(line);
     if (content.empty() || content.front() == '#') continue;
-    const std::vector<Field> fields = fields_of(line);
+    const std::vector<Field> fields = sim::split_commas(line);
     if (!have_header) {
       have_header = true;
       for (size_t i = 0; i < fields.size(); ++i) column.emplace(std::string(fields[i].text), i);

@@ -1,0 +1,47 @@
+// Splitting line-oriented text (CSV files, tool output) into fields that
+// remember their 1-based line and column, so that a reader can point every
+// error at file:line:col; and strict number parsing for those fields.
+// No quoting: none of the measurement layouts we read has a comma inside a
+// field. Thread safety: pure functions.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace clustersim::sim {
+
+struct TextLine {
+  int number;             // 1-based
+  std::string_view text;  // without the line break (and a trailing '\r')
+};
+
+struct TextField {
+  std::string_view text;  // without surrounding blanks
+  int column;             // 1-based column of its first character
+};
+
+std::vector<TextLine> split_lines(std::string_view text);
+// Without leading and trailing spaces, tabs and carriage returns.
+std::string_view trim_blanks(std::string_view text);
+// Comma-separated fields (an empty line gives one empty field).
+std::vector<TextField> split_commas(std::string_view line);
+// Whitespace-separated tokens.
+std::vector<TextField> split_blanks(std::string_view line);
+
+// The whole of `text` as a T (integer or finite floating point), or nothing.
+template <class T>
+std::optional<T> parse_number(std::string_view text) {
+  T value{};
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(value)) return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace clustersim::sim
