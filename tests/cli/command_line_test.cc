@@ -12,9 +12,16 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "tests/support/run_clustersim.h"
+#include "tests/support/scratch_dir.h"
 
 namespace clustersim::cli {
 namespace {
+
+using test_support::Outcome;
+using test_support::read_all;
+using test_support::run;
+using test_support::ScratchDir;
 
 const CommandSpec& run_spec() {
   static const CommandSpec spec{"run",
@@ -173,57 +180,6 @@ TEST(CommandHelp, ListsUsageSummaryDetailsAndOptions) {
 }
 
 // ---- run_clustersim, end to end ----
-
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-Outcome run(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  Outcome outcome;
-  outcome.code = run_clustersim(args, out, err);
-  outcome.out = out.str();
-  outcome.err = err.str();
-  return outcome;
-}
-
-// A fresh directory under the test temporary directory, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string base = ::testing::TempDir();
-    if (base.empty() || base.back() != '/') base += '/';
-    std::string pattern = base + "clustersim_cli_XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  std::string write(const std::string& name, std::string_view content) const {
-    std::ofstream out(file(name), std::ios::binary);
-    out << content;
-    return file(name);
-  }
-
- private:
-  std::string path_;
-};
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 TEST(RunClustersim, Version) {
   const Outcome r = run({"--version"});

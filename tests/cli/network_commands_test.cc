@@ -13,65 +13,21 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "tests/support/run_clustersim.h"
+#include "tests/support/scratch_dir.h"
 
 namespace clustersim::cli {
 namespace {
+
+using test_support::Outcome;
+using test_support::read_all;
+using test_support::run;
+using test_support::ScratchDir;
 
 constexpr const char* kSource = CLUSTERSIM_SOURCE_DIR;
 constexpr const char* kDgxH100 = CLUSTERSIM_SOURCE_DIR "/scenarios/dgx_h100.yaml";
 constexpr const char* kDgxA100 = CLUSTERSIM_SOURCE_DIR "/scenarios/dgx_a100.yaml";
 constexpr const char* kData = CLUSTERSIM_SOURCE_DIR "/scenarios/measurements/";
-
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-Outcome run(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  Outcome outcome;
-  outcome.code = run_clustersim(args, out, err);
-  outcome.out = out.str();
-  outcome.err = err.str();
-  return outcome;
-}
-
-// A fresh directory under the test temporary directory, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string base = ::testing::TempDir();
-    if (base.empty() || base.back() != '/') base += '/';
-    std::string pattern = base + "clustersim_net_XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  std::string write(const std::string& name, std::string_view content) const {
-    std::ofstream out(file(name), std::ios::binary);
-    out << content;
-    return file(name);
-  }
-
- private:
-  std::string path_;
-};
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;

@@ -14,53 +14,15 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/scratch_dir.h"
+
 namespace clustersim::sim {
 namespace {
 
+using test_support::read_all;
+using test_support::ScratchDir;
+
 namespace fs = std::filesystem;
-
-// A fresh directory under the test temporary directory, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string base = ::testing::TempDir();
-    if (base.empty() || base.back() != '/') base += '/';
-    std::string pattern = base + "clustersim_atomic_XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
-  // Names of the entries in the directory, sorted.
-  std::vector<std::string> list() const {
-    std::vector<std::string> names;
-    for (const fs::directory_entry& entry : fs::directory_iterator(path_)) {
-      names.push_back(entry.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  std::string path_;
-};
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << "cannot open " << path;
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 TEST(WriteFileAtomically, WritesTheContentExactly) {
   const ScratchDir dir;

@@ -18,9 +18,12 @@
 #include "sim/config_schema.h"
 #include "sim/config_values.h"
 #include "sim/sim_time.h"
+#include "tests/support/scratch_dir.h"
 
 namespace clustersim::sim {
 namespace {
+
+using test_support::ScratchDir;
 
 // The identity keys plus a "cluster" section with one key of every type and a
 // nested section, so that every path through the loader can be reached.
@@ -90,35 +93,6 @@ std::string error_of(std::string_view yaml, const std::vector<std::string>& over
   EXPECT_EQ(lines.size(), 1u) << ::testing::PrintToString(lines);
   return lines.empty() ? std::string() : lines.front();
 }
-
-// A fresh directory under the test temporary directory, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string base = ::testing::TempDir();
-    if (base.empty() || base.back() != '/') base += '/';
-    std::string pattern = base + "clustersim_loader_XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string write(const std::string& name, std::string_view content) const {
-    std::string file = path_ + "/" + name;
-    std::ofstream out(file, std::ios::binary);
-    out << content;
-    return file;
-  }
-
- private:
-  std::string path_;
-};
 
 // ---- valid input, defaults and locations ----
 
