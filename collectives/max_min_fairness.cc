@@ -43,7 +43,7 @@ void MaxMinFairness::set_link_capacity(LinkId link, double capacity_Bps) {
                                                      std::to_string(capacity_Bps));
   links_[index_of(link)].capacity_Bps = capacity_Bps;
   begin_component();
-  collect_from_link(index_of(link));
+  seed_users_of(index_of(link));
   solve_component();
 }
 
@@ -94,12 +94,13 @@ FlowId MaxMinFairness::add_flow(std::span<const LinkLoad> loads, double max_rate
     const auto at = std::lower_bound(users.begin(), users.end(), id,
                                      [](const User& u, uint32_t f) { return u.flow < f; });
     users.insert(at, User{id, load.coefficient});
+    update_potential(index_of(load.link));
   }
 
   begin_component();
   flow.stamp = stamp_;
   component_flows_.push_back(id);  // covers a flow with no links
-  for (const LinkLoad& load : flow.loads) collect_from_link(index_of(load.link));
+  collect_from_flow(id);
   solve_component();
   return FlowId{id};
 }
@@ -115,12 +116,16 @@ void MaxMinFairness::remove_flow(FlowId flow_id) {
     CLUSTERSIM_CHECK(at != users.end() && at->flow == id,
                      "a flow is listed on every link it loads");
     users.erase(at);
+    update_potential(index_of(load.link));
   }
   flow.active = false;
   flow.rate_Bps = 0;
 
+  // Every flow that shared a link with the removed one is re-solved, even
+  // where that link no longer couples them: it may have coupled them before.
   begin_component();
-  for (const LinkLoad& load : flow.loads) collect_from_link(index_of(load.link));
+  flow.stamp = stamp_;
+  for (const LinkLoad& load : flow.loads) seed_users_of(index_of(load.link));
   flow.loads.clear();  // keeps its capacity for the next flow with this id
   free_flows_.push_back(id);
   std::push_heap(free_flows_.begin(), free_flows_.end(), std::greater<>());
@@ -156,24 +161,46 @@ void MaxMinFairness::begin_component() {
   component_links_.clear();
 }
 
-void MaxMinFairness::collect_from_link(uint32_t seed) {
-  if (links_[seed].stamp == stamp_) return;
-  links_[seed].stamp = stamp_;
+void MaxMinFairness::update_potential(uint32_t id) {
+  Link& link = links_[id];
+  link.potential_load = 0;
+  for (const User& user : link.users) {
+    link.potential_load += user.coefficient * flows_[user.flow].max_rate_Bps;
+  }
+}
+
+bool MaxMinFairness::couples(const Link& link) const {
+  return link.users.size() > 1 && !(link.potential_load <= link.capacity_Bps);
+}
+
+void MaxMinFairness::seed_users_of(uint32_t id) {
+  for (const User& user : links_[id].users) {
+    Flow& flow = flows_[user.flow];
+    if (flow.stamp == stamp_) continue;
+    flow.stamp = stamp_;
+    component_flows_.push_back(user.flow);
+    collect_from_flow(user.flow);
+  }
+}
+
+void MaxMinFairness::collect_from_flow(uint32_t seed) {
+  // Depth-first over flows; a link joins the component (and spreads it) only
+  // where it couples its flows.
   stack_.assign(1, seed);
   while (!stack_.empty()) {
-    const uint32_t link = stack_.back();
+    const uint32_t id = stack_.back();
     stack_.pop_back();
-    component_links_.push_back(link);
-    for (const User& user : links_[link].users) {
-      Flow& flow = flows_[user.flow];
-      if (flow.stamp == stamp_) continue;
-      flow.stamp = stamp_;
-      component_flows_.push_back(user.flow);
-      for (const LinkLoad& load : flow.loads) {
-        Link& next = links_[index_of(load.link)];
-        if (next.stamp == stamp_) continue;
-        next.stamp = stamp_;
-        stack_.push_back(index_of(load.link));
+    for (const LinkLoad& load : flows_[id].loads) {
+      Link& link = links_[index_of(load.link)];
+      if (link.stamp == stamp_ || !couples(link)) continue;
+      link.stamp = stamp_;
+      component_links_.push_back(index_of(load.link));
+      for (const User& user : link.users) {
+        Flow& flow = flows_[user.flow];
+        if (flow.stamp == stamp_) continue;
+        flow.stamp = stamp_;
+        component_flows_.push_back(user.flow);
+        stack_.push_back(user.flow);
       }
     }
   }
@@ -217,6 +244,7 @@ void MaxMinFairness::freeze(uint32_t id, double level) {
   flow.rate_Bps = level;
   for (const LinkLoad& load : flow.loads) {
     Link& link = links_[index_of(load.link)];
+    if (link.stamp != stamp_) continue;  // does not couple: cannot saturate
     link.frozen_load += load.coefficient * level;
     link.unfrozen_coefficient -= load.coefficient;
     --link.unfrozen;
@@ -241,13 +269,7 @@ void MaxMinFairness::solve_component() {
     for (const User& user : link.users) link.unfrozen_coefficient += user.coefficient;
     link.coefficient_reference = link.unfrozen_coefficient;
     ++link.version;
-    // A link with one flow saturates exactly when that flow reaches
-    // capacity / coefficient: it is folded into the flow's own bound below,
-    // which keeps the heap at one entry per flow plus one per shared link.
-    if (link.unfrozen > 1) {
-      heap_.push_back(
-          HeapEntry{link.capacity_Bps / link.unfrozen_coefficient, 1, id, link.version});
-    }
+    heap_.push_back(HeapEntry{link.capacity_Bps / link.unfrozen_coefficient, 1, id, link.version});
   }
   for (const uint32_t id : component_flows_) {
     Flow& flow = flows_[id];
@@ -256,7 +278,7 @@ void MaxMinFairness::solve_component() {
     double bound = flow.max_rate_Bps;
     for (const LinkLoad& load : flow.loads) {
       const Link& link = links_[index_of(load.link)];
-      if (link.users.size() == 1) bound = std::min(bound, link.capacity_Bps / load.coefficient);
+      if (link.stamp != stamp_) bound = std::min(bound, link.capacity_Bps / load.coefficient);
     }
     if (std::isfinite(bound)) heap_.push_back(HeapEntry{bound, 0, id, 0});
   }

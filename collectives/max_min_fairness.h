@@ -17,7 +17,11 @@
 // links; after a removal, the union of the pieces the flow connected), in
 // O(L + (F + S + sum of loads) log(F + S)) for a component of F flows, L links
 // and S links shared by two or more flows (a link used by one flow only is
-// folded into that flow's bound). Flows on disjoint links are not visited.
+// folded into that flow's bound). Flows on disjoint links are not visited,
+// nor are flows whose only shared links are slack: a link whose flows, all at
+// their own maximum rates, would still not fill it can never bind, so it
+// does not couple them (on non-blocking fabrics most shared links are slack,
+// which keeps components small at 100k GPUs).
 // last_changed() names the flows whose rate changed, so that the caller
 // reschedules only their completion events. Note that max-min rates are not
 // monotone: a start can speed another flow up and an end can slow one down
@@ -110,6 +114,7 @@ class MaxMinFairness {
     // unfrozen_coefficient is kept by subtraction; when it has fallen far
     // below this value it is summed afresh, so cancellation stays harmless.
     double coefficient_reference = 0;
+    double potential_load = 0;  // see update_potential()
   };
   struct Flow {
     std::vector<LinkLoad> loads;  // sorted by link id, one entry per link
@@ -124,8 +129,15 @@ class MaxMinFairness {
   void check_flow(FlowId flow) const;
   // Starts a new component (fresh stamp, empty lists).
   void begin_component();
-  // Adds `link` and everything reachable from it to the component.
-  void collect_from_link(uint32_t link);
+  // Sum of coefficient * max rate over the link's flows (infinite when one
+  // has no maximum), recomputed when its flows change.
+  void update_potential(uint32_t link);
+  // The link can bind: two or more flows whose maxima together exceed it.
+  bool couples(const Link& link) const;
+  // Adds `flow`'s component (flows reachable through coupling links).
+  void collect_from_flow(uint32_t flow);
+  // Adds every flow on `link`, and their components.
+  void seed_users_of(uint32_t link);
   // Progressive filling over the collected component; fills last_changed_.
   void solve_component();
   void freeze(uint32_t flow, double level);

@@ -498,6 +498,35 @@ TEST_P(MaxMinFairnessProperty, IncrementalEqualsFromScratch) {
   }
 }
 
+// A shared link that the flows' own maxima cannot fill never binds, so it
+// does not couple them: adding the second flow re-solves it alone.
+TEST(MaxMinFairness, SlackSharedLinkDoesNotCoupleFlows) {
+  MaxMinFairness mmf;
+  const LinkId shared = mmf.add_link(100);
+  const LinkId a_only = mmf.add_link(100);
+  const LinkId b_only = mmf.add_link(100);
+  const LinkLoad a_loads[] = {{shared, 1}, {a_only, 1}};
+  const LinkLoad b_loads[] = {{shared, 1}, {b_only, 1}};
+  const FlowId a = mmf.add_flow(a_loads, 40);
+  const FlowId b = mmf.add_flow(b_loads, 60);  // 40 + 60 <= 100: slack
+  EXPECT_EQ(mmf.last_solved_flows(), 1u);
+  EXPECT_EQ(mmf.rate(a), 40);
+  EXPECT_EQ(mmf.rate(b), 60);
+  // A third flow makes the link bind: all three are solved together and
+  // share what the maxima leave (100 / 3 each, a's 40 not reached).
+  const LinkLoad c_loads[] = {{shared, 1}};
+  const FlowId c = mmf.add_flow(c_loads, 1000);
+  EXPECT_EQ(mmf.last_solved_flows(), 3u);
+  EXPECT_DOUBLE_EQ(mmf.rate(a), 100.0 / 3);
+  EXPECT_DOUBLE_EQ(mmf.rate(b), 100.0 / 3);
+  EXPECT_DOUBLE_EQ(mmf.rate(c), 100.0 / 3);
+  // Removing it frees both again, though the link no longer couples them.
+  mmf.remove_flow(c);
+  EXPECT_EQ(mmf.last_solved_flows(), 2u);
+  EXPECT_EQ(mmf.rate(a), 40);
+  EXPECT_EQ(mmf.rate(b), 60);
+}
+
 INSTANTIATE_TEST_SUITE_P(MaxMinFairnessSeeds, MaxMinFairnessProperty,
                          ::testing::Range<uint64_t>(1, 41));
 

@@ -1,0 +1,131 @@
+#include "collectives/collective_flows.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "sim/check.h"
+#include "topology/routing.h"
+
+namespace clustersim::collectives {
+
+namespace {
+
+constexpr uint32_t kNoLink = std::numeric_limits<uint32_t>::max();
+
+// Consecutive runs of members on the same node, in ring order.
+struct NodeRun {
+  int64_t node;
+  int64_t first;  // index into the group
+  int64_t count;
+};
+
+std::vector<NodeRun> node_runs(const topology::Cluster& cluster, std::span<const int64_t> gpus) {
+  std::vector<NodeRun> runs;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const int64_t node = cluster.node_of_gpu(gpus[i]);
+    if (runs.empty() || runs.back().node != node) {
+      runs.push_back(NodeRun{node, static_cast<int64_t>(i), 0});
+    }
+    ++runs.back().count;
+  }
+  return runs;
+}
+
+}  // namespace
+
+CollectiveFlows::CollectiveFlows(const topology::Cluster& cluster, const HardwareProfile& profile)
+    : cluster_(cluster), profile_(profile), link_ids_(cluster.edge_count(), kNoLink) {}
+
+LinkId CollectiveFlows::link_of(topology::EdgeId edge) {
+  uint32_t& id = link_ids_[edge];
+  if (id == kNoLink) {
+    const bool nvlink = cluster_.link_kind(edge) == topology::LinkKind::kNvLink;
+    const double efficiency =
+        nvlink ? profile_.nvlink_ring_efficiency : profile_.network_efficiency;
+    id = static_cast<uint32_t>(solver_.add_link(cluster_.bandwidth_Bps(edge) * efficiency));
+  }
+  return LinkId{id};
+}
+
+Footprint CollectiveFlows::footprint(std::span<const int64_t> gpus) {
+  CLUSTERSIM_CHECK(!gpus.empty(), "a collective group needs at least one GPU");
+  Footprint out;
+  std::vector<LinkLoad>& loads = out.loads;
+  if (gpus.size() > 1) {
+    const std::vector<NodeRun> runs = node_runs(cluster_, gpus);
+    if (runs.size() == 1) {
+      for (const int64_t g : gpus) {
+        loads.push_back({link_of(cluster_.nvlink_up(g)), 1.0});
+        loads.push_back({link_of(topology::Cluster::reverse(cluster_.nvlink_up(g))), 1.0});
+      }
+    } else {
+      for (size_t r = 0; r < runs.size(); ++r) {
+        const NodeRun& from = runs[r];
+        const NodeRun& to = runs[(r + 1) % runs.size()];
+        const double per_node = static_cast<double>(from.count);
+        const double per_rail = 1.0 / per_node;
+        const double intra = (per_node - 1) / per_node;
+        for (int64_t i = 0; i < from.count; ++i) {
+          const int64_t g = gpus[static_cast<size_t>(from.first + i)];
+          if (from.count > 1) {
+            loads.push_back({link_of(cluster_.nvlink_up(g)), intra});
+            loads.push_back({link_of(topology::Cluster::reverse(cluster_.nvlink_up(g))), intra});
+          }
+          // Ring i leaves this node from its i-th member towards the i-th
+          // member of the next node (the same rail when the groups are
+          // rail-aligned, as NCCL arranges them).
+          const int64_t peer = gpus[static_cast<size_t>(to.first + i % to.count)];
+          topology::route(cluster_, g, peer, path_);
+          for (const topology::EdgeId e : path_) {
+            if (cluster_.link_kind(e) == topology::LinkKind::kNvLink) continue;  // counted above
+            loads.push_back({link_of(e), per_rail});
+          }
+        }
+      }
+    }
+  }
+  // One entry per link, loads a flow puts twice on a link added up.
+  std::sort(loads.begin(), loads.end(),
+            [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
+  size_t kept = 0;
+  for (size_t i = 0; i < loads.size(); ++i) {
+    if (kept > 0 && loads[kept - 1].link == loads[i].link) {
+      loads[kept - 1].coefficient += loads[i].coefficient;
+    } else {
+      loads[kept++] = loads[i];
+    }
+  }
+  loads.resize(kept);
+  for (const LinkLoad& load : loads) {
+    out.solo_rate_Bps =
+        std::min(out.solo_rate_Bps, solver_.link_capacity(load.link) / load.coefficient);
+  }
+  return out;
+}
+
+FlowId CollectiveFlows::start(const Footprint& footprint, double busbw_factor,
+                              double alone_rate_Bps) {
+  CLUSTERSIM_CHECK(
+      busbw_factor > 0 && alone_rate_Bps > 0 && std::isfinite(alone_rate_Bps),
+      "busbw factor " + std::to_string(busbw_factor) + ", rate " + std::to_string(alone_rate_Bps));
+  scratch_.assign(footprint.loads.begin(), footprint.loads.end());
+  for (LinkLoad& load : scratch_) load.coefficient *= busbw_factor;
+  const FlowId flow = solver_.add_flow(scratch_, alone_rate_Bps);
+  const auto id = static_cast<size_t>(flow);
+  if (rates_.size() <= id) rates_.resize(id + 1);
+  rates_[id].alone_Bps = alone_rate_Bps;
+  rates_[id].solo_Bps = std::min(alone_rate_Bps, footprint.solo_rate_Bps / busbw_factor);
+  return flow;
+}
+
+void CollectiveFlows::finish(FlowId flow) { solver_.remove_flow(flow); }
+
+double CollectiveFlows::rate(FlowId flow) const {
+  const FlowRates& r = rates_[static_cast<size_t>(flow)];
+  const double contended = solver_.rate(flow);
+  if (contended >= r.solo_Bps) return r.alone_Bps;  // uncontended: the tuner's rate exactly
+  return r.alone_Bps * (contended / r.solo_Bps);
+}
+
+}  // namespace clustersim::collectives
