@@ -26,7 +26,9 @@ void write_integer(std::ostream& out, Int number) {
 JsonWriter::JsonWriter(std::ostream& out, int indent, int wrap_levels)
     : out_(out),
       indent_(indent < 0 ? 0 : indent),
-      wrap_levels_(wrap_levels < 0 ? 0 : static_cast<size_t>(wrap_levels)) {}
+      wrap_levels_(wrap_levels >= 0 ? static_cast<size_t>(wrap_levels)
+                   : indent_ > 0    ? static_cast<size_t>(kAllLevels)
+                                    : 0) {}
 
 void JsonWriter::newline_and_indent(size_t depth) {
   out_ << '\n';

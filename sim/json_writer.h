@@ -14,12 +14,14 @@
 //    through a double: decimal(12345, 3) -> 12.345 (trailing zeros dropped:
 //    decimal(12000, 3) -> 12). Traces use it for nanoseconds as microseconds.
 //
-// Layout: with indent 0 (the default) everything is on one line with no
-// spaces. With indent > 0 the elements of the outermost `wrap_levels`
-// containers each go on their own line, indented by `indent` spaces per
-// level, and deeper containers stay on one line; separators are then ": "
-// and ", " (Python's json.dumps layout). No newline follows the document.
-//
+// Layout: the elements of the outermost `wrap_levels` containers each go
+// on their own line, indented by `indent` spaces per level; deeper
+// containers stay on one line. wrap_levels kAuto means every level when
+// indent > 0 and none when indent is 0 (everything on one line). With
+// indent > 0 separators are ": " and ", " (Python's json.dumps layout),
+// with indent 0 ":" and "," (so (0, 2) puts each element of a top-level
+// array member on a line of its own without spaces: the trace layout).
+// No newline follows the document.
 // Misuse (a value in an object without a key, a key in an array, an end
 // that does not match, a second top-level value, finishing an unclosed
 // document) is a bug and fails an invariant check (sim::InvariantError).
@@ -38,8 +40,9 @@ namespace clustersim::sim {
 class JsonWriter {
  public:
   static constexpr int kAllLevels = INT_MAX;
+  static constexpr int kAuto = -1;
 
-  explicit JsonWriter(std::ostream& out, int indent = 0, int wrap_levels = kAllLevels);
+  explicit JsonWriter(std::ostream& out, int indent = 0, int wrap_levels = kAuto);
 
   JsonWriter& begin_object();
   JsonWriter& end_object();
@@ -75,7 +78,7 @@ class JsonWriter {
   void newline_and_indent(size_t depth);
   void close(bool is_object);
   void write_escaped(std::string_view text);
-  bool wrapped(size_t depth) const { return indent_ > 0 && depth <= wrap_levels_; }
+  bool wrapped(size_t depth) const { return depth <= wrap_levels_; }
 
   std::ostream& out_;
   int indent_;

@@ -16,7 +16,7 @@ namespace {
 
 // The text of one value written by `fill`.
 template <class Fill>
-std::string json(Fill fill, int indent = 0, int wrap_levels = JsonWriter::kAllLevels) {
+std::string json(Fill fill, int indent = 0, int wrap_levels = JsonWriter::kAuto) {
   std::ostringstream out;
   JsonWriter writer(out, indent, wrap_levels);
   fill(writer);
@@ -84,6 +84,26 @@ TEST(JsonWriter, WrapLevelsKeepDeeperContainersOnOneLine) {
             "  {\"x\": 4}\n"
             " ],\n"
             " \"unit\": \"ns\"\n"
+            "}");
+}
+
+TEST(JsonWriter, WrapLevelsWithoutIndentKeepCompactSeparators) {
+  const std::string text = json(
+      [](JsonWriter& w) {
+        w.begin_object().key("events").begin_array();
+        w.begin_object().key("x").int64(1).key("y").begin_array().int64(2).end_array();
+        w.end_object();
+        w.int64(4);
+        w.end_array().key("unit").str("ns").end_object();
+      },
+      0, 2);
+  EXPECT_EQ(text,
+            "{\n"
+            "\"events\":[\n"
+            "{\"x\":1,\"y\":[2]},\n"
+            "4\n"
+            "],\n"
+            "\"unit\":\"ns\"\n"
             "}");
 }
 
