@@ -29,45 +29,110 @@ RankParams rank_params(const WorkloadSpec& w) {
   return r;
 }
 
-// 16-bit activation bytes scaled to the compute dtype.
-int64_t scaled(const WorkloadSpec& w, int64_t bytes_at_16_bit) {
-  return bytes_at_16_bit * dtype_bytes(w.dtype) / 2;
+// Per-rank widths and byte sizes of the header's activation notation.
+struct ActivationShapes {
+  int64_t c = 0;       // bytes per element of the compute dtype
+  int64_t tokens = 0;  // T = s * b
+  int64_t sp = 0;      // Tt = T /^ t, sequence-parallel tokens
+  int64_t hidden = 0;  // H
+  int64_t q = 0;       // Q = heads / t * head_dim
+  int64_t kv = 0;      // K = kv_heads / t * head_dim
+  int64_t ffn = 0;     // F = ffn_hidden / t
+  int64_t vocab = 0;   // Vt = V /^ t
+  int64_t r = 0;       // norm statistics per token
+  int64_t stats = 0;   // A: log-sum-exp or softmax probabilities
+};
+
+ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& options) {
+  CLUSTERSIM_CHECK(w.tp >= 1 && w.seq_len > 0 && w.local_batch > 0,
+                   "activation bytes need a WorkloadSpec from read_workload_spec()");
+  const ModelSpec& m = w.model;
+  ActivationShapes a;
+  a.c = dtype_bytes(w.dtype);
+  a.tokens = w.seq_len * w.local_batch;
+  a.sp = ceil_div(a.tokens, w.tp);
+  a.hidden = m.hidden;
+  const int64_t heads = m.heads / w.tp;
+  a.q = heads * m.head_dim();
+  a.kv = m.kv_heads / w.tp * m.head_dim();
+  a.ffn = m.ffn_hidden / w.tp;
+  a.vocab = ceil_div(m.vocab, w.tp);
+  a.r = m.norm == NormKind::kRmsNorm ? 4 : 8;
+  a.stats = options.flash_attention ? a.tokens * heads * 4
+                                    : w.local_batch * heads * w.seq_len * w.seq_len * a.c;
+  return a;
+}
+
+int64_t block_none_bytes(const WorkloadSpec& w, const ActivationShapes& a) {
+  const int64_t norms = 2 * a.sp * (a.hidden * a.c + a.r);
+  const int64_t projection_inputs = 2 * a.tokens * a.hidden * a.c;
+  const int64_t attention = 4 * a.tokens * a.q * a.c + a.stats;
+  const int64_t mlp_tensors = w.model.activation == Activation::kSwiGLU ? 4 : 2;
+  return norms + projection_inputs + attention + mlp_tensors * a.tokens * a.ffn * a.c;
+}
+
+struct BlockTerms {
+  int64_t none = 0;
+  int64_t stored = 0;
+  int64_t recompute = 0;
+};
+
+BlockTerms block_terms(const WorkloadSpec& w, const ActivationShapes& a) {
+  const ModelSpec& m = w.model;
+  BlockTerms b;
+  b.none = block_none_bytes(w, a);
+  const int64_t input = a.sp * a.hidden * a.c;
+  switch (w.activation_checkpointing) {
+    case ActivationCheckpointing::kNone:
+      b.stored = b.none;
+      break;
+    case ActivationCheckpointing::kFull:
+      b.stored = input;
+      b.recompute = b.none - input;
+      break;
+    case ActivationCheckpointing::kSelective: {
+      const bool swiglu = m.activation == Activation::kSwiGLU;
+      const int64_t attention_out = a.tokens * a.q * a.c + a.stats;
+      // Odd-numbered aten.mm outputs: wq, wv, w1 / up, w2 (SwiGLU's 7th mm).
+      const int64_t mm_saved =
+          m.linear_bias ? 0 : a.tokens * (a.q + a.kv + a.ffn + (swiglu ? a.hidden : 0)) * a.c;
+      const int64_t reduce_scatter = w.tp > 1 ? 2 * input : 0;
+      b.stored = input + mm_saved + attention_out + reduce_scatter;
+      int64_t shared = input + attention_out;
+      if (!m.linear_bias) {
+        shared += a.tokens * a.ffn * a.c;                             // w1 / up output
+        if (m.kv_heads == m.heads) shared += a.tokens * a.kv * a.c;   // v is wv's output
+        if (m.learned_positions > 0) shared += a.tokens * a.q * a.c;  // q is wq's output
+      }
+      b.recompute = b.none - shared;
+      break;
+    }
+  }
+  return b;
 }
 
 }  // namespace
 
 int64_t layer_activation_bytes(const WorkloadSpec& w, const MemoryOptions& options) {
-  const int64_t s = w.seq_len;
-  const int64_t b = w.local_batch;
-  const int64_t h = w.model.hidden;
-  const int64_t a = w.model.heads;
-  // s*b*h*(34 + 5*a*s/h) = s*b*(34*h + 5*a*s): exact in integers.
-  const int64_t per_token = 34 * h + (options.flash_attention ? 0 : 5 * a * s);
-  return scaled(w, s * b * per_token / w.tp);
+  return block_none_bytes(w, activation_shapes(w, options));
+}
+
+ActivationBreakdown activation_breakdown(const WorkloadSpec& w, const MemoryOptions& options) {
+  const ActivationShapes a = activation_shapes(w, options);
+  const BlockTerms b = block_terms(w, a);
+  ActivationBreakdown r;
+  r.block_none = b.none;
+  r.block_stored = b.stored;
+  r.block_recompute = b.recompute;
+  r.head = a.sp * (a.hidden * a.c + a.r) + a.tokens * a.hidden * a.c + 12 * a.tokens * a.vocab;
+  r.layers = w.model.layers * b.stored;
+  const int64_t block_backward = b.recompute + a.sp * a.hidden * a.c;
+  r.total = r.layers + std::max(r.head, block_backward);
+  return r;
 }
 
 int64_t activation_bytes(const WorkloadSpec& w, const MemoryOptions& options) {
-  const int64_t s = w.seq_len;
-  const int64_t b = w.local_batch;
-  const int64_t layers = w.model.layers;
-  int64_t stored = 0;
-  switch (w.activation_checkpointing) {
-    case ActivationCheckpointing::kNone:
-      stored = layers * layer_activation_bytes(w, options);
-      break;
-    case ActivationCheckpointing::kSelective: {
-      MemoryOptions flash = options;
-      flash.flash_attention = true;
-      stored = layers * layer_activation_bytes(w, flash);
-      break;
-    }
-    case ActivationCheckpointing::kFull:
-      stored = layers * scaled(w, 2 * s * b * w.model.hidden / w.tp) +
-               layer_activation_bytes(w, options);
-      break;
-  }
-  const int64_t logits = s * b * ceil_div(w.model.vocab, w.tp) * (dtype_bytes(w.dtype) + 4);
-  return stored + logits;
+  return activation_breakdown(w, options).total;
 }
 
 MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& options) {

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "sim/scenario_loader.h"
+#include "workloads/model_spec.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -47,45 +48,211 @@ TEST(MemoryModel, FullShardShardsSixteenBytesPerParameter) {
   EXPECT_EQ(m.host_bytes, 0);
 }
 
-// s = 8192, b = 2, h = 4096, a = 32, L = 32, V = 128256, t = 1, bf16.
-constexpr int64_t kSbh = int64_t{8192} * 2 * 4096;  // 67,108,864
-constexpr int64_t kLayerFlash = kSbh * 34;          // 2,281,701,376
-constexpr int64_t kLayerFull =
-    kSbh * 34 + int64_t{8192} * 2 * (5 * 32 * 8192);               // s*b*h*(34 + 5as/h)
-constexpr int64_t kLogits = int64_t{8192} * 2 * 128256 * (2 + 4);  // 12,608,077,824
-
-TEST(MemoryModel, ActivationsFollowKorthikanti) {
-  EXPECT_EQ(kLayerFull, 23'756'537'856);
-  const MemoryOptions no_flash{false};
-  EXPECT_EQ(layer_activation_bytes(llama3_8b("none"), no_flash), kLayerFull);
-  EXPECT_EQ(layer_activation_bytes(llama3_8b("none")), kLayerFlash);
-
-  EXPECT_EQ(activation_bytes(llama3_8b("none"), no_flash), 32 * kLayerFull + kLogits);
-  EXPECT_EQ(activation_bytes(llama3_8b("none"), no_flash), 772'817'289'216);
-  EXPECT_EQ(activation_bytes(llama3_8b("selective"), no_flash), 32 * kLayerFlash + kLogits);
-  EXPECT_EQ(activation_bytes(llama3_8b("selective"), no_flash), 85'622'521'856);
-  EXPECT_EQ(activation_bytes(llama3_8b("full"), no_flash), 32 * 2 * kSbh + kLayerFull + kLogits);
-  EXPECT_EQ(activation_bytes(llama3_8b("full"), no_flash), 40'659'582'976);
-
-  // With flash attention there are no scores to drop: selective == none.
-  EXPECT_EQ(activation_bytes(llama3_8b("none")), activation_bytes(llama3_8b("selective")));
-  EXPECT_EQ(activation_bytes(llama3_8b("full")), 32 * 2 * kSbh + kLayerFlash + kLogits);
-  EXPECT_EQ(activation_bytes(llama3_8b("full")), 19'184'746'496);
+// A WorkloadSpec built directly (FULL_SHARD over world / tp ranks), for the
+// activation terms.
+WorkloadSpec direct(std::string_view preset, int64_t seq_len, int64_t local_batch, int64_t tp,
+                    ActivationCheckpointing ac, int64_t world = 8) {
+  WorkloadSpec w;
+  w.model = *model_preset(preset);
+  w.seq_len = seq_len;
+  w.local_batch = local_batch;
+  w.tp = tp;
+  w.activation_checkpointing = ac;
+  w.world_size = world;
+  w.dp_size = world / tp;
+  w.shard_group_size = w.dp_size;
+  w.replica_group_size = 1;
+  return w;
 }
 
-TEST(MemoryModel, Llama3_8bOnEightGpusFitsOnlyWithFullCheckpointingAtBatchTwo) {
+constexpr auto kNone = ActivationCheckpointing::kNone;
+constexpr auto kSelective = ActivationCheckpointing::kSelective;
+constexpr auto kFull = ActivationCheckpointing::kFull;
+
+// llama3-8b, s = 8192, b = 2, t = 1, bf16: T = Tt = 16384 tokens, H = Q = 4096,
+// K = 8 * 128 = 1024, F = 14336, n = 32, V = 128256, RMSNorm (r = 4).
+constexpr int64_t kTH = int64_t{16384} * 4096 * 2;   // 134,217,728: T x H (also T x Q)
+constexpr int64_t kTK = int64_t{16384} * 1024 * 2;   //  33,554,432: T x K
+constexpr int64_t kTF = int64_t{16384} * 14336 * 2;  // 469,762,048: T x F
+constexpr int64_t kLse = int64_t{16384} * 32 * 4;    //   2,097,152: fp32 per row and head
+constexpr int64_t kRstd = int64_t{16384} * 4;        //      65,536: fp32 per token
+constexpr int64_t k8bNone = 2 * (kTH + kRstd)        // attention_norm, ffn_norm
+                            + 2 * kTH                // projection inputs
+                            + 4 * kTH + kLse         // q, k, v (repeat_kv), output, LSE
+                            + 4 * kTF;               // w1 out, silu out, w3 out, product
+constexpr int64_t k8bHead = kTH + kRstd + kTH + int64_t{12} * 16384 * 128256;
+
+TEST(MemoryModel, Llama3_8bBlockWithoutCheckpointing) {
+  EXPECT_EQ(k8bNone, 2'955'018'240);
+  const WorkloadSpec w = direct("llama3-8b", 8192, 2, 1, kNone);
+  EXPECT_EQ(layer_activation_bytes(w), k8bNone);
+  const ActivationBreakdown a = activation_breakdown(w);
+  EXPECT_EQ(a.block_none, k8bNone);
+  EXPECT_EQ(a.block_stored, k8bNone);
+  EXPECT_EQ(a.block_recompute, 0);
+  EXPECT_EQ(a.layers, 32 * k8bNone);
+  // The loss's backward: log_softmax's fp32 output, its gradient and the
+  // logits' gradient, 12 bytes for each of T * V = 2,101,346,304 logits.
+  EXPECT_EQ(k8bHead, 25'484'656'640);
+  EXPECT_EQ(a.head, k8bHead);
+  EXPECT_EQ(a.total, 32 * k8bNone + k8bHead);
+  EXPECT_EQ(activation_bytes(w), 120'045'240'320);
+
+  // Without flash attention the probabilities (b*n*s*s*c) replace the LSE.
+  const MemoryOptions no_flash{false};
+  EXPECT_EQ(layer_activation_bytes(w, no_flash),
+            k8bNone - kLse + int64_t{2} * 32 * 8192 * 8192 * 2);
+  EXPECT_EQ(layer_activation_bytes(w, no_flash), 11'542'855'680);
+}
+
+TEST(MemoryModel, Llama3_8bSelectiveFollowsTorchtitanOpPolicy) {
+  const ActivationBreakdown a = activation_breakdown(direct("llama3-8b", 8192, 2, 1, kSelective));
+  // Block input; outputs of mm 1, 3, 5, 7 (wq, wv, w1, w2); attention output and LSE.
+  EXPECT_EQ(a.block_stored, kTH + (kTH + kTK + kTF + kTH) + (kTH + kLse));
+  EXPECT_EQ(a.block_stored, 1'042'284'544);
+  // Recomputed: all but what autograd shares with the saved set (the input,
+  // the attention output and LSE, w1's output; v is a repeat_kv copy, q rotated).
+  EXPECT_EQ(a.block_recompute, k8bNone - kTH - (kTH + kLse) - kTF);
+  EXPECT_EQ(a.block_recompute, 2'214'723'584);
+  // The loss's backward outweighs the block's: 25.5 GB against 2.3 GB.
+  EXPECT_EQ(a.head, k8bHead);
+  EXPECT_EQ(a.total, 32 * a.block_stored + k8bHead);
+  EXPECT_EQ(a.total, 58'837'762'048);
+}
+
+TEST(MemoryModel, Llama3_8bFullKeepsBlockInputs) {
+  const ActivationBreakdown a = activation_breakdown(direct("llama3-8b", 8192, 2, 1, kFull));
+  EXPECT_EQ(a.block_stored, kTH);
+  EXPECT_EQ(a.block_recompute, k8bNone - kTH);
+  EXPECT_EQ(a.total, 32 * kTH + k8bHead);
+  EXPECT_EQ(a.total, 29'779'623'936);
+}
+
+TEST(MemoryModel, TensorParallelSplitsWidthsAndSequence) {
+  // llama3-8b, t = 2: T = 16384, Tt = 8192, Q = 2048, K = 512, F = 7168,
+  // n = 16, Vt = 64128. Projection inputs are all-gathered: T x H.
+  constexpr int64_t tt_h = int64_t{8192} * 4096 * 2;  // 67,108,864
+  constexpr int64_t t_h = int64_t{16384} * 4096 * 2;  // 134,217,728
+  constexpr int64_t t_q = int64_t{16384} * 2048 * 2;  // 67,108,864
+  constexpr int64_t t_k = int64_t{16384} * 512 * 2;   // 16,777,216
+  constexpr int64_t t_f = int64_t{16384} * 7168 * 2;  // 234,881,024
+  constexpr int64_t lse = int64_t{16384} * 16 * 4;    // 1,048,576
+  constexpr int64_t none = 2 * (tt_h + 8192 * 4) + 2 * t_h + 4 * t_q + lse + 4 * t_f;
+  static_assert(none == 1'611'726'848);
+  EXPECT_EQ(layer_activation_bytes(direct("llama3-8b", 8192, 2, 2, kNone)), none);
+
+  const ActivationBreakdown sel = activation_breakdown(direct("llama3-8b", 8192, 2, 2, kSelective));
+  // w2's output is the T x H partial sum; wo's and w2's reduce-scatter
+  // outputs (Tt x H each) are saved too.
+  EXPECT_EQ(sel.block_stored, tt_h + (t_q + t_k + t_f + t_h) + (t_q + lse) + 2 * tt_h);
+  EXPECT_EQ(sel.block_stored, 722'468'864);
+  EXPECT_EQ(sel.block_recompute, none - tt_h - (t_q + lse) - t_f);
+  const int64_t head = tt_h + 8192 * 4 + t_h + int64_t{12} * 16384 * 64128;
+  EXPECT_EQ(sel.head, head);
+  EXPECT_EQ(sel.total, 32 * sel.block_stored + head);
+  EXPECT_EQ(sel.total, 35'928'440'832);
+
+  const ActivationBreakdown full = activation_breakdown(direct("llama3-8b", 8192, 2, 2, kFull));
+  EXPECT_EQ(full.block_stored, tt_h);
+  EXPECT_EQ(full.total, 32 * tt_h + head);
+}
+
+TEST(MemoryModel, Gpt3LayerNormGeluBiasedLinears) {
+  // gpt3-175b, s = 2048, b = 1, t = 8: T = 2048, Tt = 256, H = 12288,
+  // Q = K = 1536, F = 6144, n = 12, Vt = 6283; LayerNorm (r = 8), GELU,
+  // learned positions, biased linears (aten.addmm: no GEMM output saved).
+  constexpr int64_t tt_h = int64_t{256} * 12288 * 2;  // 6,291,456
+  constexpr int64_t t_h = int64_t{2048} * 12288 * 2;  // 50,331,648
+  constexpr int64_t t_q = int64_t{2048} * 1536 * 2;   // 6,291,456
+  constexpr int64_t t_f = int64_t{2048} * 6144 * 2;   // 25,165,824
+  constexpr int64_t lse = int64_t{2048} * 12 * 4;     // 98,304
+  constexpr int64_t none = 2 * (tt_h + 256 * 8) + 2 * t_h + 4 * t_q + lse + 2 * t_f;
+  static_assert(none == 188'846'080);
+  constexpr int64_t head = tt_h + 256 * 8 + t_h + int64_t{12} * 2048 * 6283;
+  static_assert(head == 211'036'160);
+
+  const ActivationBreakdown n = activation_breakdown(direct("gpt3-175b", 2048, 1, 8, kNone, 64));
+  EXPECT_EQ(n.block_none, none);
+  EXPECT_EQ(n.total, 96 * none + head);
+
+  const ActivationBreakdown sel =
+      activation_breakdown(direct("gpt3-175b", 2048, 1, 8, kSelective, 64));
+  EXPECT_EQ(sel.block_stored, tt_h + (t_q + lse) + 2 * tt_h);
+  EXPECT_EQ(sel.block_recompute, none - tt_h - (t_q + lse));
+  EXPECT_EQ(sel.total, 96 * sel.block_stored + head);
+  EXPECT_EQ(sel.total, 2'636'392'448);
+
+  const ActivationBreakdown full = activation_breakdown(direct("gpt3-175b", 2048, 1, 8, kFull, 64));
+  EXPECT_EQ(full.block_stored, tt_h);
+  EXPECT_EQ(full.total, 96 * tt_h + head);
+
+  // Without flash attention the block's recompute (with its 100 MB of
+  // probabilities) outweighs the loss: the peak moves to the block's backward.
+  const MemoryOptions no_flash{false};
+  const int64_t probs = int64_t{12} * 2048 * 2048 * 2;
+  const ActivationBreakdown math =
+      activation_breakdown(direct("gpt3-175b", 2048, 1, 8, kFull, 64), no_flash);
+  EXPECT_EQ(math.block_none, none - lse + probs);
+  EXPECT_EQ(math.total, 96 * tt_h + (math.block_none - tt_h) + tt_h);
+  EXPECT_EQ(math.total, 893'390'848);
+
+  // Unbiased linears: mm 1, 3, 5 (wq, wv, up) are saved; with learned
+  // positions q is wq's output and with heads == kv_heads v is wv's, so both
+  // are shared with what autograd keeps, as is up's output.
+  WorkloadSpec unbiased = direct("gpt3-175b", 2048, 1, 8, kSelective, 64);
+  unbiased.model.linear_bias = false;
+  const ActivationBreakdown u = activation_breakdown(unbiased);
+  EXPECT_EQ(u.block_stored, tt_h + (t_q + t_q + t_f) + (t_q + lse) + 2 * tt_h);
+  EXPECT_EQ(u.block_recompute, none - tt_h - (t_q + lse) - t_f - t_q - t_q);
+}
+
+TEST(MemoryModel, CheckpointingModesAreMonotonic) {
+  for (const std::string& name : model_preset_names()) {
+    for (const int64_t tp : {1, 8}) {
+      const WorkloadSpec base = direct(name, 4096, 1, tp, kNone, 64);
+      WorkloadSpec sel = base;
+      sel.activation_checkpointing = kSelective;
+      WorkloadSpec full = base;
+      full.activation_checkpointing = kFull;
+      const ActivationBreakdown n = activation_breakdown(base);
+      const ActivationBreakdown s = activation_breakdown(sel);
+      const ActivationBreakdown f = activation_breakdown(full);
+      EXPECT_GT(n.block_stored, s.block_stored) << name << " tp " << tp;
+      EXPECT_GT(s.block_stored, f.block_stored) << name << " tp " << tp;
+      EXPECT_GT(n.total, s.total) << name << " tp " << tp;
+      EXPECT_GT(s.total, f.total) << name << " tp " << tp;
+      // A checkpointed block's tensors are all alive again in its backward.
+      EXPECT_GE(s.block_stored + s.block_recompute, n.block_stored) << name << " tp " << tp;
+      EXPECT_EQ(f.block_stored + f.block_recompute, n.block_stored) << name << " tp " << tp;
+    }
+  }
+}
+
+TEST(MemoryModel, Llama3_8bOnEightGpusMatchesTorchtitan) {
+  // torchtitan docs/performance.md, Table 1: Llama 3.1 8B, FSDP on 8 H100
+  // (96 GB), seq 8192, local batch 2, selective (op) AC, eager: 82.4 GiB
+  // reserved. The model: 83,297,468,416 bytes = 77.6 GiB (6% under).
   // states 16,060,522,496 + unsharded 2,973,802,496 + comm 436,224,000 = 19,470,548,992
   const int64_t fixed = 19'470'548'992;
   const MemoryBreakdown selective = memory_breakdown(llama3_8b("selective"));
-  EXPECT_EQ(selective.activations, 85'622'521'856);
-  EXPECT_EQ(selective.reserve, kGiB + 5'254'653'542);  // 5% of 105,093,070,848
-  EXPECT_EQ(selective.total(), 111'421'466'214);
-  EXPECT_FALSE(fits(selective, 80 * kGiB));
+  EXPECT_EQ(selective.activations, 58'837'762'048);
+  EXPECT_EQ(selective.reserve, kGiB + 3'915'415'552);  // 5% of 78,308,311,040
+  EXPECT_EQ(selective.total(), 83'297'468'416);
+  EXPECT_TRUE(fits(selective, 96'000'000'000));
+  EXPECT_NEAR(static_cast<double>(selective.total()), 82.4 * static_cast<double>(kGiB),
+              0.1 * 82.4 * static_cast<double>(kGiB));
+
+  // Without checkpointing 32 blocks of 2.96 GB do not fit (torchtitan needs AC).
+  const MemoryBreakdown none = memory_breakdown(llama3_8b("none"));
+  EXPECT_EQ(none.total() - none.reserve, fixed + 120'045'240'320);
+  EXPECT_FALSE(fits(none, 80'000'000'000));
+  EXPECT_FALSE(fits(none, 96'000'000'000));
 
   const MemoryBreakdown full = memory_breakdown(llama3_8b("full"));
-  EXPECT_EQ(full.total() - full.reserve, fixed + 19'184'746'496);
-  EXPECT_EQ(full.total(), 41'661'802'086);
+  EXPECT_EQ(full.total() - full.reserve, fixed + 29'779'623'936);
   EXPECT_TRUE(fits(full, 80 * kGiB));
+  EXPECT_LT(full.total(), selective.total());
+  EXPECT_LT(selective.total(), none.total());
 }
 
 TEST(MemoryModel, Llama3_405bNeedsTensorParallelismAndHybridSharding) {
@@ -111,18 +278,18 @@ TEST(MemoryModel, Llama3_405bNeedsTensorParallelismAndHybridSharding) {
   EXPECT_EQ(m.optimizer, 12 * 99'085'328);
   EXPECT_EQ(m.unsharded_params, int64_t{2} * (525'352'960 + 2 * 398'462'976));
   EXPECT_EQ(m.comm_buffers, 2 * 398'462'976);
-  // full: 126 * 2*s*b*h/t + s*b*h*34/t + s*b*(V/t)*6
-  EXPECT_EQ(m.activations, 126 * (int64_t{2} * 8192 * 16384 / 8) + int64_t{8192} * 16384 * 34 / 8 +
-                               int64_t{8192} * 16032 * 6);
-  EXPECT_EQ(m.activations, 5'586'288'640);
-  EXPECT_EQ(m.total(), 12'217'536'371);
+  // full: 126 block inputs Tt x H (Tt = 1024) + the head: final norm input and
+  // rstd, gathered head input (T x H), 12 bytes per logit (Vt = 16032).
+  EXPECT_EQ(m.activations, 126 * (int64_t{1024} * 16384 * 2) + int64_t{1024} * (16384 * 2 + 4) +
+                               int64_t{8192} * 16384 * 2 + int64_t{12} * 8192 * 16032);
+  EXPECT_EQ(m.activations, 6'105'862'144);
+  EXPECT_EQ(m.total(), 12'763'088'550);  // states etc. 5,026,849,024 + 5% + 1 GiB
   EXPECT_TRUE(fits(m, 80 * kGiB));
 
-  // Without checkpointing: 126 layers of s*b*h*34/t = 71.9 GB; still just fits.
+  // Without checkpointing: 126 blocks of 1.17 GB (t = 8) do not fit.
   const MemoryBreakdown none = memory_breakdown(spec(hsdp, 98304));
-  EXPECT_EQ(none.total(), 82'646'611'418);
-  EXPECT_TRUE(fits(none, 80 * kGiB));
-  EXPECT_FALSE(fits(none, 80'000'000'000));
+  EXPECT_EQ(none.activations, 126 * int64_t{1'174'937'600} + 1'878'003'712);
+  EXPECT_FALSE(fits(none, 80 * kGiB));
 }
 
 TEST(MemoryModel, StrategiesAndOptions) {
@@ -155,14 +322,23 @@ TEST(MemoryModel, StrategiesAndOptions) {
   m = memory_breakdown(fp32);
   EXPECT_EQ(m.params, 4 * k8bShard);
   EXPECT_EQ(m.optimizer, 8 * k8bShard);
-  EXPECT_EQ(layer_activation_bytes(fp32), int64_t{4096} * 4096 * 34 * 2);
+  // T = 4096: norms 2 * (T*H*4 + T*4), projection inputs 2 * T*H*4, q, k, v,
+  // output 4 * T*H*4 and LSE T*32*4, SwiGLU 4 * T*F*4.
+  constexpr int64_t th4 = int64_t{4096} * 4096 * 4;
+  EXPECT_EQ(layer_activation_bytes(fp32), 2 * (th4 + 4096 * 4) + 2 * th4 + 4 * th4 + 4096 * 32 * 4 +
+                                              4 * (int64_t{4096} * 14336 * 4));
+  EXPECT_EQ(layer_activation_bytes(fp32), 1'476'952'064);
   // CPU offload moves the sharded state to the host.
   m = memory_breakdown(spec(base + "  cpu_offload: true\n", 8));
   EXPECT_EQ(m.params + m.grads + m.optimizer, 0);
   EXPECT_EQ(m.host_bytes, 16 * k8bShard);
-  // Tensor parallelism with sequence parallelism divides activations by tp.
+  // Tensor parallelism with sequence parallelism: norms on T / 2 tokens,
+  // projection inputs gathered (T), q/k/v/output, LSE and MLP widths halved.
   const WorkloadSpec tp2 = spec(base + "  parallelism:\n    tp: 2\n", 8);
-  EXPECT_EQ(layer_activation_bytes(tp2), int64_t{4096} * 4096 * 34 / 2);
+  constexpr int64_t th2 = int64_t{4096} * 4096 * 2;
+  EXPECT_EQ(layer_activation_bytes(tp2), 2 * (th2 / 2 + 2048 * 4) + 2 * th2 + 4 * (th2 / 2) +
+                                             4096 * 16 * 4 + 4 * (int64_t{4096} * 7168 * 2));
+  EXPECT_EQ(layer_activation_bytes(tp2), 402'931'712);
   EXPECT_EQ(memory_breakdown(tp2).comm_buffers, 2 * (k8bBlock / 2));
 }
 
