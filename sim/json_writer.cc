@@ -129,10 +129,37 @@ JsonWriter& JsonWriter::number(double number) {
     out_ << "null";
     return *this;
   }
+  if (number == 0) {
+    out_ << '0';  // -0 too
+    return *this;
+  }
+  // The shortest round-trip digits, from to_chars' scientific form
+  // "-d.ddde+XX", then laid out as JavaScript's Number#toString does.
   char buffer[64];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, number);
+  const auto [end, ec] =
+      std::to_chars(buffer, buffer + sizeof buffer, number, std::chars_format::scientific);
   CLUSTERSIM_CHECK(ec == std::errc(), "64 characters hold any double");
-  out_.write(buffer, end - buffer);
+  const std::string_view text(buffer, static_cast<size_t>(end - buffer));
+  const size_t e = text.find('e');
+  std::string digits;
+  for (char c : text.substr(0, e)) {
+    if (c >= '0' && c <= '9') digits += c;
+  }
+  const int exponent = std::atoi(std::string(text.substr(e + 1)).c_str());
+  if (number < 0) out_ << '-';
+  if (exponent >= 21 || exponent < -6) {
+    out_ << digits[0];
+    if (digits.size() > 1) out_ << '.' << std::string_view(digits).substr(1);
+    out_ << 'e' << (exponent < 0 ? '-' : '+') << std::abs(exponent);
+  } else if (exponent < 0) {
+    out_ << "0." << std::string(static_cast<size_t>(-exponent - 1), '0') << digits;
+  } else if (digits.size() <= static_cast<size_t>(exponent) + 1) {
+    out_ << digits << std::string(static_cast<size_t>(exponent) + 1 - digits.size(), '0');
+  } else {
+    const auto point = static_cast<size_t>(exponent) + 1;
+    out_ << std::string_view(digits).substr(0, point) << '.'
+         << std::string_view(digits).substr(point);
+  }
   return *this;
 }
 

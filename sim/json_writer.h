@@ -7,9 +7,12 @@
 //  * Strings are escaped as RFC 8259 requires: '"' and '\' get a backslash,
 //    \b \f \n \r \t their short forms, other bytes below 0x20 \u00XX.
 //    Everything else, UTF-8 included, is copied as is.
-//  * Doubles are printed as the shortest text that reads back to the same
-//    double (std::to_chars): 0.1 -> 0.1, 2.0 -> 2, 1e21 -> 1e+21. NaN and
-//    infinities, which JSON cannot express, are written as null.
+//  * Doubles are printed with the fewest digits that read back to the same
+//    double (std::to_chars), laid out as JavaScript's Number#toString (and
+//    so JSON.stringify) does: fixed notation from 1e-6 up to below 1e21,
+//    scientific outside: 0.1 -> 0.1, 2.0 -> 2, 0.0006 -> 0.0006,
+//    1e16 -> 10000000000000000, 1.25e-7 -> 1.25e-7, 1e21 -> 1e+21, and -0 -> 0.
+//    NaN and infinities, which JSON cannot express, are written as null.
 //  * decimal(units, scale) writes units x 10^-scale exactly, without going
 //    through a double: decimal(12345, 3) -> 12.345 (trailing zeros dropped:
 //    decimal(12000, 3) -> 12). Traces use it for nanoseconds as microseconds.

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/check.h"
+#include "tests/support/json_value.h"
 
 namespace clustersim::sim {
 namespace {
@@ -139,12 +140,43 @@ TEST(JsonWriter, DoublesAreShortestRoundTrip) {
   EXPECT_EQ(number_text(0.0), "0");
   EXPECT_EQ(number_text(1.0 / 3.0), "0.3333333333333333");
   EXPECT_EQ(number_text(1e21), "1e+21");
-  EXPECT_EQ(number_text(1.25e-7), "1.25e-07");
+  EXPECT_EQ(number_text(-0.0), "0");
+  EXPECT_EQ(number_text(1.25e-7), "1.25e-7");
+  EXPECT_EQ(number_text(1e-6), "0.000001");
+  EXPECT_EQ(number_text(-0.0006), "-0.0006");
+  EXPECT_EQ(number_text(123456789.0), "123456789");
+  EXPECT_EQ(number_text(1e16), "10000000000000000");
+  EXPECT_EQ(number_text(1.5e20), "150000000000000000000");
+  EXPECT_EQ(number_text(-2.5e-300), "-2.5e-300");
+  EXPECT_EQ(number_text(4.9e-324), "5e-324");
   EXPECT_EQ(number_text(5762.123456789), "5762.123456789");
   EXPECT_EQ(number_text(std::numeric_limits<double>::max()), "1.7976931348623157e+308");
-  for (double x : {0.1, 1.0 / 3.0, 6.02214076e23, 4.9e-324, 123456.789e-11}) {
+  for (double x : {0.1, 1.0 / 3.0, 6.02214076e23, 4.9e-324, 123456.789e-11, 1e-6, 9.999e20,
+                   -12345.678, 5762.5}) {
     EXPECT_EQ(std::strtod(number_text(x).c_str(), nullptr), x) << number_text(x);
   }
+}
+
+TEST(JsonWriter, OutputReadsBackThroughAStrictParser) {
+  const std::string tricky = "q\"b\\s/\b\f\n\r\t\x01\x1f µ → 😀";
+  const std::string text = json(
+      [&](JsonWriter& w) {
+        w.begin_object().key(tricky).str(tricky).key("n").begin_array();
+        for (double x : {0.1, -2.5e-300, 1e21, 1e-6}) w.number(x);
+        w.decimal(-1005, 3).end_array().end_object();
+      },
+      2);
+  const test_support::JsonValue v = test_support::parse_json(text);
+  ASSERT_EQ(v.members.size(), 2u);
+  EXPECT_EQ(v.members[0].first, tricky);
+  EXPECT_EQ(v.members[0].second.text, tricky);
+  const auto& n = v["n"].items;
+  ASSERT_EQ(n.size(), 5u);
+  EXPECT_EQ(n[0].number, 0.1);
+  EXPECT_EQ(n[1].number, -2.5e-300);
+  EXPECT_EQ(n[2].number, 1e21);
+  EXPECT_EQ(n[3].number, 1e-6);
+  EXPECT_EQ(n[4].number, -1.005);
 }
 
 TEST(JsonWriter, NonFiniteDoublesAreNull) {
