@@ -1,6 +1,7 @@
 #include "collectives/hardware_profile.h"
 
 #include <filesystem>
+#include <variant>
 
 #include "sim/config_values.h"
 #include "sim/scenario_loader.h"
@@ -36,6 +37,113 @@ void add_hops(sim::ConfigSchema& s, const std::string& section, const std::strin
 HopLatency read_hops(const sim::ConfigValues& v, const std::string& section) {
   return HopLatency{us(v, section + ".base"), us(v, section + ".nvlink_hop"),
                     us(v, section + ".network_hop")};
+}
+
+// Efficiencies of the compute model: in (0, 1] (0 would make a time infinite).
+std::string in_unit_interval(const sim::ConfigValue& value) {
+  const double x = std::get<double>(value);
+  return x > 0 && x <= 1 ? "" : "a number in (0, 1]";
+}
+
+std::string at_least_one(const sim::ConfigValue& value) {
+  return std::get<double>(value) >= 1 ? "" : "a number >= 1";
+}
+
+void add_curve(sim::ConfigSchema& s, const std::string& section, const std::string& what,
+               const std::string& size_unit) {
+  s.add_section(section, "Efficiency curve of " + what +
+                             ": eff(x) = e_max * x / (x + x_half) of the peak FLOP/s.");
+  s.add_key(section + ".e_max", ValueType::kFloat, "Plateau efficiency.")
+      .required()
+      .validated_by(in_unit_interval, "in (0, 1]");
+  s.add_key(section + ".x_half", ValueType::kFloat,
+            "Size at which the efficiency is e_max / 2, in " + size_unit + ".")
+      .required()
+      .non_negative()
+      .in_unit(size_unit);
+}
+
+EfficiencyCurveParams read_curve(const sim::ConfigValues& v, const std::string& section) {
+  return EfficiencyCurveParams{v.get_float(section + ".e_max"), v.get_float(section + ".x_half")};
+}
+
+void add_gpu_and_host_keys(sim::ConfigSchema& s) {
+  s.add_section("gpu", "The GPU's compute figures (workloads/compute_model.h).");
+  s.add_key("gpu.curves_fitted_to", ValueType::kString,
+            "The `hardware` rows of scenarios/measurements/compute/*.csv the efficiency curves "
+            "were fitted to, e.g. H100-SXM (a part without measurements names the part whose "
+            "curves it borrows).")
+      .required()
+      .not_empty();
+  // sim/units.h has no FLOP/s unit: a plain number in TFLOP/s.
+  s.add_key("gpu.peak_tflops", ValueType::kFloat,
+            "Dense tensor-core peak for bf16, TFLOP/s (1e12 FLOP/s).")
+      .required()
+      .positive()
+      .in_unit("TFLOP/s");
+  s.add_key("gpu.memory", ValueType::kBytes, "HBM capacity per GPU.").required().positive();
+  s.add_key("gpu.hbm_bandwidth", ValueType::kBandwidth, "HBM bandwidth (datasheet).")
+      .required()
+      .positive();
+  s.add_key("gpu.mem_efficiency", ValueType::kFloat,
+            "Achieved / datasheet HBM bandwidth of streaming kernels (default: a placeholder, "
+            "no measurement yet).")
+      .default_to(0.90)
+      .validated_by(in_unit_interval, "in (0, 1]");
+  add_curve(s, "gpu.gemm", "GEMMs, by work 2*m*n*k", "FLOPs");
+  add_curve(s, "gpu.attention_fwd", "attention forward, by keys per query (seq, seq / 2 causal)",
+            "keys per query");
+  add_curve(s, "gpu.attention_bwd", "attention backward, by keys per query (seq, seq / 2 causal)",
+            "keys per query");
+  s.add_key("gpu.comm_overlap_slowdown", ValueType::kFloat,
+            "Factor on compute time while communication kernels share the SMs (default: a "
+            "placeholder in the 1.05-1.15 range reports suggest).")
+      .default_to(1.10)
+      .validated_by(at_least_one, ">= 1");
+
+  s.add_section("host", "The host side of one GPU: launches, PCIe copies, CPU optimizer.");
+  s.add_key("host.kernel_launch", ValueType::kDuration, "CPU time per eager kernel launch.")
+      .default_to(sim::SimTime::us(10))
+      .positive()
+      .in_unit("us");
+  s.add_key("host.graph_launch", ValueType::kDuration,
+            "CPU time per CUDA graph launch (the whole graph).")
+      .default_to(sim::SimTime::us(8))
+      .positive()
+      .in_unit("us");
+  s.add_key("host.pcie_efficiency", ValueType::kFloat,
+            "Achieved host<->device copy bandwidth / the topology's raw PCIe rate.")
+      .required()
+      .validated_by(in_unit_interval, "in (0, 1]");
+  s.add_key("host.cpu_adam_params_per_s", ValueType::kFloat,
+            "CPU AdamW parameters updated per second by one node's host CPU (all cores, shared "
+            "by the node's ranks), for optimizer CPU offload.")
+      .default_to(1.41e9)
+      .positive()
+      .in_unit("params/s");
+}
+
+GpuProfile read_gpu(const sim::ConfigValues& v) {
+  GpuProfile g;
+  g.curves_fitted_to = v.get_string("gpu.curves_fitted_to");
+  g.peak_flops_per_s = v.get_float("gpu.peak_tflops") * 1e12;
+  g.memory_bytes = v.get_bytes("gpu.memory");
+  g.hbm_Bps = v.get_bandwidth_Bps("gpu.hbm_bandwidth");
+  g.mem_efficiency = v.get_float("gpu.mem_efficiency");
+  g.gemm = read_curve(v, "gpu.gemm");
+  g.attention_fwd = read_curve(v, "gpu.attention_fwd");
+  g.attention_bwd = read_curve(v, "gpu.attention_bwd");
+  g.comm_overlap_slowdown = v.get_float("gpu.comm_overlap_slowdown");
+  return g;
+}
+
+HostProfile read_host(const sim::ConfigValues& v) {
+  HostProfile h;
+  h.kernel_launch_us = us(v, "host.kernel_launch");
+  h.graph_launch_us = us(v, "host.graph_launch");
+  h.pcie_efficiency = v.get_float("host.pcie_efficiency");
+  h.cpu_adam_params_per_s = v.get_float("host.cpu_adam_params_per_s");
+  return h;
 }
 
 }  // namespace
@@ -126,6 +234,7 @@ sim::ConfigSchema hardware_profile_schema() {
         .required()
         .positive();
   }
+  add_gpu_and_host_keys(s);
   return s;
 }
 
@@ -158,14 +267,18 @@ HardwareProfile load_hardware_profile(const std::string& path) {
     pp.max_busbw_Bps = v.get_bandwidth_Bps(sec + ".max_busbw");
     pp.full_bandwidth_bytes = v.get_bytes(sec + ".full_bandwidth_size");
   }
+  p.gpu = read_gpu(v);
+  p.host = read_host(v);
   return p;
 }
 
 void add_hardware_keys(sim::ConfigSchema& schema) {
   schema
-      .add_key("hardware", ValueType::kString,
-               "Hardware profile (collective cost constants): a YAML file, relative to the "
-               "scenario file's directory unless absolute, e.g. ../hardware/h100.yaml.")
+      .add_key(
+          "hardware", ValueType::kString,
+          "Hardware profile (collective cost constants, GPU compute figures, host costs): a YAML "
+          "file, relative to the scenario file's directory unless absolute, e.g. "
+          "../hardware/h100.yaml.")
       .not_empty();
 }
 

@@ -1,12 +1,17 @@
 // HardwareProfile: every constant of the collective cost model for one GPU
-// generation, loaded from a YAML profile (scenarios/hardware/*.yaml) in which
-// each value carries its source in a comment.
+// generation, plus the GPU's compute figures (`gpu`: peak, HBM, the compute
+// model's efficiency curves) and the host's (`host`: launch costs, PCIe, CPU
+// optimizer), loaded from a YAML profile (scenarios/hardware/*.yaml) in which
+// each value carries its source in a comment. Collectives only carries the
+// `gpu` and `host` numbers; workloads/compute_model.h turns them into a
+// GpuComputeSpec (compute_spec_from_profile).
 //
 // Units: latencies are microseconds (double, `_us`), bandwidths bytes per
-// second (`_Bps`), sizes bytes. Efficiencies are dimensionless multipliers of
-// a raw link rate that the topology provides (GroupGeometry in
-// collective_cost.h): the profile says how much of the wire NCCL achieves,
-// the topology says how fast the wire is.
+// second (`_Bps`), sizes bytes, compute FLOP/s. Efficiencies are
+// dimensionless multipliers of a raw rate: of a link rate that the topology
+// provides (GroupGeometry in collective_cost.h) -- the profile says how much
+// of the wire NCCL achieves, the topology says how fast the wire is -- or of
+// the GPU's own peak FLOP/s and HBM bandwidth.
 //
 // Errors: load_hardware_profile throws sim::ConfigError naming file:line:col
 // for every bad, missing or unknown key (the profile is validated by its own
@@ -56,6 +61,43 @@ struct ProtocolParams {
   int64_t full_bandwidth_bytes = 0;
 };
 
+// One efficiency curve of the compute model, eff(x) = e_max * x / (x + x_half)
+// (workloads/compute_model.h); x_half is in the unit of its curve's size.
+struct EfficiencyCurveParams {
+  double e_max = 1;   // plateau, in (0, 1]
+  double x_half = 0;  // size at which eff = e_max / 2, >= 0
+};
+
+// The GPU's compute figures (profile section `gpu`).
+struct GpuProfile {
+  // The `hardware` rows of scenarios/measurements/compute/*.csv the curves
+  // were fitted to ("H100-SXM"); a part without measurements of its own names
+  // the part whose curves it borrows.
+  std::string curves_fitted_to;
+  double peak_flops_per_s = 0;  // dense tensor-core FLOP/s for bf16
+  int64_t memory_bytes = 0;     // HBM capacity per GPU
+  double hbm_Bps = 0;           // HBM bandwidth (datasheet), bytes/s
+  double mem_efficiency = 1;    // achieved / datasheet HBM bandwidth, in (0, 1]
+  EfficiencyCurveParams gemm;   // x_half in FLOPs (2*m*n*k)
+  // x_half in keys attended per query (seq, or seq / 2 when causal).
+  EfficiencyCurveParams attention_fwd;
+  EfficiencyCurveParams attention_bwd;
+  // Compute time is multiplied by this (>= 1) while communication kernels
+  // share the SMs.
+  double comm_overlap_slowdown = 1;
+};
+
+// The host side of one GPU (profile section `host`).
+struct HostProfile {
+  double kernel_launch_us = 0;  // CPU time per eager kernel launch
+  double graph_launch_us = 0;   // CPU time per CUDA graph launch (whole graph)
+  // Achieved host<->device copy bandwidth / the topology's raw PCIe rate, in (0, 1].
+  double pcie_efficiency = 1;
+  // CPU AdamW parameters updated per second by one node's host CPU (all its
+  // cores; the ranks of a node share it), for optimizer CPU offload.
+  double cpu_adam_params_per_s = 0;
+};
+
 struct HardwareProfile {
   std::string name;
   std::string source_file;  // where it was loaded from; empty if built in code
@@ -80,6 +122,9 @@ struct HardwareProfile {
   int64_t nvls_full_bandwidth_bytes = 0;
 
   std::array<ProtocolParams, 3> protocols{};  // indexed by Protocol
+
+  GpuProfile gpu;
+  HostProfile host;
 
   const ProtocolParams& protocol(Protocol p) const { return protocols[static_cast<size_t>(p)]; }
   ProtocolParams& protocol(Protocol p) { return protocols[static_cast<size_t>(p)]; }

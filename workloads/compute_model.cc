@@ -42,10 +42,10 @@ GpuComputeSpec h100_sxm_compute() {
   spec.hbm_Bps = 3.35e12;
   spec.mem_efficiency = kMemEfficiencyPlaceholder;
   // fitted to scenarios/measurements/compute/gemm.csv rows for H100-SXM
-  spec.gemm = {.e_max = 0.828471, .x_half = 7.78913e9};
+  spec.gemm = {.e_max = 0.828471234, .x_half = 7.78913116e9};
   // fitted to scenarios/measurements/compute/attention.csv rows for H100-SXM (FA2)
-  spec.attention_fwd = {.e_max = 0.3544, .x_half = 201.582};
-  spec.attention_bwd = {.e_max = 0.344989, .x_half = 282.378};
+  spec.attention_fwd = {.e_max = 0.354400297, .x_half = 201.582314};
+  spec.attention_bwd = {.e_max = 0.344989472, .x_half = 282.377758};
   spec.comm_overlap_slowdown = kCommOverlapSlowdownPlaceholder;
   return spec;
 }
@@ -59,12 +59,34 @@ GpuComputeSpec a100_sxm_compute() {
   spec.hbm_Bps = 2.04e12;
   spec.mem_efficiency = kMemEfficiencyPlaceholder;
   // fitted to scenarios/measurements/compute/gemm.csv rows for A100-SXM
-  spec.gemm = {.e_max = 0.753981, .x_half = 2.42084e9};
+  spec.gemm = {.e_max = 0.753981072, .x_half = 2.42084065e9};
   // fitted to scenarios/measurements/compute/attention.csv rows for A100-SXM
   // (FA2; fwd_bwd rows only, so one curve serves both passes)
-  spec.attention_fwd = {.e_max = 0.620236, .x_half = 242.267};
+  spec.attention_fwd = {.e_max = 0.620236459, .x_half = 242.267446};
   spec.attention_bwd = spec.attention_fwd;
   spec.comm_overlap_slowdown = kCommOverlapSlowdownPlaceholder;
+  return spec;
+}
+
+namespace {
+
+EfficiencyCurve curve_of(const collectives::EfficiencyCurveParams& params) {
+  return EfficiencyCurve{.e_max = params.e_max, .x_half = params.x_half};
+}
+
+}  // namespace
+
+GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& profile) {
+  const collectives::GpuProfile& gpu = profile.gpu;
+  GpuComputeSpec spec;
+  spec.hardware = gpu.curves_fitted_to;
+  spec.peak_flops = gpu.peak_flops_per_s;
+  spec.hbm_Bps = gpu.hbm_Bps;
+  spec.mem_efficiency = gpu.mem_efficiency;
+  spec.gemm = curve_of(gpu.gemm);
+  spec.attention_fwd = curve_of(gpu.attention_fwd);
+  spec.attention_bwd = curve_of(gpu.attention_bwd);
+  spec.comm_overlap_slowdown = gpu.comm_overlap_slowdown;
   return spec;
 }
 
@@ -109,7 +131,7 @@ double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec) {
 sim::SimTime kernel_time(const Kernel& kernel, const GpuComputeSpec& spec, bool comm_active) {
   CLUSTERSIM_CHECK(spec.peak_flops > 0 && spec.hbm_Bps > 0 && spec.mem_efficiency > 0 &&
                        spec.mem_efficiency <= 1 && spec.comm_overlap_slowdown >= 1,
-                   "GpuComputeSpec " + std::string(spec.hardware) + " out of range");
+                   "GpuComputeSpec " + spec.hardware + " out of range");
   CLUSTERSIM_CHECK(kernel.flops >= 0 && kernel.bytes >= 0,
                    "kernel " + std::string(kernel.name) + " has negative flops or bytes");
   const double compute_s =

@@ -24,6 +24,12 @@
 // Units: FLOP/s, bytes per second, FLOPs, bytes; times in SimTime (rounded to
 // the nanosecond once, at the end).
 //
+// Where the numbers live: a hardware profile's `gpu` section
+// (scenarios/hardware/*.yaml, collectives/hardware_profile.h) holds the
+// datasheet figures and the fitted curves; compute_spec_from_profile turns it
+// into a GpuComputeSpec. The presets below are the same numbers in code, for
+// tests; a test holds scenarios/hardware/h100.yaml and a100.yaml to them.
+//
 // Measurements: scenarios/measurements/compute/gemm.csv and attention.csv
 // (copies of /work/shared/data/compute with their source comments). The
 // readers below report problems as a ConfigError with file:line:col.
@@ -36,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collectives/hardware_profile.h"
 #include "sim/config_error.h"
 #include "sim/sim_time.h"
 #include "workloads/transformer_kernels.h"
@@ -51,7 +58,8 @@ struct EfficiencyCurve {
 };
 
 struct GpuComputeSpec {
-  std::string_view hardware;      // the `hardware` column of the measurement CSVs, "H100-SXM"
+  // The `hardware` rows of the measurement CSVs the curves come from, "H100-SXM".
+  std::string hardware;
   double peak_flops = 0;          // dense tensor-core FLOP/s for the training dtype (bf16)
   double hbm_Bps = 0;             // HBM bandwidth, bytes per second (datasheet)
   double mem_efficiency = 1;      // achieved / datasheet HBM bandwidth, in (0, 1]
@@ -65,8 +73,14 @@ struct GpuComputeSpec {
 
 // Presets. Datasheet figures from /work/shared/data/README.md ("Hardware
 // datasheet figures"); curves fitted to scenarios/measurements/compute/.
+// Equal to compute_spec_from_profile of scenarios/hardware/h100.yaml and
+// a100.yaml.
 GpuComputeSpec h100_sxm_compute();
 GpuComputeSpec a100_sxm_compute();
+
+// The spec a hardware profile's `gpu` section describes (hardware =
+// gpu.curves_fitted_to). The profile's ranges were validated when it was loaded.
+GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& profile);
 
 // The efficiency the spec applies to `kernel` (1 for the non-matmul classes).
 double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/hardware_profile.h"
 #include "sim/config_error.h"
 
 namespace clustersim::workloads {
@@ -20,6 +21,7 @@ const std::string kGemmCsv =
     std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/measurements/compute/gemm.csv";
 const std::string kAttentionCsv =
     std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/measurements/compute/attention.csv";
+const std::string kHardwareDir = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/hardware/";
 
 Kernel gemm_kernel(int64_t m, int64_t n, int64_t k) {
   Kernel g;
@@ -188,6 +190,79 @@ TEST(ComputeModelTest, PresetConstantsReproduceTheFit) {
     expect_curve_near(spec.attention_fwd, curves.fwd, hw + " attention_fwd");
     expect_curve_near(spec.attention_bwd, curves.bwd, hw + " attention_bwd");
   }
+}
+
+void expect_relative(double actual, double expected, const std::string& what) {
+  EXPECT_NEAR(actual / expected, 1.0, 1e-6) << what << ": " << actual << " vs " << expected;
+}
+
+void expect_same_curve(const EfficiencyCurve& actual, const EfficiencyCurve& expected,
+                       const std::string& what) {
+  expect_relative(actual.e_max, expected.e_max, what + " e_max");
+  expect_relative(actual.x_half, expected.x_half, what + " x_half");
+}
+
+// The profiles hold the numbers; the presets repeat them for tests. Neither
+// may drift from the other (and PresetConstantsReproduceTheFit ties the
+// presets to the measurements).
+TEST(ComputeModelTest, ProfilesMatchThePresets) {
+  for (const auto& [file, preset] :
+       {std::pair{"h100.yaml", h100_sxm_compute()}, std::pair{"a100.yaml", a100_sxm_compute()}}) {
+    const GpuComputeSpec spec =
+        compute_spec_from_profile(collectives::load_hardware_profile(kHardwareDir + file));
+    const std::string what(file);
+    EXPECT_EQ(spec.hardware, preset.hardware) << what;
+    expect_relative(spec.peak_flops, preset.peak_flops, what + " peak_flops");
+    expect_relative(spec.hbm_Bps, preset.hbm_Bps, what + " hbm_Bps");
+    expect_relative(spec.mem_efficiency, preset.mem_efficiency, what + " mem_efficiency");
+    expect_same_curve(spec.gemm, preset.gemm, what + " gemm");
+    expect_same_curve(spec.attention_fwd, preset.attention_fwd, what + " attention_fwd");
+    expect_same_curve(spec.attention_bwd, preset.attention_bwd, what + " attention_bwd");
+    expect_relative(spec.comm_overlap_slowdown, preset.comm_overlap_slowdown,
+                    what + " comm_overlap_slowdown");
+  }
+}
+
+TEST(ComputeModelTest, SpecFromProfileCopiesTheGpuSection) {
+  collectives::HardwareProfile profile;
+  profile.gpu.curves_fitted_to = "X-1";
+  profile.gpu.peak_flops_per_s = 500e12;
+  profile.gpu.hbm_Bps = 2e12;
+  profile.gpu.mem_efficiency = 0.8;
+  profile.gpu.gemm = {0.7, 1e9};
+  profile.gpu.attention_fwd = {0.5, 100};
+  profile.gpu.attention_bwd = {0.4, 200};
+  profile.gpu.comm_overlap_slowdown = 1.2;
+  GpuComputeSpec spec = compute_spec_from_profile(profile);
+  profile.gpu.curves_fitted_to = "changed";  // the spec owns its copy
+  EXPECT_EQ(spec.hardware, "X-1");
+  EXPECT_EQ(spec.peak_flops, 500e12);
+  EXPECT_EQ(spec.hbm_Bps, 2e12);
+  EXPECT_EQ(spec.mem_efficiency, 0.8);
+  EXPECT_EQ(spec.gemm.e_max, 0.7);
+  EXPECT_EQ(spec.gemm.x_half, 1e9);
+  EXPECT_EQ(spec.attention_fwd.x_half, 100);
+  EXPECT_EQ(spec.attention_bwd.e_max, 0.4);
+  EXPECT_EQ(spec.comm_overlap_slowdown, 1.2);
+}
+
+// H200 and torchtitan's H100 share H100 SXM's curves over their own peak and HBM.
+TEST(ComputeModelTest, DerivedProfilesScaleH100ByTheirOwnPeak) {
+  const GpuComputeSpec h100 = h100_sxm_compute();
+  const GpuComputeSpec h200 =
+      compute_spec_from_profile(collectives::load_hardware_profile(kHardwareDir + "h200.yaml"));
+  const GpuComputeSpec titan = compute_spec_from_profile(
+      collectives::load_hardware_profile(kHardwareDir + "h100_96gb_500w.yaml"));
+  const Kernel g = gemm_kernel(8192, 8192, 8192);
+  EXPECT_EQ(kernel_time(g, h200), kernel_time(g, h100));
+  EXPECT_EQ(kernel_time(g, titan),
+            sim::SimTime::from_seconds_rounded(g.flops / (912e12 * kernel_efficiency(g, h100))));
+  Kernel add;
+  add.name = "residual";
+  add.cls = KernelClass::kElementwise;
+  add.bytes = 1e9;
+  EXPECT_EQ(kernel_time(add, h200), sim::SimTime::from_seconds_rounded(1e9 / (4.8e12 * 0.9)));
+  EXPECT_EQ(kernel_time(add, titan), sim::SimTime::from_seconds_rounded(1e9 / (2.4e12 * 0.9)));
 }
 
 // Prints the per-row error tables and holds the fits to their current
