@@ -17,6 +17,11 @@ constexpr double kSwigluFlops = 5;
 constexpr double kGeluFlops = 9;
 constexpr double kCrossEntropyFlops = 4;
 constexpr double kAdamwFlops = 14;
+// Eager kernels (see the header): silu, its backward, log_softmax per logit.
+constexpr double kSiluFlops = 4;
+constexpr double kSiluBackwardFlops = 8;
+constexpr double kLogSoftmaxFlops = 4;
+constexpr double kFp32Bytes = 4;  // eager fp32 intermediates
 // Backward of a norm or elementwise kernel relative to its forward.
 constexpr double kPointwiseBackward = 2;
 // FlashAttention-2: five matmuls in the backward against two forward.
@@ -29,6 +34,7 @@ double dbl(int64_t x) { return static_cast<double>(x); }
 
 // Per-rank sizes of one block; all counts are exact integers.
 struct Dims {
+  int64_t seq = 0;          // seq_len
   int64_t tokens = 0;       // T = micro_batch * seq_len
   int64_t norm_tokens = 0;  // T / tp with sequence parallelism, else T
   int64_t hidden = 0;
@@ -41,6 +47,7 @@ struct Dims {
   bool swiglu = true;
   bool rotary = true;
   bool layer_norm = false;
+  bool eager = false;  // KernelFusion::kEager
 
   int64_t q_width() const { return q_heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }
@@ -54,6 +61,7 @@ Dims dims_of(const ModelSpec& model, const KernelConfig& c) {
   const std::string problem = tensor_parallel_problem(model, c.tp);
   CLUSTERSIM_CHECK(problem.empty(), "tp " + std::to_string(c.tp) + ": " + problem);
   Dims x;
+  x.seq = c.seq_len;
   x.tokens = c.micro_batch * c.seq_len;
   CLUSTERSIM_CHECK(!c.sequence_parallel || x.tokens % c.tp == 0,
                    "sequence parallelism needs tp " + std::to_string(c.tp) + " to divide " +
@@ -69,6 +77,7 @@ Dims dims_of(const ModelSpec& model, const KernelConfig& c) {
   x.swiglu = model.activation == Activation::kSwiGLU;
   x.rotary = model.learned_positions == 0;
   x.layer_norm = model.norm == NormKind::kLayerNorm;
+  x.eager = c.fusion == KernelFusion::kEager;
   return x;
 }
 
@@ -161,6 +170,257 @@ Kernel attention(std::string_view name, const Dims& x, const KernelConfig& c, bo
 std::string_view mlp_in_name(const Dims& x) { return x.swiglu ? "gate_up_proj" : "up_proj"; }
 int64_t mlp_in_width(const Dims& x) { return x.swiglu ? 2 * x.ffn : x.ffn; }
 
+// The kernel names of one norm in both fusion modes, all string literals
+// (Kernel::name is a view): the compiled kernel and its backward, then the
+// eager RMSNorm's forward and backward kernels in execution order.
+struct NormNames {
+  std::string_view fused, fused_bwd;
+  std::string_view to_fp32, pow, mean, add_eps, rsqrt, mul_rstd, type_as, mul_weight;
+  std::string_view mul_weight_bwd_weight, mul_weight_bwd_input, weight_grad_sum, type_as_bwd,
+      mul_rstd_bwd_rstd, mul_rstd_bwd_input, rstd_grad_sum, rsqrt_bwd_cube, rsqrt_bwd_scale,
+      rsqrt_bwd_mul, mean_bwd, pow_bwd_pow1, pow_bwd_scale, pow_bwd_mul, grad_accumulate,
+      to_fp32_bwd;
+};
+
+// Adjacent literals concatenate at compile time, so every name stays a literal.
+#define CLUSTERSIM_NORM_NAMES(p)                                                                 \
+  NormNames {                                                                                    \
+    p, p ".bwd", p ".to_fp32", p ".pow", p ".mean", p ".add_eps", p ".rsqrt", p ".mul_rstd",     \
+        p ".type_as", p ".mul_weight", p ".mul_weight.bwd_weight", p ".mul_weight.bwd_input",    \
+        p ".weight_grad_sum", p ".type_as.bwd", p ".mul_rstd.bwd_rstd", p ".mul_rstd.bwd_input", \
+        p ".rstd_grad_sum", p ".rsqrt.bwd_cube", p ".rsqrt.bwd_scale", p ".rsqrt.bwd_mul",       \
+        p ".mean.bwd", p ".pow.bwd_pow1", p ".pow.bwd_scale", p ".pow.bwd_mul",                  \
+        p ".grad_accumulate", p ".to_fp32.bwd"                                                   \
+  }
+constexpr NormNames kAttnNorm = CLUSTERSIM_NORM_NAMES("attn_norm");
+constexpr NormNames kMlpNorm = CLUSTERSIM_NORM_NAMES("mlp_norm");
+constexpr NormNames kFinalNorm = CLUSTERSIM_NORM_NAMES("final_norm");
+#undef CLUSTERSIM_NORM_NAMES
+
+// Compiled mode and LayerNorm (a native kernel in eager PyTorch too): one
+// kernel. Eager RMSNorm: x.float(), pow(2), mean(-1), + eps, rsqrt, mul,
+// type_as, * weight.
+void norm_forward(std::vector<Kernel>& out, const NormNames& n, const Dims& x, int64_t tokens) {
+  if (!x.eager || x.layer_norm) {
+    out.push_back(norm(n.fused, x, tokens));
+    return;
+  }
+  const double e = dbl(tokens) * dbl(x.hidden);
+  const double r = dbl(tokens);
+  const double d = x.d;
+  const double f = kFp32Bytes;
+  const KernelClass k = KernelClass::kNorm;
+  out.push_back(pointwise(n.to_fp32, k, 0, (d + f) * e));
+  out.push_back(pointwise(n.pow, k, e, 2 * f * e));
+  out.push_back(pointwise(n.mean, k, e, f * e + f * r));
+  out.push_back(pointwise(n.add_eps, k, r, 2 * f * r));
+  out.push_back(pointwise(n.rsqrt, k, r, 2 * f * r));
+  out.push_back(pointwise(n.mul_rstd, k, e, 2 * f * e + f * r));
+  out.push_back(pointwise(n.type_as, k, 0, (f + d) * e));
+  out.push_back(pointwise(n.mul_weight, k, e, 2 * d * e + d * dbl(x.hidden)));
+}
+
+// Eager: autograd's formulas for the ops above, in the order autograd runs them.
+void norm_backward(std::vector<Kernel>& out, const NormNames& n, const Dims& x, int64_t tokens) {
+  if (!x.eager || x.layer_norm) {
+    out.push_back(backward_of(norm(n.fused, x, tokens), n.fused_bwd));
+    return;
+  }
+  const double e = dbl(tokens) * dbl(x.hidden);
+  const double r = dbl(tokens);
+  const double h = dbl(x.hidden);
+  const double d = x.d;
+  const double f = kFp32Bytes;
+  const KernelClass k = KernelClass::kNorm;
+  out.push_back(pointwise(n.mul_weight_bwd_weight, k, e, 3 * d * e));
+  out.push_back(pointwise(n.mul_weight_bwd_input, k, e, 2 * d * e + d * h));
+  out.push_back(pointwise(n.weight_grad_sum, k, e, d * e + d * h));
+  out.push_back(pointwise(n.type_as_bwd, k, 0, (d + f) * e));
+  out.push_back(pointwise(n.mul_rstd_bwd_rstd, k, e, 3 * f * e));
+  out.push_back(pointwise(n.mul_rstd_bwd_input, k, e, 2 * f * e + f * r));
+  out.push_back(pointwise(n.rstd_grad_sum, k, e, f * e + f * r));
+  out.push_back(pointwise(n.rsqrt_bwd_cube, k, 2 * r, 2 * f * r));
+  out.push_back(pointwise(n.rsqrt_bwd_scale, k, r, 2 * f * r));
+  out.push_back(pointwise(n.rsqrt_bwd_mul, k, r, 3 * f * r));
+  out.push_back(pointwise(n.mean_bwd, k, e, f * e + f * r));
+  out.push_back(pointwise(n.pow_bwd_pow1, k, 0, 2 * f * e));
+  out.push_back(pointwise(n.pow_bwd_scale, k, e, 2 * f * e));
+  out.push_back(pointwise(n.pow_bwd_mul, k, e, 3 * f * e));
+  out.push_back(pointwise(n.grad_accumulate, k, e, 3 * f * e));
+  out.push_back(pointwise(n.to_fp32_bwd, k, 0, (f + d) * e));
+}
+
+// Eager rotary: elements of q and k, and the bytes of the complex64 table
+// freqs_cis[:seq] (seq x head_dim / 2 complex values of 8 bytes).
+struct RotarySizes {
+  double q = 0;
+  double k = 0;
+  double table = 0;
+};
+RotarySizes rotary_sizes(const Dims& x) {
+  return {dbl(x.tokens) * dbl(x.q_width()), dbl(x.tokens) * dbl(x.kv_width()),
+          kFp32Bytes * dbl(x.seq) * dbl(x.head_dim)};
+}
+
+// Eager: view_as_complex(x.float()) * freqs_cis, view_as_real, type_as, for q then k.
+void rotary_forward(std::vector<Kernel>& out, const Dims& x) {
+  if (!x.eager) {
+    out.push_back(rotary("rotary", x));
+    return;
+  }
+  const RotarySizes s = rotary_sizes(x);
+  const double d = x.d;
+  const double f = kFp32Bytes;
+  const KernelClass k = KernelClass::kElementwise;
+  out.push_back(pointwise("rotary.q_to_fp32", k, 0, (d + f) * s.q));
+  out.push_back(pointwise("rotary.k_to_fp32", k, 0, (d + f) * s.k));
+  out.push_back(pointwise("rotary.q_mul_freqs", k, kRotaryFlops * s.q, 2 * f * s.q + s.table));
+  out.push_back(pointwise("rotary.k_mul_freqs", k, kRotaryFlops * s.k, 2 * f * s.k + s.table));
+  out.push_back(pointwise("rotary.q_type_as", k, 0, (f + d) * s.q));
+  out.push_back(pointwise("rotary.k_type_as", k, 0, (f + d) * s.k));
+}
+
+// Eager: the gradients of k arrive first (repeat_kv's sums); the conjugate
+// fallback materialises conj(freqs_cis) before each complex multiply.
+void rotary_backward(std::vector<Kernel>& out, const Dims& x) {
+  if (!x.eager) {
+    out.push_back(backward_of(rotary("rotary", x), "rotary.bwd"));
+    return;
+  }
+  const RotarySizes s = rotary_sizes(x);
+  const double d = x.d;
+  const double f = kFp32Bytes;
+  const KernelClass k = KernelClass::kElementwise;
+  out.push_back(pointwise("rotary.k_type_as.bwd", k, 0, (d + f) * s.k));
+  out.push_back(pointwise("rotary.q_type_as.bwd", k, 0, (d + f) * s.q));
+  out.push_back(pointwise("rotary.k_conj_freqs", k, 0, 2 * s.table));
+  out.push_back(pointwise("rotary.k_mul_freqs.bwd", k, kRotaryFlops * s.k, 2 * f * s.k + s.table));
+  out.push_back(pointwise("rotary.q_conj_freqs", k, 0, 2 * s.table));
+  out.push_back(pointwise("rotary.q_mul_freqs.bwd", k, kRotaryFlops * s.q, 2 * f * s.q + s.table));
+  out.push_back(pointwise("rotary.k_to_fp32.bwd", k, 0, (f + d) * s.k));
+  out.push_back(pointwise("rotary.q_to_fp32.bwd", k, 0, (f + d) * s.q));
+}
+
+// torchtitan's repeat_kv: expand + reshape copies K and V to every query
+// head; eager only (see the header for compiled mode).
+bool repeats_kv(const Dims& x) { return x.eager && x.kv_heads < x.q_heads; }
+
+Kernel repeat_kv(std::string_view name, const Dims& x, bool backward) {
+  const double q = dbl(x.tokens) * dbl(x.q_width());
+  const double kv = dbl(x.tokens) * dbl(x.kv_width());
+  return pointwise(name, KernelClass::kElementwise, backward ? q : 0, x.d * (q + kv));
+}
+
+// Eager SwiGLU: F.silu(w1(x)) * w3(x), two kernels. GELU is one native kernel.
+void activation_forward(std::vector<Kernel>& out, const Dims& x) {
+  if (!x.eager || !x.swiglu) {
+    out.push_back(activation(x));
+    return;
+  }
+  const double ef = dbl(x.tokens) * dbl(x.ffn);
+  out.push_back(pointwise("swiglu.silu", KernelClass::kElementwise, kSiluFlops * ef, 2 * x.d * ef));
+  out.push_back(pointwise("swiglu.mul", KernelClass::kElementwise, ef, 3 * x.d * ef));
+}
+
+void activation_backward(std::vector<Kernel>& out, const Dims& x) {
+  if (!x.eager || !x.swiglu) {
+    out.push_back(backward_of(activation(x), x.swiglu ? "swiglu.bwd" : "gelu.bwd"));
+    return;
+  }
+  const double ef = dbl(x.tokens) * dbl(x.ffn);
+  const KernelClass k = KernelClass::kElementwise;
+  out.push_back(pointwise("swiglu.mul.bwd_gate", k, ef, 3 * x.d * ef));
+  out.push_back(pointwise("swiglu.mul.bwd_up", k, ef, 3 * x.d * ef));
+  out.push_back(pointwise("swiglu.silu.bwd", k, kSiluBackwardFlops * ef, 3 * x.d * ef));
+}
+
+// Eager: autograd sums the input gradients of two linears that read the same
+// input (torchtitan's separate wq, wk, wv and w1, w3): T x hidden.
+Kernel grad_sum(std::string_view name, const Dims& x) {
+  const double e = dbl(x.tokens) * dbl(x.hidden);
+  return pointwise(name, KernelClass::kElementwise, e, 3 * x.d * e);
+}
+
+enum class Pass { kForward, kSelectiveOp, kFull };
+
+// The block forward, or what of it re-runs under activation checkpointing
+// (see the header): recomputation stops before down_proj (early stop), and
+// the selective policy keeps the outputs of attention and of the odd mms.
+std::vector<Kernel> forward_pass(const Dims& x, const KernelConfig& c, Pass pass) {
+  const bool selective = pass == Pass::kSelectiveOp;
+  const int64_t t = x.tokens;
+  std::vector<Kernel> out;
+  norm_forward(out, kAttnNorm, x, x.norm_tokens);
+  out.push_back(selective ? linear("k_proj.recompute", t, x.hidden, x.kv_width(), x.d)
+                          : linear("qkv_proj", t, x.hidden, x.q_width() + 2 * x.kv_width(), x.d));
+  if (x.rotary) rotary_forward(out, x);
+  if (repeats_kv(x)) {
+    out.push_back(repeat_kv("repeat_kv.k", x, /*backward=*/false));
+    out.push_back(repeat_kv("repeat_kv.v", x, /*backward=*/false));
+  }
+  if (!selective) out.push_back(attention("attention", x, c, /*backward=*/false));
+  out.push_back(
+      linear(selective ? "out_proj.recompute" : "out_proj", t, x.q_width(), x.hidden, x.d));
+  out.push_back(residual("attn_residual", x));
+  norm_forward(out, kMlpNorm, x, x.norm_tokens);
+  if (!selective) {
+    out.push_back(linear(mlp_in_name(x), t, x.hidden, mlp_in_width(x), x.d));
+  } else if (x.swiglu) {
+    out.push_back(linear("up_proj.recompute", t, x.hidden, x.ffn, x.d));  // w3; w1 saved
+  }
+  activation_forward(out, x);
+  if (pass == Pass::kForward) {
+    out.push_back(linear("down_proj", t, x.ffn, x.hidden, x.d));
+    out.push_back(residual("mlp_residual", x));
+  }
+  return out;
+}
+
+Kernel position_add(const Dims& x) {
+  const double elements = dbl(x.tokens) * dbl(x.hidden);
+  return pointwise("position_embedding", KernelClass::kEmbedding, elements, x.d * 3 * elements);
+}
+
+Kernel cross_entropy(std::string_view name, const Dims& x, bool backward) {
+  const double t = dbl(x.tokens);
+  const double logits = t * dbl(x.vocab);
+  return backward ? pointwise(name, KernelClass::kLoss, kCrossEntropyFlops * logits,
+                              x.d * 2 * logits + kIdBytes * t)
+                  : pointwise(name, KernelClass::kLoss, kCrossEntropyFlops * logits,
+                              x.d * logits + kIdBytes * t + kStatBytes * t);
+}
+
+// Eager F.cross_entropy(logits.float(), labels): the upcast copy,
+// log_softmax and nll_loss (mean), each over fp32 logits.
+void cross_entropy_forward(std::vector<Kernel>& out, const Dims& x) {
+  if (!x.eager) {
+    out.push_back(cross_entropy("cross_entropy", x, /*backward=*/false));
+    return;
+  }
+  const double t = dbl(x.tokens);
+  const double l = t * dbl(x.vocab);
+  const double f = kFp32Bytes;
+  const KernelClass k = KernelClass::kLoss;
+  out.push_back(pointwise("cross_entropy.to_fp32", k, 0, (x.d + f) * l));
+  out.push_back(pointwise("cross_entropy.log_softmax", k, kLogSoftmaxFlops * l, 2 * f * l));
+  out.push_back(pointwise("cross_entropy.nll_loss", k, t, (kIdBytes + f) * t + 2 * f));
+}
+
+void cross_entropy_backward(std::vector<Kernel>& out, const Dims& x) {
+  if (!x.eager) {
+    out.push_back(cross_entropy("cross_entropy.bwd", x, /*backward=*/true));
+    return;
+  }
+  const double t = dbl(x.tokens);
+  const double l = t * dbl(x.vocab);
+  const double f = kFp32Bytes;
+  const KernelClass k = KernelClass::kLoss;
+  out.push_back(pointwise("cross_entropy.nll_loss.bwd_zero", k, 0, f * l));
+  out.push_back(pointwise("cross_entropy.nll_loss.bwd", k, t, (kIdBytes + f) * t + 2 * f));
+  out.push_back(pointwise("cross_entropy.log_softmax.bwd", k, kLogSoftmaxFlops * l, 3 * f * l));
+  out.push_back(pointwise("cross_entropy.to_fp32.bwd", k, 0, (f + x.d) * l));
+}
+
 }  // namespace
 
 std::string_view kernel_class_name(KernelClass cls) {
@@ -183,6 +443,16 @@ std::string_view kernel_class_name(KernelClass cls) {
   return "?";
 }
 
+std::string_view kernel_fusion_name(KernelFusion fusion) {
+  switch (fusion) {
+    case KernelFusion::kCompiled:
+      return "compiled";
+    case KernelFusion::kEager:
+      return "eager";
+  }
+  return "?";
+}
+
 std::string tensor_parallel_problem(const ModelSpec& model, int64_t tp) {
   if (tp < 1) return "expected a tensor-parallel degree >= 1, found " + std::to_string(tp);
   if (model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn_hidden % tp != 0) {
@@ -194,21 +464,7 @@ std::string tensor_parallel_problem(const ModelSpec& model, int64_t tp) {
 }
 
 std::vector<Kernel> block_forward(const ModelSpec& model, const KernelConfig& config) {
-  const Dims x = dims_of(model, config);
-  const int64_t t = x.tokens;
-  std::vector<Kernel> out;
-  out.push_back(norm("attn_norm", x, x.norm_tokens));
-  out.push_back(linear("qkv_proj", t, x.hidden, x.q_width() + 2 * x.kv_width(), x.d));
-  if (x.rotary) out.push_back(rotary("rotary", x));
-  out.push_back(attention("attention", x, config, /*backward=*/false));
-  out.push_back(linear("out_proj", t, x.q_width(), x.hidden, x.d));
-  out.push_back(residual("attn_residual", x));
-  out.push_back(norm("mlp_norm", x, x.norm_tokens));
-  out.push_back(linear(mlp_in_name(x), t, x.hidden, mlp_in_width(x), x.d));
-  out.push_back(activation(x));
-  out.push_back(linear("down_proj", t, x.ffn, x.hidden, x.d));
-  out.push_back(residual("mlp_residual", x));
-  return out;
+  return forward_pass(dims_of(model, config), config, Pass::kForward);
 }
 
 std::vector<Kernel> block_backward(const ModelSpec& model, const KernelConfig& config) {
@@ -216,34 +472,51 @@ std::vector<Kernel> block_backward(const ModelSpec& model, const KernelConfig& c
   const int64_t t = x.tokens;
   const int64_t qkv = x.q_width() + 2 * x.kv_width();
   std::vector<Kernel> out;
-  out.push_back(residual("mlp_residual.bwd", x));
+  // Compiled mode keeps the residual gradient sums at the places the model
+  // has always had them; eager runs each after its branch's norm backward.
+  if (!x.eager) out.push_back(residual("mlp_residual.bwd", x));
   out.push_back(linear_dgrad("down_proj.dgrad", t, x.ffn, x.hidden, x.d));
   out.push_back(linear_wgrad("down_proj.wgrad", t, x.ffn, x.hidden, x.d));
-  out.push_back(backward_of(activation(x), x.swiglu ? "swiglu.bwd" : "gelu.bwd"));
+  activation_backward(out, x);
   out.push_back(linear_dgrad(x.swiglu ? "gate_up_proj.dgrad" : "up_proj.dgrad", t, x.hidden,
                              mlp_in_width(x), x.d));
   out.push_back(linear_wgrad(x.swiglu ? "gate_up_proj.wgrad" : "up_proj.wgrad", t, x.hidden,
                              mlp_in_width(x), x.d));
-  out.push_back(backward_of(norm("mlp_norm", x, x.norm_tokens), "mlp_norm.bwd"));
-  out.push_back(residual("attn_residual.bwd", x));
+  if (x.eager && x.swiglu) out.push_back(grad_sum("gate_up_proj.dgrad_sum", x));
+  norm_backward(out, kMlpNorm, x, x.norm_tokens);
+  out.push_back(residual(x.eager ? "mlp_residual.bwd" : "attn_residual.bwd", x));
   out.push_back(linear_dgrad("out_proj.dgrad", t, x.q_width(), x.hidden, x.d));
   out.push_back(linear_wgrad("out_proj.wgrad", t, x.q_width(), x.hidden, x.d));
   out.push_back(attention("attention.bwd", x, config, /*backward=*/true));
-  if (x.rotary) out.push_back(backward_of(rotary("rotary", x), "rotary.bwd"));
+  if (repeats_kv(x)) {
+    out.push_back(repeat_kv("repeat_kv.v.bwd", x, /*backward=*/true));
+    out.push_back(repeat_kv("repeat_kv.k.bwd", x, /*backward=*/true));
+  }
+  if (x.rotary) rotary_backward(out, x);
   out.push_back(linear_dgrad("qkv_proj.dgrad", t, x.hidden, qkv, x.d));
   out.push_back(linear_wgrad("qkv_proj.wgrad", t, x.hidden, qkv, x.d));
-  out.push_back(backward_of(norm("attn_norm", x, x.norm_tokens), "attn_norm.bwd"));
+  if (x.eager) {
+    out.push_back(grad_sum("qkv_proj.dgrad_sum_kv", x));
+    out.push_back(grad_sum("qkv_proj.dgrad_sum_q", x));
+  }
+  norm_backward(out, kAttnNorm, x, x.norm_tokens);
+  if (x.eager) out.push_back(residual("attn_residual.bwd", x));
   return out;
 }
 
-namespace {
-
-Kernel position_add(const Dims& x) {
-  const double elements = dbl(x.tokens) * dbl(x.hidden);
-  return pointwise("position_embedding", KernelClass::kEmbedding, elements, x.d * 3 * elements);
+std::vector<Kernel> block_recompute(const ModelSpec& model, const KernelConfig& config,
+                                    Recompute recompute) {
+  const Dims x = dims_of(model, config);
+  switch (recompute) {
+    case Recompute::kNone:
+      return {};
+    case Recompute::kSelectiveOp:
+      return forward_pass(x, config, Pass::kSelectiveOp);
+    case Recompute::kFull:
+      return forward_pass(x, config, Pass::kFull);
+  }
+  return {};
 }
-
-}  // namespace
 
 std::vector<Kernel> embedding_forward(const ModelSpec& model, const KernelConfig& config) {
   const Dims x = dims_of(model, config);
@@ -270,35 +543,22 @@ std::vector<Kernel> embedding_backward(const ModelSpec& model, const KernelConfi
   return out;
 }
 
-namespace {
-
-Kernel cross_entropy(std::string_view name, const Dims& x, bool backward) {
-  const double t = dbl(x.tokens);
-  const double logits = t * dbl(x.vocab);
-  return backward ? pointwise(name, KernelClass::kLoss, kCrossEntropyFlops * logits,
-                              x.d * 2 * logits + kIdBytes * t)
-                  : pointwise(name, KernelClass::kLoss, kCrossEntropyFlops * logits,
-                              x.d * logits + kIdBytes * t + kStatBytes * t);
-}
-
-}  // namespace
-
 std::vector<Kernel> head_forward(const ModelSpec& model, const KernelConfig& config) {
   const Dims x = dims_of(model, config);
   std::vector<Kernel> out;
-  out.push_back(norm("final_norm", x, x.norm_tokens));
+  norm_forward(out, kFinalNorm, x, x.norm_tokens);
   out.push_back(linear("lm_head", x.tokens, x.hidden, x.vocab, x.d));
-  out.push_back(cross_entropy("cross_entropy", x, /*backward=*/false));
+  cross_entropy_forward(out, x);
   return out;
 }
 
 std::vector<Kernel> head_backward(const ModelSpec& model, const KernelConfig& config) {
   const Dims x = dims_of(model, config);
   std::vector<Kernel> out;
-  out.push_back(cross_entropy("cross_entropy.bwd", x, /*backward=*/true));
+  cross_entropy_backward(out, x);
   out.push_back(linear_dgrad("lm_head.dgrad", x.tokens, x.hidden, x.vocab, x.d));
   out.push_back(linear_wgrad("lm_head.wgrad", x.tokens, x.hidden, x.vocab, x.d));
-  out.push_back(backward_of(norm("final_norm", x, x.norm_tokens), "final_norm.bwd"));
+  norm_backward(out, kFinalNorm, x, x.norm_tokens);
   return out;
 }
 

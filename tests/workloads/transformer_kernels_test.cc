@@ -267,9 +267,234 @@ TEST(TransformerKernels, TensorParallelDegreeMustSplitHeadsAndFfn) {
   EXPECT_THROW(block_forward(m, config(127, 1, 2, /*sp=*/true)), sim::InvariantError);
 }
 
+KernelConfig eager(KernelConfig c) {
+  c.fusion = KernelFusion::kEager;
+  return c;
+}
+
+std::vector<std::string_view> names_of(const std::vector<Kernel>& ks) {
+  std::vector<std::string_view> names;
+  names.reserve(ks.size());
+  for (const Kernel& k : ks) names.push_back(k.name);
+  return names;
+}
+
+// Kernels whose name starts with `prefix`.
+std::vector<Kernel> with_prefix(const std::vector<Kernel>& ks, std::string_view prefix) {
+  std::vector<Kernel> out;
+  for (const Kernel& k : ks) {
+    if (k.name.starts_with(prefix)) out.push_back(k);
+  }
+  return out;
+}
+
+double matmul_flops(const std::vector<Kernel>& ks) {
+  return flops_of(ks, KernelClass::kGemm) + flops_of(ks, KernelClass::kAttention);
+}
+
+// Bytes of the kernels other than GEMMs and attention.
+double pointwise_bytes(const std::vector<Kernel>& ks) {
+  double sum = 0;
+  for (const Kernel& k : ks) {
+    if (k.cls != KernelClass::kGemm && k.cls != KernelClass::kAttention) sum += k.bytes;
+  }
+  return sum;
+}
+
+// Llama 3 8B as torchtitan runs it: seq 8192, local batch 2, T = 16384.
+// E = T x hidden = 16384 * 4096 = 67,108,864 elements, R = 16384 rows.
+constexpr double kE = 16384.0 * 4096;
+constexpr double kR = 16384;
+
+TEST(TransformerKernels, EagerRmsNormOfLlama3_8bByHand) {
+  const ModelSpec m = preset("llama3-8b");
+  const std::vector<Kernel> fwd =
+      with_prefix(block_forward(m, eager(config(8192, 2))), "attn_norm");
+  EXPECT_EQ(names_of(fwd), (std::vector<std::string_view>{
+                               "attn_norm.to_fp32", "attn_norm.pow", "attn_norm.mean",
+                               "attn_norm.add_eps", "attn_norm.rsqrt", "attn_norm.mul_rstd",
+                               "attn_norm.type_as", "attn_norm.mul_weight"}));
+  // x.float(): read bf16, write fp32, 6 bytes per element.
+  EXPECT_DOUBLE_EQ(find(fwd, "attn_norm.to_fp32").bytes, 6 * kE);
+  // mean(-1): read fp32 E, write one fp32 per row.
+  EXPECT_DOUBLE_EQ(find(fwd, "attn_norm.mean").bytes, 4 * kE + 4 * kR);
+  // Sum (28 + 4d) E + 24 R + d H = 36 E + 24 R + 2 * 4096 = 2,416,320,512 bytes, nine times
+  // the compiled kernel's 4 E + 2 H = 268,443,648.
+  EXPECT_DOUBLE_EQ(total_bytes(fwd), 2'416'320'512.0);
+  EXPECT_DOUBLE_EQ(find(block_forward(m, config(8192, 2)), "attn_norm").bytes, 268'443'648.0);
+  // 4 E + 2 R flops, the compiled kernel's 4 E plus eps and rsqrt per row.
+  EXPECT_DOUBLE_EQ(total_flops(fwd), 4 * kE + 2 * kR);
+
+  const std::vector<Kernel> bwd =
+      with_prefix(block_backward(m, eager(config(8192, 2))), "attn_norm");
+  EXPECT_EQ(bwd.size(), 16u);
+  // (76 + 8d) E + 40 R + 2 d H = 92 E + 40 R + 4 * 4096 = 6,174,687,232 bytes.
+  EXPECT_DOUBLE_EQ(total_bytes(bwd), 6'174'687'232.0);
+  EXPECT_DOUBLE_EQ(total_flops(bwd), 10 * kE + 4 * kR);
+  // Autograd adds the two fp32 gradients of x.float() (pow and mul): 12 bytes per element.
+  EXPECT_DOUBLE_EQ(find(bwd, "attn_norm.grad_accumulate").bytes, 12 * kE);
+
+  // Sequence parallelism: the eager norm runs on T / tp tokens too.
+  const std::vector<Kernel> sp = block_forward(m, eager(config(8192, 2, 4, /*sp=*/true)));
+  EXPECT_DOUBLE_EQ(find(sp, "attn_norm.to_fp32").bytes, 6 * kE / 4);
+}
+
+TEST(TransformerKernels, KernelLaunchesPerBlockByFusionMode) {
+  const ModelSpec m = preset("llama3-8b");
+  const KernelConfig c = config(8192, 2);
+  EXPECT_EQ(block_forward(m, c).size(), 11u);
+  EXPECT_EQ(block_backward(m, c).size(), 15u);
+  // 8 per norm, 6 rotary, 2 repeat_kv, 2 SwiGLU, 4 GEMMs, attention, 2 residuals.
+  EXPECT_EQ(block_forward(m, eager(c)).size(), 33u);
+  // 16 per norm, 8 rotary, 2 repeat_kv, 3 SwiGLU, 8 GEMMs, attention, 2 residuals, 3 sums.
+  EXPECT_EQ(block_backward(m, eager(c)).size(), 59u);
+  EXPECT_EQ(
+      names_of(block_forward(m, eager(c))),
+      (std::vector<std::string_view>{
+          "attn_norm.to_fp32",  "attn_norm.pow",      "attn_norm.mean",    "attn_norm.add_eps",
+          "attn_norm.rsqrt",    "attn_norm.mul_rstd", "attn_norm.type_as", "attn_norm.mul_weight",
+          "qkv_proj",           "rotary.q_to_fp32",   "rotary.k_to_fp32",  "rotary.q_mul_freqs",
+          "rotary.k_mul_freqs", "rotary.q_type_as",   "rotary.k_type_as",  "repeat_kv.k",
+          "repeat_kv.v",        "attention",          "out_proj",          "attn_residual",
+          "mlp_norm.to_fp32",   "mlp_norm.pow",       "mlp_norm.mean",     "mlp_norm.add_eps",
+          "mlp_norm.rsqrt",     "mlp_norm.mul_rstd",  "mlp_norm.type_as",  "mlp_norm.mul_weight",
+          "gate_up_proj",       "swiglu.silu",        "swiglu.mul",        "down_proj",
+          "mlp_residual"}));
+  // Eager backward: the residual gradient sums run after their branch's norm.
+  const std::vector<std::string_view> bwd = names_of(block_backward(m, eager(c)));
+  EXPECT_EQ(bwd.front(), "down_proj.dgrad");
+  EXPECT_EQ(bwd[24], "mlp_residual.bwd");
+  EXPECT_EQ(bwd[23], "mlp_norm.to_fp32.bwd");
+  EXPECT_EQ(bwd.back(), "attn_residual.bwd");
+
+  // GPT-3: native LayerNorm and GELU are single kernels in eager PyTorch too,
+  // so only the backward's gradient sums of q, k, v (and the order) change.
+  const ModelSpec gpt = preset("gpt3-175b");
+  EXPECT_EQ(names_of(block_forward(gpt, eager(c))), names_of(block_forward(gpt, c)));
+  EXPECT_EQ(block_backward(gpt, c).size(), 14u);
+  EXPECT_EQ(names_of(block_backward(gpt, eager(c))),
+            (std::vector<std::string_view>{
+                "down_proj.dgrad", "down_proj.wgrad", "gelu.bwd", "up_proj.dgrad", "up_proj.wgrad",
+                "mlp_norm.bwd", "mlp_residual.bwd", "out_proj.dgrad", "out_proj.wgrad",
+                "attention.bwd", "qkv_proj.dgrad", "qkv_proj.wgrad", "qkv_proj.dgrad_sum_kv",
+                "qkv_proj.dgrad_sum_q", "attn_norm.bwd", "attn_residual.bwd"}));
+}
+
+TEST(TransformerKernels, EagerMovesMoreBytesWithTheSameMatmuls) {
+  const ModelSpec m = preset("llama3-8b");
+  const KernelConfig c = config(8192, 2);
+  using Fn = std::vector<Kernel> (*)(const ModelSpec&, const KernelConfig&);
+  for (Fn fn : {Fn{&block_forward}, Fn{&block_backward}, Fn{&head_forward}, Fn{&head_backward}}) {
+    const std::vector<Kernel> compiled = fn(m, c);
+    const std::vector<Kernel> eager_ks = fn(m, eager(c));
+    EXPECT_LT(total_bytes(compiled), total_bytes(eager_ks));
+    EXPECT_EQ(flops_of(compiled, KernelClass::kGemm), flops_of(eager_ks, KernelClass::kGemm));
+    EXPECT_EQ(flops_of(compiled, KernelClass::kAttention),
+              flops_of(eager_ks, KernelClass::kAttention));
+  }
+  for (Recompute r : {Recompute::kSelectiveOp, Recompute::kFull}) {
+    EXPECT_LT(total_bytes(block_recompute(m, c, r)), total_bytes(block_recompute(m, eager(c), r)));
+    EXPECT_EQ(matmul_flops(block_recompute(m, c, r)),
+              matmul_flops(block_recompute(m, eager(c), r)));
+  }
+  // GEMM and attention kernels are the same kernels in both modes.
+  for (std::string_view name : {"qkv_proj", "attention", "gate_up_proj", "down_proj"}) {
+    EXPECT_EQ(find(block_forward(m, c), name).bytes, find(block_forward(m, eager(c)), name).bytes);
+  }
+
+  // Non-matmul bytes of the eager forward by hand (d = 2, Eq = E, Ek = E / 4,
+  // Ef = 16384 * 14336): two norms 2 (36 E + 24 R + 2 H); rotary 20 (Eq + Ek)
+  // plus the complex64 table 4 * 8192 * 128 read by each multiply; repeat_kv
+  // 2 * 2 (Eq + Ek); residuals 2 * 6 E; SwiGLU 10 Ef.
+  const double ek = kE / 4;
+  const double ef = 16384.0 * 14336;
+  const double by_hand = 2 * (36 * kE + 24 * kR + 2 * 4096) + 20 * (kE + ek) +
+                         2 * 4 * 8192.0 * 128 + 4 * (kE + ek) + 12 * kE + 10 * ef;
+  const std::vector<Kernel> fwd = block_forward(m, eager(c));
+  EXPECT_DOUBLE_EQ(pointwise_bytes(fwd), by_hand);
+  EXPECT_DOUBLE_EQ(by_hand, 10'008'412'160.0);
+  // The eager pointwise FLOPs are the compiled ones plus eps and rsqrt per row of each norm.
+  EXPECT_DOUBLE_EQ(total_flops(fwd) - total_flops(block_forward(m, c)), 4 * kR);
+}
+
+TEST(TransformerKernels, SelectiveRecomputeOfLlama3_8bByHand) {
+  const ModelSpec m = preset("llama3-8b");
+  const KernelConfig c = config(8192, 2);
+  const std::vector<Kernel> sel = block_recompute(m, c, Recompute::kSelectiveOp);
+  EXPECT_EQ(names_of(sel), (std::vector<std::string_view>{
+                               "attn_norm", "k_proj.recompute", "rotary", "out_proj.recompute",
+                               "attn_residual", "mlp_norm", "up_proj.recompute", "swiglu"}));
+  const Kernel wk = find(sel, "k_proj.recompute");
+  EXPECT_EQ(wk.m, 16384);
+  EXPECT_EQ(wk.n, 1024);
+  EXPECT_EQ(wk.k, 4096);
+  const Kernel w3 = find(sel, "up_proj.recompute");
+  EXPECT_EQ(w3.n, 14336);
+  EXPECT_EQ(w3.k, 4096);
+  EXPECT_EQ(find(sel, "out_proj.recompute").n, 4096);
+  // wk 2*16384*1024*4096 + wo 2*16384*4096*4096 + w3 2*16384*14336*4096.
+  const double gemms = 137'438'953'472.0 + 549'755'813'888.0 + 1'924'145'348'608.0;
+  EXPECT_DOUBLE_EQ(flops_of(sel, KernelClass::kGemm), gemms);
+  EXPECT_EQ(flops_of(sel, KernelClass::kAttention), 0);  // flash attention's output is saved
+  // Two norms 4 E each, rotary 3 (Eq + Ek), attention residual E, SwiGLU 5 Ef.
+  const double pointwise = 8 * kE + 3 * (kE + kE / 4) + kE + 5 * 16384.0 * 14336;
+  EXPECT_DOUBLE_EQ(pointwise, 2'030'043'136.0);
+  EXPECT_DOUBLE_EQ(total_flops(sel), gemms + pointwise);
+  // Eager re-runs every op of those kernels (plus repeat_kv's copies): 30 launches.
+  const std::vector<Kernel> sel_eager = block_recompute(m, eager(c), Recompute::kSelectiveOp);
+  EXPECT_EQ(sel_eager.size(), 30u);
+  EXPECT_DOUBLE_EQ(total_flops(sel_eager), gemms + pointwise + 4 * kR);
+
+  // GELU: the MLP has two mms (w_up saved, w_down never recomputed): wk and wo only.
+  const ModelSpec gpt = preset("gpt3-175b");
+  const std::vector<Kernel> gsel = block_recompute(gpt, config(2048, 1), Recompute::kSelectiveOp);
+  EXPECT_EQ(names_of(gsel),
+            (std::vector<std::string_view>{"attn_norm", "k_proj.recompute", "out_proj.recompute",
+                                           "attn_residual", "mlp_norm", "gelu"}));
+}
+
+TEST(TransformerKernels, FullRecomputeIsTheForwardUpToTheLastMatmul) {
+  for (std::string_view name : {"llama3-8b", "gpt3-175b"}) {
+    const ModelSpec m = preset(name);
+    for (const KernelConfig& c : {config(4096, 2), eager(config(4096, 2))}) {
+      const std::vector<Kernel> fwd = block_forward(m, c);
+      const std::vector<Kernel> full = block_recompute(m, c, Recompute::kFull);
+      // Early stop: down_proj's inputs are saved before it runs, so it and the
+      // residual after it are not re-run.
+      std::vector<std::string_view> expected = names_of(fwd);
+      ASSERT_GE(expected.size(), 2u);
+      EXPECT_EQ(expected[expected.size() - 2], "down_proj");
+      expected.resize(expected.size() - 2);
+      EXPECT_EQ(names_of(full), expected) << name;
+      EXPECT_DOUBLE_EQ(total_flops(full), total_flops(fwd) - find(fwd, "down_proj").flops -
+                                              find(fwd, "mlp_residual").flops)
+          << name;
+      EXPECT_TRUE(block_recompute(m, c, Recompute::kNone).empty());
+    }
+  }
+}
+
+TEST(TransformerKernels, EagerCrossEntropyUpcastsTheLogits) {
+  const ModelSpec m = preset("llama3-8b");
+  const double t = 4096;
+  const double l = t * 128256;  // logits
+  const std::vector<Kernel> fwd = head_forward(m, eager(config(4096, 1)));
+  EXPECT_EQ(find(fwd, "cross_entropy.to_fp32").bytes, 6 * l);
+  EXPECT_EQ(find(fwd, "cross_entropy.log_softmax").bytes, 8 * l);
+  EXPECT_EQ(find(fwd, "cross_entropy.log_softmax").flops, 4 * l);
+  const std::vector<Kernel> bwd = head_backward(m, eager(config(4096, 1)));
+  const std::vector<Kernel> ce = with_prefix(bwd, "cross_entropy");
+  // Zero-filled fp32 gradient 4, log_softmax backward 12, downcast 6 bytes per logit.
+  EXPECT_DOUBLE_EQ(total_bytes(ce), 22 * l + 12 * t + 8);
+  EXPECT_EQ(bwd.size(), 4u + 2u + 16u);
+  EXPECT_EQ(head_forward(m, eager(config(4096, 1))).size(), 8u + 1u + 3u);
+}
+
 TEST(TransformerKernels, KernelClassNames) {
   EXPECT_EQ(kernel_class_name(KernelClass::kGemm), "gemm");
   EXPECT_EQ(kernel_class_name(KernelClass::kOptimizer), "optimizer");
+  EXPECT_EQ(kernel_fusion_name(KernelFusion::kCompiled), "compiled");
+  EXPECT_EQ(kernel_fusion_name(KernelFusion::kEager), "eager");
 }
 
 }  // namespace
