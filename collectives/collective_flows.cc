@@ -34,8 +34,63 @@ std::vector<NodeRun> node_runs(const topology::Cluster& cluster, std::span<const
 
 }  // namespace
 
-CollectiveFlows::CollectiveFlows(const topology::Cluster& cluster, const HardwareProfile& profile)
-    : cluster_(cluster), profile_(profile), link_ids_(cluster.edge_count(), kNoLink) {}
+CollectiveFlows::CollectiveFlows(const topology::Cluster& cluster, const HardwareProfile& profile,
+                                 Routing routing)
+    : cluster_(cluster),
+      profile_(profile),
+      routing_(routing),
+      link_ids_(cluster.edge_count(), kNoLink) {
+  if (routing_ == Routing::kAdaptive) build_resources();
+}
+
+void CollectiveFlows::build_resources() {
+  const size_t kinds = topology::kLinkKinds;
+  resource_index_.assign(cluster_.vertex_count() * kinds, kNoLink);
+  // Even edge ids go up (from the lower end of the link), odd ones down.
+  for (topology::EdgeId e = 0; e < cluster_.edge_count(); e += 2) {
+    const topology::LinkKind kind = cluster_.link_kind(e);
+    uint32_t& index = resource_index_[cluster_.source(e) * kinds + static_cast<size_t>(kind)];
+    if (index == kNoLink) {
+      index = static_cast<uint32_t>(resource_up_Bps_.size());
+      resource_up_Bps_.push_back(0);
+      resource_down_Bps_.push_back(0);
+      resource_nvlink_.push_back(kind == topology::LinkKind::kNvLink);
+    }
+    resource_up_Bps_[index] += cluster_.bandwidth_Bps(e);
+    resource_down_Bps_[index] += cluster_.bandwidth_Bps(topology::Cluster::reverse(e));
+  }
+  // One GPU per NIC: its PCIe link and the NIC's uplinks are one resource.
+  const int64_t gpus_per_nic =
+      cluster_.gpus_per_node() / std::max<int64_t>(1, cluster_.spec().node.nics_per_node);
+  if (gpus_per_nic == 1) {
+    for (int64_t g = 0; g < cluster_.gpu_count(); ++g) {
+      const size_t pcie =
+          cluster_.gpu_vertex(g) * kinds + static_cast<size_t>(topology::LinkKind::kGpuNic);
+      const size_t nic = cluster_.nic_vertex(cluster_.nic_of_gpu(g)) * kinds +
+                         static_cast<size_t>(topology::LinkKind::kNicLeaf);
+      const uint32_t from = resource_index_[pcie];
+      const uint32_t to = resource_index_[nic];
+      if (from == kNoLink || to == kNoLink) continue;
+      resource_up_Bps_[to] = std::min(resource_up_Bps_[to], resource_up_Bps_[from]);
+      resource_down_Bps_[to] = std::min(resource_down_Bps_[to], resource_down_Bps_[from]);
+      resource_index_[pcie] = to;
+    }
+  }
+  resource_link_.assign(resource_up_Bps_.size(), kNoLink);
+}
+
+LinkId CollectiveFlows::resource_of(topology::EdgeId edge) {
+  const uint32_t index = resource_index_[cluster_.source(edge) * topology::kLinkKinds +
+                                         static_cast<size_t>(cluster_.link_kind(edge))];
+  uint32_t& id = resource_link_[index];
+  if (id == kNoLink) {
+    const double efficiency =
+        resource_nvlink_[index] ? profile_.nvlink_ring_efficiency : profile_.network_efficiency;
+    const double capacity = std::min(resource_up_Bps_[index], resource_down_Bps_[index]);
+    id = static_cast<uint32_t>(solver_.add_link(capacity * efficiency));
+  }
+  return LinkId{id};
+}
 
 LinkId CollectiveFlows::link_of(topology::EdgeId edge) {
   uint32_t& id = link_ids_[edge];
@@ -50,6 +105,7 @@ LinkId CollectiveFlows::link_of(topology::EdgeId edge) {
 
 Footprint CollectiveFlows::footprint(std::span<const int64_t> gpus) {
   CLUSTERSIM_CHECK(!gpus.empty(), "a collective group needs at least one GPU");
+  if (routing_ == Routing::kAdaptive) return adaptive_footprint(gpus);
   Footprint out;
   std::vector<LinkLoad>& loads = out.loads;
   if (gpus.size() > 1) {
@@ -85,6 +141,12 @@ Footprint CollectiveFlows::footprint(std::span<const int64_t> gpus) {
       }
     }
   }
+  finish_footprint(out);
+  return out;
+}
+
+void CollectiveFlows::finish_footprint(Footprint& out) const {
+  std::vector<LinkLoad>& loads = out.loads;
   // One entry per link, loads a flow puts twice on a link added up.
   std::sort(loads.begin(), loads.end(),
             [](const LinkLoad& a, const LinkLoad& b) { return a.link < b.link; });
@@ -101,6 +163,38 @@ Footprint CollectiveFlows::footprint(std::span<const int64_t> gpus) {
     out.solo_rate_Bps =
         std::min(out.solo_rate_Bps, solver_.link_capacity(load.link) / load.coefficient);
   }
+}
+
+Footprint CollectiveFlows::adaptive_footprint(std::span<const int64_t> gpus) {
+  Footprint out;
+  std::vector<LinkLoad>& loads = out.loads;
+  if (gpus.size() > 1) {
+    const std::vector<NodeRun> runs = node_runs(cluster_, gpus);
+    if (runs.size() == 1) {
+      for (const int64_t g : gpus) loads.push_back({resource_of(cluster_.nvlink_up(g)), 1.0});
+    } else {
+      for (size_t r = 0; r < runs.size(); ++r) {
+        const NodeRun& from = runs[r];
+        const NodeRun& to = runs[(r + 1) % runs.size()];
+        const double per_node = static_cast<double>(from.count);
+        for (int64_t i = 0; i < from.count; ++i) {
+          const int64_t g = gpus[static_cast<size_t>(from.first + i)];
+          if (from.count > 1) {
+            loads.push_back({resource_of(cluster_.nvlink_up(g)), (per_node - 1) / per_node});
+          }
+          const int64_t peer = gpus[static_cast<size_t>(to.first + i % to.count)];
+          topology::route(cluster_, g, peer, path_);
+          for (const topology::EdgeId e : path_) {
+            // Up-going hops only: the down-going ones load the other side of
+            // resources that members' own up-going hops already count.
+            if ((e & 1U) != 0 || cluster_.link_kind(e) == topology::LinkKind::kNvLink) continue;
+            loads.push_back({resource_of(e), 1.0 / per_node});
+          }
+        }
+      }
+    }
+  }
+  finish_footprint(out);
   return out;
 }
 

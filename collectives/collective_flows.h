@@ -39,9 +39,27 @@ struct Footprint {
   double solo_rate_Bps = std::numeric_limits<double>::infinity();
 };
 
+// How traffic between switches is spread over parallel links:
+//  * kEcmp: each ring hop takes its one hashed path (topology::route), so
+//    hops that hash onto the same uplink collide, as with static ECMP;
+//  * kAdaptive: a switch's parallel uplinks (and the downlinks into it) of
+//    one tier act as one bundle of their summed capacity, as with adaptive
+//    routing or packet spraying (InfiniBand AR, Spectrum-X): collisions
+//    vanish and only real oversubscription binds. A NIC's ports on several
+//    planes likewise form one bundle.
+// kAdaptive also folds each link's two directions into one resource of the
+// smaller capacity: every flow is a ring whose members send and receive
+// alike, so each direction of a member's link (and each side of a switch's
+// bundle) carries the same load -- the up-going side is counted, with the
+// same coefficient, and the footprint is about a third as long (what keeps
+// 100k-GPU steps fast). Where one NIC serves one GPU, the GPU's PCIe link to
+// it and the NIC's uplinks carry the same flows and are one resource too.
+enum class Routing { kEcmp, kAdaptive };
+
 class CollectiveFlows {
  public:
-  CollectiveFlows(const topology::Cluster& cluster, const HardwareProfile& profile);
+  CollectiveFlows(const topology::Cluster& cluster, const HardwareProfile& profile,
+                  Routing routing = Routing::kEcmp);
 
   // Precondition as geometry_of(): non-empty, distinct GPUs, the same number
   // per node. One GPU: no loads.
@@ -52,6 +70,14 @@ class CollectiveFlows {
   FlowId start(const Footprint& footprint, double busbw_factor, double alone_rate_Bps);
   void finish(FlowId flow);
 
+  // See MaxMinFairness::begin_batch(): starts and finishes inside a batch
+  // are solved together at end_batch(); rate() of a flow started in the
+  // batch is unknown (NaN) until then.
+  void begin_batch() { solver_.begin_batch(); }
+  void end_batch() { solver_.end_batch(); }
+  bool batch_open() const { return solver_.batch_open(); }
+  std::size_t last_solved_flows() const { return solver_.last_solved_flows(); }
+
   // Bytes of buffer per second the flow progresses at now.
   double rate(FlowId flow) const;
   // Flows whose rate may have changed in the last start() / finish()
@@ -61,11 +87,24 @@ class CollectiveFlows {
 
  private:
   LinkId link_of(topology::EdgeId edge);
+  // kAdaptive: the resource the up-going edge belongs to.
+  LinkId resource_of(topology::EdgeId edge);
+  void build_resources();
+  Footprint adaptive_footprint(std::span<const int64_t> gpus);
+  // Sorts the loads, merges those on one link, sets solo_rate_Bps.
+  void finish_footprint(Footprint& out) const;
 
   const topology::Cluster& cluster_;
   const HardwareProfile& profile_;
   MaxMinFairness solver_;
+  Routing routing_;
   std::vector<uint32_t> link_ids_;  // by cluster edge; kNoLink until first used
+  // kAdaptive: resources by (lower vertex of the link, link kind), indices
+  // into the vectors below; the solver link is made on first use.
+  std::vector<uint32_t> resource_index_;  // vertex * kLinkKinds + kind
+  std::vector<double> resource_up_Bps_, resource_down_Bps_;
+  std::vector<bool> resource_nvlink_;
+  std::vector<uint32_t> resource_link_;
   struct FlowRates {
     double alone_Bps = 0;
     double solo_Bps = 0;  // min(alone, solo link rate)

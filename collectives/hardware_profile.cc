@@ -95,6 +95,11 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
             "keys per query");
   add_curve(s, "gpu.attention_bwd", "attention backward, by keys per query (seq, seq / 2 causal)",
             "keys per query");
+  s.add_key("gpu.sustained_clock", ValueType::kFloat,
+            "Sustained / nominal tensor-core clock in training (power or thermal caps), "
+            "scaling the FLOP roofline of every kernel; MFU stays relative to peak_tflops.")
+      .default_to(1.0)
+      .validated_by(in_unit_interval, "in (0, 1]");
   s.add_key("gpu.comm_overlap_slowdown", ValueType::kFloat,
             "Factor on compute time while communication kernels share the SMs (default: a "
             "placeholder in the 1.05-1.15 range reports suggest).")
@@ -134,6 +139,7 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   g.attention_fwd = read_curve(v, "gpu.attention_fwd");
   g.attention_bwd = read_curve(v, "gpu.attention_bwd");
   g.comm_overlap_slowdown = v.get_float("gpu.comm_overlap_slowdown");
+  g.sustained_clock = v.get_float("gpu.sustained_clock");
   return g;
 }
 

@@ -85,6 +85,8 @@ struct GpuProfile {
   // Compute time is multiplied by this (>= 1) while communication kernels
   // share the SMs.
   double comm_overlap_slowdown = 1;
+  // Sustained / nominal tensor-core clock in training, in (0, 1].
+  double sustained_clock = 1;
 };
 
 // The host side of one GPU (profile section `host`).

@@ -42,6 +42,10 @@ void MaxMinFairness::set_link_capacity(LinkId link, double capacity_Bps) {
   CLUSTERSIM_CHECK(valid_capacity(capacity_Bps), "link capacity must be positive and finite, got " +
                                                      std::to_string(capacity_Bps));
   links_[index_of(link)].capacity_Bps = capacity_Bps;
+  if (batch_open_) {
+    pending_links_.push_back(index_of(link));
+    return;
+  }
   begin_component();
   seed_users_of(index_of(link));
   solve_component();
@@ -75,10 +79,14 @@ FlowId MaxMinFairness::add_flow(std::span<const LinkLoad> loads, double max_rate
   flow.max_rate_Bps = max_rate_Bps;
   flow.rate_Bps = std::numeric_limits<double>::quiet_NaN();  // so that it counts as changed
   flow.loads.assign(loads.begin(), loads.end());
-  // Sorted by link, duplicates summed in the caller's order (stable sort).
-  std::stable_sort(flow.loads.begin(), flow.loads.end(), [](const LinkLoad& a, const LinkLoad& b) {
+  // Sorted by link, duplicates summed in the caller's order (stable sort;
+  // skipped when the caller passes them sorted already).
+  const auto by_link = [](const LinkLoad& a, const LinkLoad& b) {
     return index_of(a.link) < index_of(b.link);
-  });
+  };
+  if (!std::is_sorted(flow.loads.begin(), flow.loads.end(), by_link)) {
+    std::stable_sort(flow.loads.begin(), flow.loads.end(), by_link);
+  }
   std::size_t kept = 0;
   for (std::size_t i = 0; i < flow.loads.size(); ++i) {
     if (kept > 0 && flow.loads[kept - 1].link == flow.loads[i].link) {
@@ -94,9 +102,13 @@ FlowId MaxMinFairness::add_flow(std::span<const LinkLoad> loads, double max_rate
     const auto at = std::lower_bound(users.begin(), users.end(), id,
                                      [](const User& u, uint32_t f) { return u.flow < f; });
     users.insert(at, User{id, load.coefficient});
-    update_potential(index_of(load.link));
+    add_potential(index_of(load.link), load.coefficient * flow.max_rate_Bps);
   }
 
+  if (batch_open_) {
+    pending_flows_.push_back(id);
+    return FlowId{id};
+  }
   begin_component();
   flow.stamp = stamp_;
   component_flows_.push_back(id);  // covers a flow with no links
@@ -116,10 +128,17 @@ void MaxMinFairness::remove_flow(FlowId flow_id) {
     CLUSTERSIM_CHECK(at != users.end() && at->flow == id,
                      "a flow is listed on every link it loads");
     users.erase(at);
-    update_potential(index_of(load.link));
+    add_potential(index_of(load.link), -load.coefficient * flow.max_rate_Bps);
   }
   flow.active = false;
   flow.rate_Bps = 0;
+  if (batch_open_) {
+    for (const LinkLoad& load : flow.loads) pending_links_.push_back(index_of(load.link));
+    flow.loads.clear();
+    free_flows_.push_back(id);
+    std::push_heap(free_flows_.begin(), free_flows_.end(), std::greater<>());
+    return;
+  }
 
   // Every flow that shared a link with the removed one is re-solved, even
   // where that link no longer couples them: it may have coupled them before.
@@ -129,6 +148,28 @@ void MaxMinFairness::remove_flow(FlowId flow_id) {
   flow.loads.clear();  // keeps its capacity for the next flow with this id
   free_flows_.push_back(id);
   std::push_heap(free_flows_.begin(), free_flows_.end(), std::greater<>());
+  solve_component();
+}
+
+void MaxMinFairness::begin_batch() {
+  CLUSTERSIM_CHECK(!batch_open_, "batches do not nest");
+  batch_open_ = true;
+}
+
+void MaxMinFairness::end_batch() {
+  CLUSTERSIM_CHECK(batch_open_, "end_batch() after begin_batch()");
+  batch_open_ = false;
+  begin_component();
+  for (const uint32_t id : pending_flows_) {
+    Flow& flow = flows_[id];
+    if (!flow.active || flow.stamp == stamp_) continue;  // removed again, or reached already
+    flow.stamp = stamp_;
+    component_flows_.push_back(id);
+    collect_from_flow(id);
+  }
+  for (const uint32_t link : pending_links_) seed_users_of(link);
+  pending_flows_.clear();
+  pending_links_.clear();
   solve_component();
 }
 
@@ -161,16 +202,20 @@ void MaxMinFairness::begin_component() {
   component_links_.clear();
 }
 
-void MaxMinFairness::update_potential(uint32_t id) {
+void MaxMinFairness::add_potential(uint32_t id, double load) {
   Link& link = links_[id];
-  link.potential_load = 0;
-  for (const User& user : link.users) {
-    link.potential_load += user.coefficient * flows_[user.flow].max_rate_Bps;
+  if (std::isinf(load)) {
+    link.unlimited_users += load > 0 ? 1 : -1;
+  } else {
+    link.potential_load += load;
   }
+  // Exact again whenever the link empties, so rounding cannot accumulate.
+  if (link.users.empty()) link.potential_load = 0;
 }
 
 bool MaxMinFairness::couples(const Link& link) const {
-  return link.users.size() > 1 && !(link.potential_load <= link.capacity_Bps);
+  return link.users.size() > 1 &&
+         (link.unlimited_users > 0 || !(link.potential_load <= link.capacity_Bps));
 }
 
 void MaxMinFairness::seed_users_of(uint32_t id) {

@@ -78,6 +78,16 @@ class MaxMinFairness {
   // Removes a flow and re-solves the component(s) it was part of.
   void remove_flow(FlowId flow);
 
+  // Batches: between begin_batch() and end_batch(), add_flow, remove_flow
+  // and set_link_capacity only record what changed; end_batch() re-solves
+  // the union of the touched components once (so many collectives starting
+  // at the same instant cost one solve, not one per start). rate() of a flow
+  // added in an open batch is NaN until end_batch(); last_changed() then
+  // lists every flow whose rate changed in the whole batch.
+  void begin_batch();
+  void end_batch();
+  bool batch_open() const { return batch_open_; }
+
   // The flow's max-min fair rate, bytes of progress per second.
   double rate(FlowId flow) const;
 
@@ -114,7 +124,10 @@ class MaxMinFairness {
     // unfrozen_coefficient is kept by subtraction; when it has fallen far
     // below this value it is summed afresh, so cancellation stays harmless.
     double coefficient_reference = 0;
-    double potential_load = 0;  // see update_potential()
+    // Sum of coefficient * max rate over its flows with a finite maximum,
+    // and the number without one.
+    double potential_load = 0;
+    int32_t unlimited_users = 0;
   };
   struct Flow {
     std::vector<LinkLoad> loads;  // sorted by link id, one entry per link
@@ -129,9 +142,9 @@ class MaxMinFairness {
   void check_flow(FlowId flow) const;
   // Starts a new component (fresh stamp, empty lists).
   void begin_component();
-  // Sum of coefficient * max rate over the link's flows (infinite when one
-  // has no maximum), recomputed when its flows change.
-  void update_potential(uint32_t link);
+  // Adds `load` (coefficient * max rate, may be -load or +-infinity) to the
+  // link's potential as a flow joins or leaves it.
+  void add_potential(uint32_t link, double load);
   // The link can bind: two or more flows whose maxima together exceed it.
   bool couples(const Link& link) const;
   // Adds `flow`'s component (flows reachable through coupling links).
@@ -165,6 +178,9 @@ class MaxMinFairness {
   uint32_t saturating_link_ = kNoLink;
   std::vector<FlowId> last_changed_;
   std::size_t last_solved_flows_ = 0;
+  bool batch_open_ = false;
+  std::vector<uint32_t> pending_flows_;  // added in the open batch
+  std::vector<uint32_t> pending_links_;  // whose flows or capacity changed in it
 };
 
 }  // namespace clustersim::collectives

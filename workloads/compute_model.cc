@@ -87,6 +87,7 @@ GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& pro
   spec.attention_fwd = curve_of(gpu.attention_fwd);
   spec.attention_bwd = curve_of(gpu.attention_bwd);
   spec.comm_overlap_slowdown = gpu.comm_overlap_slowdown;
+  spec.sustained_clock = gpu.sustained_clock;
   return spec;
 }
 
@@ -130,12 +131,15 @@ double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec) {
 
 sim::SimTime kernel_time(const Kernel& kernel, const GpuComputeSpec& spec, bool comm_active) {
   CLUSTERSIM_CHECK(spec.peak_flops > 0 && spec.hbm_Bps > 0 && spec.mem_efficiency > 0 &&
-                       spec.mem_efficiency <= 1 && spec.comm_overlap_slowdown >= 1,
+                       spec.mem_efficiency <= 1 && spec.comm_overlap_slowdown >= 1 &&
+                       spec.sustained_clock > 0 && spec.sustained_clock <= 1,
                    "GpuComputeSpec " + spec.hardware + " out of range");
   CLUSTERSIM_CHECK(kernel.flops >= 0 && kernel.bytes >= 0,
                    "kernel " + std::string(kernel.name) + " has negative flops or bytes");
-  const double compute_s =
-      kernel.flops > 0 ? kernel.flops / (spec.peak_flops * kernel_efficiency(kernel, spec)) : 0.0;
+  const double compute_s = kernel.flops > 0
+                               ? kernel.flops / (spec.peak_flops * spec.sustained_clock *
+                                                 kernel_efficiency(kernel, spec))
+                               : 0.0;
   const double memory_s = kernel.bytes / (spec.hbm_Bps * spec.mem_efficiency);
   double seconds = std::max(compute_s, memory_s);
   if (comm_active) seconds *= spec.comm_overlap_slowdown;

@@ -1,6 +1,7 @@
 // Compute cost of one GPU kernel: a roofline with calibrated efficiency
 // (DESIGN.md, Workloads):
-//   time = max(flops / (peak_flops * eff_class(shape)), bytes / (hbm_Bps * mem_efficiency))
+//   time = max(flops / (peak_flops * sustained_clock * eff_class(shape)),
+//              bytes / (hbm_Bps * mem_efficiency))
 // times comm_overlap_slowdown while communication kernels share the SMs.
 //
 // Efficiency curves: eff(x) = e_max * x / (x + x_half), bounded to (0, e_max]
@@ -69,6 +70,9 @@ struct GpuComputeSpec {
   // Compute time is multiplied by this (>= 1) while communication kernels
   // share the SMs.
   double comm_overlap_slowdown = 1.0;
+  // Sustained / nominal tensor-core clock (power caps), in (0, 1]; the FLOP
+  // roofline runs at peak_flops * sustained_clock, MFU stays against peak_flops.
+  double sustained_clock = 1.0;
 };
 
 // Presets. Datasheet figures from /work/shared/data/README.md ("Hardware

@@ -24,6 +24,12 @@ std::string_view task_kind_name(TaskKind kind) {
       return "free";
     case TaskKind::kOptimizer:
       return "optimizer";
+    case TaskKind::kCopyToDevice:
+      return "copy_to_device";
+    case TaskKind::kCopyToHost:
+      return "copy_to_host";
+    case TaskKind::kCpuOptimizer:
+      return "cpu_optimizer";
   }
   return "?";
 }
@@ -36,6 +42,12 @@ std::string_view stream_name(Stream stream) {
       return "comm";
     case Stream::kReduce:
       return "reduce";
+    case Stream::kTp:
+      return "tp";
+    case Stream::kCopy:
+      return "copy";
+    case Stream::kCpu:
+      return "cpu";
   }
   return "?";
 }
@@ -50,6 +62,20 @@ std::string_view phase_name(Phase phase) {
       return "backward";
     case Phase::kOptimizer:
       return "optimizer";
+  }
+  return "?";
+}
+
+std::string_view group_role_name(GroupRole role) {
+  switch (role) {
+    case GroupRole::kNone:
+      return "none";
+    case GroupRole::kShard:
+      return "shard";
+    case GroupRole::kReplica:
+      return "replica";
+    case GroupRole::kTp:
+      return "tp";
   }
   return "?";
 }
@@ -96,11 +122,13 @@ class Builder {
       backward(mb == mbs - 1);
     }
     Task t;
-    t.kind = TaskKind::kOptimizer;
+    t.kind = spec_.cpu_offload ? TaskKind::kCpuOptimizer : TaskKind::kOptimizer;
+    t.stream = spec_.cpu_offload ? Stream::kCpu : Stream::kCompute;
     t.phase = Phase::kOptimizer;
     t.unit = kWholeModel;
     t.micro_batch = mbs - 1;
-    t.kernel = s_.optimizer_kernel;
+    t.kernel = spec_.cpu_offload ? kNoKernel : s_.optimizer_kernel;
+    t.bytes = spec_.cpu_offload ? s_.local_params : 0;
     std::vector<int32_t> d;
     for (const int32_t r : final_reduction_) {
       if (r != kNone) d.push_back(r);
@@ -145,6 +173,7 @@ class Builder {
     t.unit = unit;
     t.micro_batch = mb_;
     t.bytes = s_.unit_bytes(unit);
+    t.group = GroupRole::kShard;
     if (spec_.limit_all_gathers && unit != kRootUnit) {
       // Wait for the oldest live buffer's free while two are live; stop at
       // one not freed yet (there is no event to wait on).
@@ -156,7 +185,18 @@ class Builder {
         live_.pop_front();
       }
     }
-    const int32_t index = add(t, {});
+    std::vector<int32_t> d;
+    if (spec_.cpu_offload && sharded()) {
+      Task copy;
+      copy.kind = TaskKind::kCopyToDevice;
+      copy.stream = Stream::kCopy;
+      copy.phase = phase;
+      copy.unit = unit;
+      copy.micro_batch = mb_;
+      copy.bytes = ceil_div(s_.unit_bytes(unit), spec_.shard_group_size);
+      d.push_back(add(copy, {}));
+    }
+    const int32_t index = add(t, d);
     last_ag_[slot(unit)] = index;
     gathered_[slot(unit)] = true;
     if (unit != kRootUnit) live_.push_back(index);
@@ -178,9 +218,16 @@ class Builder {
   }
 
   // Kernels on the compute stream; the first waits for the unit's all-gather.
+  // With tp > 1, block kernels are interleaved with their TP collectives.
   int32_t kernels(int32_t unit, Phase phase, std::span<const int32_t> indices) {
     int32_t last = kNone;
+    int32_t tp_wait = kNone;  // a TP collective the next kernel waits for
     for (size_t i = 0; i < indices.size(); ++i) {
+      const std::string_view name = s_.kernels[static_cast<size_t>(indices[i])].name;
+      const bool tp = spec_.tp > 1 && unit != kRootUnit;
+      if (tp && tp_before(name) != TaskKind::kKernel) {
+        tp_wait = tp_collective(unit, phase, tp_before(name), last);
+      }
       Task t;
       t.kind = TaskKind::kKernel;
       t.phase = phase;
@@ -189,9 +236,49 @@ class Builder {
       t.kernel = indices[i];
       std::vector<int32_t> d;
       if (i == 0 && last_ag_[slot(unit)] != kNone) d.push_back(last_ag_[slot(unit)]);
+      if (tp_wait != kNone) d.push_back(tp_wait);
+      tp_wait = kNone;
       last = add(t, d);
+      if (tp && tp_after(name) != TaskKind::kKernel) {
+        tp_wait = tp_collective(unit, phase, tp_after(name), last);
+      }
     }
+    if (tp_wait != kNone) last = tp_wait;
     return last;
+  }
+
+  // Megatron sequence parallelism (see the header): the TP collective
+  // before or after the kernel named so, TaskKind::kKernel for none.
+  static TaskKind tp_before(std::string_view name) {
+    if (name == "qkv_proj" || name == "k_proj.recompute" || name == "gate_up_proj" ||
+        name == "up_proj" || name == "up_proj.recompute" || name == "down_proj.dgrad" ||
+        name == "out_proj.dgrad") {
+      return TaskKind::kAllGather;
+    }
+    return TaskKind::kKernel;
+  }
+  static TaskKind tp_after(std::string_view name) {
+    if (name == "out_proj" || name == "out_proj.recompute" || name == "down_proj") {
+      return TaskKind::kReduceScatter;
+    }
+    if (name == "gate_up_proj.dgrad" || name == "up_proj.dgrad" || name == "qkv_proj.dgrad") {
+      return TaskKind::kReduceScatter;
+    }
+    return TaskKind::kKernel;
+  }
+
+  int32_t tp_collective(int32_t unit, Phase phase, TaskKind kind, int32_t after) {
+    Task t;
+    t.kind = kind;
+    t.stream = Stream::kTp;
+    t.group = GroupRole::kTp;
+    t.phase = phase;
+    t.unit = unit;
+    t.micro_batch = mb_;
+    t.bytes = spec_.local_batch * spec_.seq_len * spec_.model.hidden * dtype_bytes(spec_.dtype);
+    std::vector<int32_t> d;
+    if (after != kNone) d.push_back(after);
+    return add(t, d);
   }
 
   static std::vector<int32_t> range(KernelRange r) {
@@ -231,18 +318,31 @@ class Builder {
     int32_t r = kNone;
     if (!sharded()) {
       t.kind = TaskKind::kAllReduce;
+      t.group = GroupRole::kReplica;
       t.bytes = params_bytes;
       r = add(t, {grad_ready});
     } else {
       t.kind = TaskKind::kReduceScatter;
+      t.group = GroupRole::kShard;
       t.bytes = params_bytes;
       r = add(t, {grad_ready});
       if (spec_.strategy == ShardingStrategy::kHybridShard) {
         t.kind = TaskKind::kAllReduce;
+        t.group = GroupRole::kReplica;
         const int64_t elem = dtype_bytes(spec_.dtype);
         t.bytes = ceil_div(params_bytes / elem, spec_.shard_group_size) * elem;
         r = add(t, {r});
       }
+    }
+    if (last_mb && spec_.cpu_offload) {
+      Task copy;
+      copy.kind = TaskKind::kCopyToHost;
+      copy.stream = Stream::kCopy;
+      copy.phase = Phase::kBackward;
+      copy.unit = unit;
+      copy.micro_batch = mb_;
+      copy.bytes = sharded() ? ceil_div(params_bytes, spec_.shard_group_size) : params_bytes;
+      r = add(copy, {r});
     }
     if (last_mb) final_reduction_[slot(unit)] = r;
   }
@@ -259,12 +359,7 @@ class Builder {
       const int32_t next = b - 1;  // kRootUnit after block 0: gathered already
       ensure_gathered(b, Phase::kBackward);
       if (pf == BackwardPrefetch::kBackwardPre) prefetch_backward(next);
-      if (spec_.activation_checkpointing == ActivationCheckpointing::kFull) {
-        kernels(b, Phase::kRecompute, range(s_.block_forward));
-      } else if (spec_.activation_checkpointing == ActivationCheckpointing::kSelective &&
-                 !s_.recompute.empty()) {
-        kernels(b, Phase::kRecompute, s_.recompute);
-      }
+      if (!s_.recompute.empty()) kernels(b, Phase::kRecompute, s_.recompute);
       const int32_t grad_ready = kernels(b, Phase::kBackward, range(s_.block_backward));
       if (free_after) free_unit(b, Phase::kBackward);
       if (pf == BackwardPrefetch::kBackwardPost) prefetch_backward(next);
@@ -280,7 +375,7 @@ class Builder {
   const FsdpScheduleOptions& opt_;
   FsdpSchedule& s_;
   int32_t mb_ = 0;
-  int32_t last_on_[3] = {kNone, kNone, kNone};
+  int32_t last_on_[kStreamCount] = {kNone, kNone, kNone, kNone, kNone, kNone};
   std::vector<bool> gathered_;
   std::vector<int32_t> last_ag_;          // latest all-gather per unit slot
   std::vector<int32_t> final_reduction_;  // last reduction of the last micro-batch
@@ -301,17 +396,23 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   kc.dtype_bytes = dtype_bytes(spec.dtype);
   kc.tp = spec.tp;
   kc.sequence_parallel = spec.tp > 1;
+  // torchtitan compiles the blocks only: the rest runs eager either way.
+  KernelConfig eager = kc;
+  eager.fusion = KernelFusion::kEager;
+  kc.fusion = spec.torch_compile ? KernelFusion::kCompiled : KernelFusion::kEager;
   s.block_forward = append(s.kernels, block_forward(spec.model, kc));
   s.block_backward = append(s.kernels, block_backward(spec.model, kc));
-  s.embedding_forward = append(s.kernels, embedding_forward(spec.model, kc));
-  s.embedding_backward = append(s.kernels, embedding_backward(spec.model, kc));
-  s.head_forward = append(s.kernels, head_forward(spec.model, kc));
-  s.head_backward = append(s.kernels, head_backward(spec.model, kc));
-  for (int32_t i = 0; i < s.block_forward.count; ++i) {
-    const int32_t k = s.block_forward.begin + i;
-    const KernelClass c = s.kernels[static_cast<size_t>(k)].cls;
-    if (c == KernelClass::kNorm || c == KernelClass::kElementwise) s.recompute.push_back(k);
-  }
+  s.embedding_forward = append(s.kernels, embedding_forward(spec.model, eager));
+  s.embedding_backward = append(s.kernels, embedding_backward(spec.model, eager));
+  s.head_forward = append(s.kernels, head_forward(spec.model, eager));
+  s.head_backward = append(s.kernels, head_backward(spec.model, eager));
+  const Recompute recompute = spec.activation_checkpointing == ActivationCheckpointing::kFull
+                                  ? Recompute::kFull
+                              : spec.activation_checkpointing == ActivationCheckpointing::kSelective
+                                  ? Recompute::kSelectiveOp
+                                  : Recompute::kNone;
+  const KernelRange again = append(s.kernels, block_recompute(spec.model, kc, recompute));
+  for (int32_t i = 0; i < again.count; ++i) s.recompute.push_back(again.begin + i);
 
   const ParameterBreakdown p = parameter_breakdown(spec.model);
   const int64_t elem = dtype_bytes(spec.dtype);
@@ -319,6 +420,7 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   s.block_bytes = ceil_div(p.block, spec.tp) * elem;
   s.root_bytes = ceil_div(p.embedding + p.final_norm + p.output_head, spec.tp) * elem;
   const int64_t local_params = ceil_div(ceil_div(p.total, spec.tp), spec.shard_group_size);
+  s.local_params = local_params;
   s.optimizer_kernel = static_cast<int32_t>(s.kernels.size());
   s.kernels.push_back(adamw_step(local_params, OptimizerPrecision{4, 0}));
 

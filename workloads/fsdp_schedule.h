@@ -76,9 +76,31 @@
 // parameters are its TP slice, ceil(params / tp) (norm weights are in fact
 // replicated; ignored). FSDP's padding of the flat parameter is ignored.
 //
-// Not modelled here (yet): CPU offload (PCIe copies, CPU optimizer), TP
-// collectives, torch.compile fusion, CUDA graphs (the simulator groups
-// launches), the loss/grad-norm all-reduce.
+// Kernels: torch.compile (workload.torch_compile) runs the transformer
+// blocks as Inductor's fused kernels; the embedding, final norm and loss stay
+// eager, as torchtitan compiles each block only (transformer_kernels.h,
+// KernelFusion). Selective checkpointing recomputes what torchtitan's op-level
+// policy does not save, full checkpointing the block's forward up to its last
+// saved tensor (block_recompute()).
+//
+// Tensor parallelism (tp > 1, Megatron-style with sequence parallelism, on
+// Stream::kTp, group kTp): forward (and recomputed forward) all-gathers the
+// normed activations before the attention's and the MLP's first GEMM and
+// reduce-scatters after the out and down projections; backward the reverse
+// (all-gather before down_proj.dgrad and out_proj.dgrad, reduce-scatter after
+// the MLP's and the qkv projection's dgrad). Each moves the full activation,
+// local_batch * seq_len * hidden * dtype bytes (nccl-tests convention). The
+// kernel after a TP collective waits for it, so TP communication is exposed
+// (no async TP).
+//
+// CPU offload (FSDP's CPUOffload(offload_params=True)): parameters, gradients
+// and optimizer states live on the host. Each unit's shard is copied to the
+// GPU (kCopyToDevice, Stream::kCopy) before each of its all-gathers; each
+// final gradient reduction is followed by a copy of the gradient shard to the
+// host (kCopyToHost); the optimizer runs on the host CPU (kCpuOptimizer,
+// Stream::kCpu) after the last copy, instead of the GPU AdamW kernel.
+//
+// Not modelled here (yet): the loss/grad-norm all-reduce.
 //
 // Thread safety: build_fsdp_schedule is a pure function; FsdpSchedule is an
 // immutable value once built and may be shared across threads.
@@ -100,14 +122,26 @@ enum class TaskKind : uint8_t {
   kReduceScatter,
   kAllReduce,
   kFree,
-  kOptimizer
+  kOptimizer,
+  kCopyToDevice,  // CPU offload: a parameter shard over PCIe before its all-gather
+  kCopyToHost,    // CPU offload: a gradient shard over PCIe after its reduction
+  kCpuOptimizer   // CPU offload: AdamW on the host over the local shard
 };
-enum class Stream : uint8_t { kCompute, kComm, kReduce };
+// kTp: tensor-parallel collectives (their own NCCL communicator); kCopy:
+// host<->device copies; kCpu: work of the host's CPU cores (not the thread
+// that launches kernels).
+enum class Stream : uint8_t { kCompute, kComm, kReduce, kTp, kCopy, kCpu };
+inline constexpr int kStreamCount = 6;
+// The process group a collective runs on (see step_simulator.h for the rank
+// layout): the FSDP shard group, the HSDP replica group (all data-parallel
+// ranks for NO_SHARD), or the tensor-parallel group.
+enum class GroupRole : uint8_t { kNone, kShard, kReplica, kTp };
 enum class Phase : uint8_t { kForward, kRecompute, kBackward, kOptimizer };
 
 std::string_view task_kind_name(TaskKind kind);
 std::string_view stream_name(Stream stream);
 std::string_view phase_name(Phase phase);
+std::string_view group_role_name(GroupRole role);
 
 inline constexpr int32_t kRootUnit = -1;    // embedding + final norm + head
 inline constexpr int32_t kWholeModel = -2;  // the optimizer step's unit
@@ -122,7 +156,9 @@ struct Task {
   int32_t micro_batch = 0;          // 0 .. grad_accum-1; the optimizer: grad_accum-1
   int32_t kernel = kNoKernel;       // index into FsdpSchedule::kernels (kKernel, kOptimizer)
   int32_t host_wait = kNoHostWait;  // task the host waits for before issuing this one
-  int64_t bytes = 0;                // collectives: payload per rank (see the top of this file)
+  int64_t bytes = 0;  // collectives: payload per rank (see the top of this file); copies:
+                      // bytes moved; kCpuOptimizer: parameters updated
+  GroupRole group = GroupRole::kNone;  // collectives only
 };
 
 // [begin, begin + count) in FsdpSchedule::kernels.
@@ -144,9 +180,10 @@ struct FsdpSchedule {
   std::vector<int32_t> recompute;  // kernel indices a block recomputes (checkpointing)
   int32_t optimizer_kernel = kNoKernel;
 
-  int32_t blocks = 0;       // transformer blocks (units 0 .. blocks-1)
-  int64_t block_bytes = 0;  // unsharded parameter bytes of one block (compute dtype)
-  int64_t root_bytes = 0;   // unsharded parameter bytes of the root unit
+  int32_t blocks = 0;        // transformer blocks (units 0 .. blocks-1)
+  int64_t block_bytes = 0;   // unsharded parameter bytes of one block (compute dtype)
+  int64_t root_bytes = 0;    // unsharded parameter bytes of the root unit
+  int64_t local_params = 0;  // parameters of this rank's shard (the optimizer's)
 
   std::vector<Task> tasks;         // host issue order
   std::vector<int32_t> dep_begin;  // CSR offsets, tasks.size() + 1 entries

@@ -131,21 +131,36 @@ struct Sizes {
   int64_t fwd, bwd, emb_f, emb_b, head_f, head_b;
 };
 
+// The blocks run as torch_compile says, the rest eager (torchtitan compiles
+// blocks only).
+KernelConfig block_config(const WorkloadSpec& w) {
+  KernelConfig c = tiny_kernel_config();
+  c.fusion = w.torch_compile ? KernelFusion::kCompiled : KernelFusion::kEager;
+  return c;
+}
+
 Sizes kernel_sizes(const WorkloadSpec& w) {
-  const KernelConfig c = tiny_kernel_config();
+  const KernelConfig c = block_config(w);
+  KernelConfig eager = tiny_kernel_config();
+  eager.fusion = KernelFusion::kEager;
   return {static_cast<int64_t>(block_forward(w.model, c).size()),
           static_cast<int64_t>(block_backward(w.model, c).size()),
-          static_cast<int64_t>(embedding_forward(w.model, c).size()),
-          static_cast<int64_t>(embedding_backward(w.model, c).size()),
-          static_cast<int64_t>(head_forward(w.model, c).size()),
-          static_cast<int64_t>(head_backward(w.model, c).size())};
+          static_cast<int64_t>(embedding_forward(w.model, eager).size()),
+          static_cast<int64_t>(embedding_backward(w.model, eager).size()),
+          static_cast<int64_t>(head_forward(w.model, eager).size()),
+          static_cast<int64_t>(head_backward(w.model, eager).size())};
 }
 
 TEST(FsdpSchedule, FullShardTaskCounts) {
   const WorkloadSpec w = tiny_spec();
   const FsdpSchedule s = build_fsdp_schedule(w);
   const Sizes k = kernel_sizes(w);
-  EXPECT_EQ(k.fwd, 11);  // attn_norm .. mlp_residual of a rotary SwiGLU block
+  // Eager attn_norm.to_fp32 .. mlp_residual of a rotary SwiGLU block (no
+  // repeat_kv copies: kv_heads == heads).
+  EXPECT_EQ(k.fwd, 31);
+  WorkloadSpec compiled = w;
+  compiled.torch_compile = true;
+  EXPECT_EQ(kernel_sizes(compiled).fwd, 11);  // attn_norm .. mlp_residual, fused
   EXPECT_EQ(s.count(TaskKind::kKernel),
             2 * (k.fwd + k.bwd) + k.emb_f + k.emb_b + k.head_f + k.head_b);
   EXPECT_EQ(s.count(TaskKind::kAllGather), 5);  // root + 2 forward + 2 backward
@@ -326,16 +341,23 @@ TEST(FsdpSchedule, FullCheckpointingRecomputesOneForwardPerBlock) {
   const FsdpSchedule base = build_fsdp_schedule(w);
   w.activation_checkpointing = ActivationCheckpointing::kFull;
   const FsdpSchedule s = build_fsdp_schedule(w);
-  const Sizes k = kernel_sizes(w);
-  EXPECT_EQ(s.count(TaskKind::kKernel), base.count(TaskKind::kKernel) + 2 * k.fwd);
-  EXPECT_EQ(count(s, TaskKind::kKernel, Phase::kRecompute), 2 * k.fwd);
-  EXPECT_EQ(s.size(), base.size() + 2 * k.fwd);
+  // The forward up to its last saved tensor: all but down_proj and
+  // mlp_residual (transformer_kernels.h, block_recompute()).
+  const auto again =
+      static_cast<int32_t>(block_recompute(w.model, block_config(w), Recompute::kFull).size());
+  EXPECT_EQ(again, kernel_sizes(w).fwd - 2);
+  EXPECT_EQ(s.count(TaskKind::kKernel), base.count(TaskKind::kKernel) + 2 * again);
+  EXPECT_EQ(count(s, TaskKind::kKernel, Phase::kRecompute), 2 * again);
+  EXPECT_EQ(s.size(), base.size() + 2 * again);
   for (const int32_t b : {0, 1}) {
     const int32_t first = first_kernel(s, Phase::kRecompute, b);
     const int32_t ag = find(s, TaskKind::kAllGather, Phase::kBackward, b);
     EXPECT_THAT(deps(s, first), ::testing::Contains(ag));
-    for (int32_t i = 0; i < k.fwd; ++i) {
-      EXPECT_EQ(s.tasks[static_cast<size_t>(first + i)].kernel, s.block_forward.begin + i);
+    for (int32_t i = 0; i < again; ++i) {
+      const Kernel& k =
+          s.kernels[static_cast<size_t>(s.tasks[static_cast<size_t>(first + i)].kernel)];
+      EXPECT_EQ(k.name, s.kernels[static_cast<size_t>(s.block_forward.begin + i)].name);
+      EXPECT_EQ(k.flops, s.kernels[static_cast<size_t>(s.block_forward.begin + i)].flops);
     }
     EXPECT_EQ(last_kernel(s, Phase::kRecompute, b) + 1, first_kernel(s, Phase::kBackward, b));
   }
@@ -344,10 +366,15 @@ TEST(FsdpSchedule, FullCheckpointingRecomputesOneForwardPerBlock) {
   EXPECT_EQ(count(sel, TaskKind::kKernel, Phase::kRecompute),
             2 * static_cast<int64_t>(sel.recompute.size()));
   EXPECT_GT(sel.recompute.size(), 0U);
+  // torchtitan's op policy: no attention, and of the GEMMs only wk, wo, w3.
+  std::vector<std::string_view> gemms;
   for (const int32_t ki : sel.recompute) {
-    EXPECT_NE(sel.kernels[static_cast<size_t>(ki)].cls, KernelClass::kGemm);
-    EXPECT_NE(sel.kernels[static_cast<size_t>(ki)].cls, KernelClass::kAttention);
+    const Kernel& k = sel.kernels[static_cast<size_t>(ki)];
+    EXPECT_NE(k.cls, KernelClass::kAttention);
+    if (k.cls == KernelClass::kGemm) gemms.push_back(k.name);
   }
+  EXPECT_THAT(
+      gemms, ::testing::ElementsAre("k_proj.recompute", "out_proj.recompute", "up_proj.recompute"));
 }
 
 TEST(FsdpSchedule, GradAccumulationRepeatsTheMicroBatch) {

@@ -1,0 +1,1073 @@
+#include "workloads/step_simulator.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "collectives/collective_cost.h"
+#include "collectives/collective_flows.h"
+#include "collectives/group_collectives.h"
+#include "sim/check.h"
+#include "sim/simulator.h"
+#include "workloads/transformer_kernels.h"
+
+namespace clustersim::workloads {
+
+namespace {
+
+using collectives::CollectiveOp;
+using sim::SimTime;
+
+constexpr int kStreams = kStreamCount;
+constexpr int32_t kNoGate = std::numeric_limits<int32_t>::max();
+
+// ---- The program: the schedule compiled into per-stream operations ----
+
+enum class OpKind : uint8_t { kSegment, kCollective, kLocal };
+
+// Satisfied once `stream` has completed more than `pos` operations.
+struct Dep {
+  uint8_t stream;
+  int32_t pos;
+};
+
+struct Op {
+  OpKind kind = OpKind::kSegment;
+  uint8_t stream = 0;
+  int32_t pos = 0;            // index on its stream
+  int64_t host_start_ns = 0;  // when the host starts issuing it, without blocking
+  int64_t host_cost_ns = 0;   // host time to issue it
+  int32_t gate_compute = -1;  // the host first waits for this many compute ops (-1: no wait)
+  int32_t dep_begin = 0;
+  int32_t dep_end = 0;
+  int32_t first_task = 0;  // in the FsdpSchedule
+  int32_t task_count = 0;
+  // kSegment
+  int64_t work_ns = 0;          // sum of the kernels' times
+  int64_t first_launch_ns = 0;  // the first kernel is on the GPU this long after host start
+  int64_t tail_ns = 0;          // launch-bound end, after host start
+  // kLocal (a copy or host CPU work): its duration
+  int64_t duration_ns = 0;
+  // kCollective
+  CollectiveOp op = CollectiveOp::kAllGather;
+  GroupRole role = GroupRole::kNone;
+  int32_t channel = 0;  // (role, stream) pair: one pending collective per group each
+  int64_t bytes = 0;
+  int64_t latency_ns = 0;
+  int64_t transfer_ns = 0;  // uncontended
+  double alone_Bps = 0;     // bytes / uncontended transfer time
+  std::string_view algorithm;
+  std::string_view protocol;
+};
+
+enum Account : uint8_t {
+  kCompute,
+  kExposedAllGather,
+  kExposedReduceScatter,
+  kExposedAllReduce,
+  kExposedTp,
+  kExposedPcie,
+  kSyncWait,
+  kLaunchBound,
+  kIdle,
+  kAccountCount
+};
+
+Account exposed_account(const Op& op) {
+  if (op.role == GroupRole::kTp) return kExposedTp;
+  switch (op.op) {
+    case CollectiveOp::kAllGather:
+      return kExposedAllGather;
+    case CollectiveOp::kReduceScatter:
+      return kExposedReduceScatter;
+    default:
+      return kExposedAllReduce;
+  }
+}
+
+struct Layout {
+  int64_t world = 0;
+  int64_t tp = 1;
+  int64_t shard = 1;
+  int64_t replica = 1;
+
+  int64_t group_count(GroupRole role) const {
+    switch (role) {
+      case GroupRole::kShard:
+        return replica * tp;
+      case GroupRole::kReplica:
+        return shard * tp;
+      case GroupRole::kTp:
+        return world / tp;
+      case GroupRole::kNone:
+        break;
+    }
+    return 0;
+  }
+  int64_t group_size(GroupRole role) const {
+    switch (role) {
+      case GroupRole::kShard:
+        return shard;
+      case GroupRole::kReplica:
+        return replica;
+      case GroupRole::kTp:
+        return tp;
+      case GroupRole::kNone:
+        break;
+    }
+    return 1;
+  }
+  // r = (rep * shard + sh) * tp + t
+  int64_t group_of(GroupRole role, int64_t r) const {
+    const int64_t t = r % tp;
+    const int64_t sh = (r / tp) % shard;
+    const int64_t rep = r / (tp * shard);
+    switch (role) {
+      case GroupRole::kShard:
+        return rep * tp + t;
+      case GroupRole::kReplica:
+        return sh * tp + t;
+      case GroupRole::kTp:
+        return r / tp;
+      case GroupRole::kNone:
+        break;
+    }
+    return 0;
+  }
+  // The i-th member (ring order) of group g.
+  int64_t member(GroupRole role, int64_t g, int64_t i) const {
+    switch (role) {
+      case GroupRole::kShard: {
+        const int64_t rep = g / tp;
+        const int64_t t = g % tp;
+        return (rep * shard + i) * tp + t;
+      }
+      case GroupRole::kReplica: {
+        const int64_t sh = g / tp;
+        const int64_t t = g % tp;
+        return (i * shard + sh) * tp + t;
+      }
+      case GroupRole::kTp:
+        return g * tp + i;
+      case GroupRole::kNone:
+        break;
+    }
+    return g;
+  }
+};
+
+CollectiveOp collective_of(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::kAllGather:
+      return CollectiveOp::kAllGather;
+    case TaskKind::kReduceScatter:
+      return CollectiveOp::kReduceScatter;
+    default:
+      return CollectiveOp::kAllReduce;
+  }
+}
+
+bool is_kernel(TaskKind kind) { return kind == TaskKind::kKernel || kind == TaskKind::kOptimizer; }
+bool is_local(TaskKind kind) {
+  return kind == TaskKind::kCopyToDevice || kind == TaskKind::kCopyToHost ||
+         kind == TaskKind::kCpuOptimizer;
+}
+
+struct Program {
+  std::vector<Op> ops;
+  std::vector<Dep> deps;
+  std::array<std::vector<int32_t>, kStreams> stream_ops;  // op ids in stream order
+  std::vector<int32_t> gate_ops;                          // ops with a host wait, host order
+  std::vector<int64_t> kernel_ns;                         // by schedule kernel index
+  struct Channel {
+    GroupRole role;
+    uint8_t stream;
+  };
+  std::vector<Channel> channels;
+};
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const FsdpSchedule& schedule, const StepConfig& config, const Layout& layout,
+                 const topology::Cluster& cluster, const collectives::HardwareProfile& profile)
+      : s_(schedule), config_(config), layout_(layout), cluster_(cluster), profile_(profile) {}
+
+  Program build() {
+    p_.kernel_ns.reserve(s_.kernels.size());
+    for (const Kernel& k : s_.kernels) {
+      p_.kernel_ns.push_back(kernel_time(k, config_.compute).count_ns());
+    }
+    task_op_.assign(static_cast<size_t>(s_.size()), -1);
+    free_compute_count_.assign(static_cast<size_t>(s_.size()), -1);
+    int32_t compute_ops = 0;
+    int32_t prev_task_op = -1;  // op of the previous non-free task in host order
+    for (int32_t i = 0; i < s_.size(); ++i) {
+      const Task& t = s_.tasks[static_cast<size_t>(i)];
+      if (t.kind == TaskKind::kFree) {
+        // A free completes once the compute ops issued before it have.
+        free_compute_count_[static_cast<size_t>(i)] = compute_ops;
+        continue;
+      }
+      if (is_kernel(t.kind) && can_extend(i, prev_task_op)) {
+        extend_segment(i, prev_task_op);
+        task_op_[static_cast<size_t>(i)] = prev_task_op;
+        continue;
+      }
+      const auto id = static_cast<int32_t>(p_.ops.size());
+      p_.ops.push_back(new_op(i));
+      task_op_[static_cast<size_t>(i)] = id;
+      prev_task_op = id;
+      if (p_.ops.back().stream == static_cast<uint8_t>(Stream::kCompute)) ++compute_ops;
+    }
+    finish_host_times();
+    return std::move(p_);
+  }
+
+ private:
+  // A kernel joins the open segment when it follows it directly in host
+  // order and depends on nothing but the previous kernel.
+  bool can_extend(int32_t task, int32_t prev_op) const {
+    if (prev_op < 0) return false;
+    const Op& op = p_.ops[static_cast<size_t>(prev_op)];
+    if (op.kind != OpKind::kSegment) return false;
+    if (op.first_task + op.task_count != task) return false;  // something was issued between
+    const Task& t = s_.tasks[static_cast<size_t>(task)];
+    if (t.host_wait != kNoHostWait) return false;
+    for (const int32_t d : s_.deps_of(task)) {
+      if (d != task - 1) return false;
+    }
+    return true;
+  }
+
+  void extend_segment(int32_t task, int32_t op_id) {
+    Op& op = p_.ops[static_cast<size_t>(op_id)];
+    ++op.task_count;
+    op.work_ns += p_.kernel_ns[static_cast<size_t>(s_.tasks[static_cast<size_t>(task)].kernel)];
+  }
+
+  Op new_op(int32_t task) {
+    const Task& t = s_.tasks[static_cast<size_t>(task)];
+    Op op;
+    op.stream = static_cast<uint8_t>(t.stream);
+    op.pos = static_cast<int32_t>(p_.stream_ops[op.stream].size());
+    p_.stream_ops[op.stream].push_back(static_cast<int32_t>(p_.ops.size()));
+    op.first_task = task;
+    op.task_count = 1;
+    op.dep_begin = static_cast<int32_t>(p_.deps.size());
+    pending_deps_ = 0;
+    for (const int32_t d : s_.deps_of(task)) add_dep(d, op.stream);
+    op.dep_end = static_cast<int32_t>(p_.deps.size());
+    if (t.host_wait != kNoHostWait) {
+      const int32_t count = free_compute_count_[static_cast<size_t>(t.host_wait)];
+      CLUSTERSIM_CHECK(count >= 0, "a host wait names a free");
+      op.gate_compute = count;
+      p_.gate_ops.push_back(static_cast<int32_t>(p_.ops.size()));
+    }
+    if (is_kernel(t.kind)) {
+      op.kind = OpKind::kSegment;
+      op.work_ns = p_.kernel_ns[static_cast<size_t>(t.kernel)];
+    } else if (is_local(t.kind)) {
+      op.kind = OpKind::kLocal;
+      const double seconds = t.kind == TaskKind::kCpuOptimizer
+                                 ? static_cast<double>(t.bytes) / config_.host.cpu_adam_params_per_s
+                                 : static_cast<double>(t.bytes) / config_.host.pcie_Bps;
+      op.duration_ns = SimTime::from_seconds_rounded(seconds).count_ns();
+    } else {
+      op.kind = OpKind::kCollective;
+      op.op = collective_of(t.kind);
+      op.role = t.group;
+      op.bytes = t.bytes;
+      op.channel = channel_of(t.group, op.stream);
+      tune(op);
+    }
+    return op;
+  }
+
+  void add_dep(int32_t task, uint8_t own_stream) {
+    const Task& d = s_.tasks[static_cast<size_t>(task)];
+    if (d.kind == TaskKind::kFree) {
+      const int32_t count = free_compute_count_[static_cast<size_t>(task)];
+      if (count > 0) add_stream_dep(static_cast<uint8_t>(Stream::kCompute), count - 1, own_stream);
+      return;
+    }
+    const Op& op = p_.ops[static_cast<size_t>(task_op_[static_cast<size_t>(task)])];
+    add_stream_dep(op.stream, op.pos, own_stream);
+  }
+
+  void add_stream_dep(uint8_t stream, int32_t pos, uint8_t own_stream) {
+    if (stream == own_stream) return;  // stream order
+    // Keep one dependency per stream: the latest position.
+    const size_t begin = p_.deps.size() - pending_deps_;
+    for (size_t i = begin; i < p_.deps.size(); ++i) {
+      if (p_.deps[i].stream == stream) {
+        p_.deps[i].pos = std::max(p_.deps[i].pos, pos);
+        return;
+      }
+    }
+    p_.deps.push_back(Dep{stream, pos});
+    ++pending_deps_;
+  }
+
+  int32_t channel_of(GroupRole role, uint8_t stream) {
+    for (size_t i = 0; i < p_.channels.size(); ++i) {
+      if (p_.channels[i].role == role && p_.channels[i].stream == stream) {
+        return static_cast<int32_t>(i);
+      }
+    }
+    p_.channels.push_back(Program::Channel{role, stream});
+    return static_cast<int32_t>(p_.channels.size() - 1);
+  }
+
+  // Every group of a role has the same shape (the layout is regular), so
+  // the tuner runs once per collective of the template, on group 0.
+  void tune(Op& op) {
+    const int64_t size = layout_.group_size(op.role);
+    std::vector<int64_t> gpus(static_cast<size_t>(size));
+    for (int64_t i = 0; i < size; ++i) gpus[static_cast<size_t>(i)] = layout_.member(op.role, 0, i);
+    const collectives::GroupGeometry geometry = collectives::geometry_of(cluster_, gpus);
+    const collectives::TunedCollective tuned =
+        collectives::tune_collective(profile_, geometry, op.op, op.bytes, config_.forced);
+    op.latency_ns = SimTime::from_seconds_rounded(tuned.cost.latency_s).count_ns();
+    op.transfer_ns = SimTime::from_seconds_rounded(tuned.cost.transfer_s).count_ns();
+    op.alone_Bps =
+        tuned.cost.transfer_s > 0 ? static_cast<double>(op.bytes) / tuned.cost.transfer_s : 0;
+    op.algorithm = collectives::to_string(tuned.choice.algorithm);
+    op.protocol = collectives::to_string(tuned.choice.protocol);
+  }
+
+  // Host issue times (no blocking) and each segment's launch-bound tail:
+  // kernel k of n, issued at (k + 1) c after the segment's host start, ends
+  // no earlier than that plus the kernels from k on.
+  void finish_host_times() {
+    const int64_t launch = config_.host.kernel_launch.count_ns();
+    const int64_t graph = config_.host.graph_launch.count_ns();
+    int64_t host = 0;
+    for (Op& op : p_.ops) {
+      op.host_start_ns = host;
+      if (op.kind == OpKind::kSegment) {
+        if (config_.workload.cuda_graphs) {
+          op.host_cost_ns = graph;
+          op.first_launch_ns = graph;
+          op.tail_ns = graph + op.work_ns;
+        } else {
+          op.host_cost_ns = launch * op.task_count;
+          op.first_launch_ns = launch;
+          int64_t suffix = 0;
+          int64_t tail = 0;
+          for (int32_t k = op.task_count - 1; k >= 0; --k) {
+            const Task& t = s_.tasks[static_cast<size_t>(op.first_task + k)];
+            suffix += p_.kernel_ns[static_cast<size_t>(t.kernel)];
+            tail = std::max(tail, (k + 1) * launch + suffix);
+          }
+          op.tail_ns = tail;
+        }
+      } else if (op.kind == OpKind::kLocal &&
+                 s_.tasks[static_cast<size_t>(op.first_task)].kind == TaskKind::kCpuOptimizer) {
+        op.host_cost_ns = 0;
+      } else {
+        op.host_cost_ns = launch;  // a collective or a cudaMemcpyAsync
+      }
+      host += op.host_cost_ns;
+    }
+  }
+
+  const FsdpSchedule& s_;
+  const StepConfig& config_;
+  const Layout& layout_;
+  const topology::Cluster& cluster_;
+  const collectives::HardwareProfile& profile_;
+  Program p_;
+  std::vector<int32_t> task_op_;             // op of each non-free task
+  std::vector<int32_t> free_compute_count_;  // compute ops issued before each free
+  size_t pending_deps_ = 0;                  // deps of the op being built
+};
+
+// ---- Per-rank and per-group state ----
+
+struct StreamState {
+  int32_t next = 0;  // next op position to start
+  int32_t done = 0;  // ops completed
+  bool busy = false;
+  int64_t arrival_ns = 0;  // the running collective: when this rank reached it
+};
+
+struct RankState {
+  int64_t anchor_ns = 0;  // host: issuing anchor_op started at anchor_ns
+  int32_t anchor_op = 0;
+  int32_t gate_index = 0;       // next entry of Program::gate_ops not passed
+  uint8_t comm_active = 0;      // transfers in flight
+  int64_t comm_overlap_ns = 0;  // time with a transfer in flight, until comm_change_ns
+  int64_t comm_change_ns = 0;
+  std::array<StreamState, kStreams> streams{};
+  // The running compute segment.
+  double seg_work_ns = 0;            // at full speed, straggling included
+  int64_t seg_overlap_start_ns = 0;  // overlap_until() at the segment's start
+  sim::EventId seg_event;            // its next look (compute_check)
+  bool seg_slowed_check = false;     // that look assumed a transfer in flight
+  int64_t seg_start_ns = 0;
+  int64_t seg_tail_end_ns = 0;
+  int64_t seg_host_start_ns = 0;
+  int64_t compute_free_ns = 0;  // when the compute stream last went idle
+  int64_t finish_ns = 0;
+  Account finish_account = kIdle;  // what ended at finish_ns
+  int64_t finish_group_start_ns = 0;
+  std::array<int64_t, kAccountCount> account{};
+};
+
+struct GroupState {
+  int32_t arrived = 0;
+  int32_t op = -1;
+  int64_t latest_arrival_ns = 0;
+  int64_t start_ns = 0;
+};
+
+struct Transfer {
+  int32_t channel = 0;
+  int64_t group = 0;
+  double remaining_bytes = 0;
+  double rate_Bps = 0;
+  int64_t last_ns = 0;
+  sim::EventId event;
+};
+
+enum EventKinds : sim::EventKind {
+  kComputeEnd,     // data: rank
+  kGroupStart,     // data: channel << 40 | group
+  kTransferBegin,  // data: channel << 40 | group
+  kTransferEnd,    // data: flow id
+  kCollectiveEnd,  // data: channel << 40 | group (no transfer phase)
+  kSolveFlows,     // the transfers that started or ended at this instant changed rates
+  kLocalEnd,       // data: rank << 8 | stream
+};
+
+constexpr int kGroupBits = 40;
+
+uint64_t pack(int32_t channel, int64_t group) {
+  return (static_cast<uint64_t>(channel) << kGroupBits) | static_cast<uint64_t>(group);
+}
+
+// The cause a compute stream's idle gap is charged to.
+struct Cause {
+  Account account = kIdle;
+  int64_t group_start_ns = 0;  // collectives: the part before it is sync wait
+};
+
+class StepEngine : public sim::EventHandler {
+ public:
+  StepEngine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
+             const StepConfig& config, const FsdpSchedule& schedule, const Program& program,
+             const Layout& layout)
+      : cluster_(cluster),
+        config_(config),
+        schedule_(schedule),
+        p_(program),
+        layout_(layout),
+        flows_(cluster, profile, config.routing),
+        ranks_(static_cast<size_t>(layout.world)),
+        slowdown_(static_cast<size_t>(layout.world), 1.0),
+        traced_(static_cast<size_t>(layout.world), 0) {
+    for (const Straggler& s : config.stragglers) {
+      CLUSTERSIM_CHECK(
+          s.rank >= 0 && s.rank < layout.world && s.slowdown >= 1,
+          "straggler rank " + std::to_string(s.rank) + " slowdown " + std::to_string(s.slowdown));
+      slowdown_[static_cast<size_t>(s.rank)] = s.slowdown;
+    }
+    for (const int64_t r : config.trace_ranks) {
+      CLUSTERSIM_CHECK(r >= 0 && r < layout.world, "trace rank " + std::to_string(r));
+      traced_[static_cast<size_t>(r)] = 1;
+    }
+    for (const Program::Channel& c : p_.channels) {
+      groups_.emplace_back(static_cast<size_t>(layout.group_count(c.role)));
+    }
+    footprints_.resize(4);
+    comm_slowdown_rate_ = 1.0 / config.compute.comm_overlap_slowdown;
+  }
+
+  void run() {
+    handler_ = sim_.add_handler(*this);
+    for (int64_t r = 0; r < layout_.world; ++r) {
+      pass_open_gates(r);
+      try_all(r, Cause{});
+    }
+    sim_.run();
+  }
+
+  void on_event(sim::Simulator& sim, const sim::Event& event) override {
+    (void)sim;
+    switch (event.kind) {
+      case kComputeEnd:
+        compute_check(static_cast<int64_t>(event.data));
+        break;
+      case kGroupStart:
+        begin_collective(static_cast<int32_t>(event.data >> kGroupBits),
+                         static_cast<int64_t>(event.data & ((uint64_t{1} << kGroupBits) - 1)));
+        break;
+      case kTransferBegin:
+        begin_transfer(static_cast<int32_t>(event.data >> kGroupBits),
+                       static_cast<int64_t>(event.data & ((uint64_t{1} << kGroupBits) - 1)));
+        break;
+      case kTransferEnd:
+        end_transfer(static_cast<uint32_t>(event.data));
+        break;
+      case kSolveFlows:
+        solve_flows();
+        break;
+      case kLocalEnd:
+        local_end(static_cast<int64_t>(event.data >> 8), static_cast<int>(event.data & 0xff));
+        break;
+      case kCollectiveEnd:
+        end_collective(static_cast<int32_t>(event.data >> kGroupBits),
+                       static_cast<int64_t>(event.data & ((uint64_t{1} << kGroupBits) - 1)),
+                       /*transferred=*/false);
+        break;
+      default:
+        CLUSTERSIM_CHECK(false, "unknown step event kind " + std::to_string(event.kind));
+    }
+  }
+
+  StepResult result() const;
+
+ private:
+  int64_t now() const { return sim_.now().count_ns(); }
+  RankState& rank(int64_t r) { return ranks_[static_cast<size_t>(r)]; }
+
+  int32_t gate_op(const RankState& st) const {
+    return st.gate_index < static_cast<int32_t>(p_.gate_ops.size())
+               ? p_.gate_ops[static_cast<size_t>(st.gate_index)]
+               : kNoGate;
+  }
+
+  // When the host starts issuing `op` (op is before the rank's gate).
+  int64_t host_start(const RankState& st, const Op& op) const {
+    return st.anchor_ns + op.host_start_ns -
+           p_.ops[static_cast<size_t>(st.anchor_op)].host_start_ns;
+  }
+
+  // Passes every host wait whose compute ops are done: the host resumes at
+  // the later of reaching it and now (conditions only become true at compute
+  // ends, handled at once, so an older one was true before the host got there).
+  bool pass_open_gates(int64_t r) {
+    RankState& st = rank(r);
+    bool passed = false;
+    const int32_t compute = static_cast<int32_t>(Stream::kCompute);
+    while (true) {
+      const int32_t g = gate_op(st);
+      if (g == kNoGate) break;
+      const Op& op = p_.ops[static_cast<size_t>(g)];
+      if (st.streams[compute].done < op.gate_compute) break;
+      const int64_t reach = host_start(st, op);
+      st.anchor_ns = std::max(reach, now());
+      st.anchor_op = g;
+      ++st.gate_index;
+      passed = true;
+    }
+    return passed;
+  }
+
+  void try_all(int64_t r, const Cause& cause) {
+    for (int s = 0; s < kStreams; ++s) try_start(r, s, cause);
+  }
+
+  void try_start(int64_t r, int s, const Cause& cause) {
+    RankState& st = rank(r);
+    StreamState& ss = st.streams[static_cast<size_t>(s)];
+    const std::vector<int32_t>& list = p_.stream_ops[static_cast<size_t>(s)];
+    if (ss.busy || ss.next >= static_cast<int32_t>(list.size())) return;
+    const int32_t id = list[static_cast<size_t>(ss.next)];
+    const Op& op = p_.ops[static_cast<size_t>(id)];
+    for (int32_t d = op.dep_begin; d < op.dep_end; ++d) {
+      const Dep& dep = p_.deps[static_cast<size_t>(d)];
+      if (st.streams[dep.stream].done <= dep.pos) return;
+    }
+    if (id >= gate_op(st)) return;  // the host has not issued it yet
+    ss.busy = true;
+    const int64_t host = host_start(st, op);
+    if (op.kind == OpKind::kSegment) {
+      start_segment(r, op, host, cause);
+    } else if (op.kind == OpKind::kLocal) {
+      ss.arrival_ns = std::max(now(), host + op.host_cost_ns);  // its start
+      sim_.schedule_at(SimTime::ns(ss.arrival_ns + op.duration_ns), handler_, kLocalEnd,
+                       (static_cast<uint64_t>(r) << 8) | static_cast<uint64_t>(s));
+    } else {
+      ss.arrival_ns = std::max(now(), host + op.host_cost_ns);
+      arrive(r, id, op, ss.arrival_ns);
+    }
+  }
+
+  // The rank's latest completion so far, and what it was.
+  void finished(RankState& st, const Cause& cause) {
+    if (now() < st.finish_ns) return;
+    st.finish_ns = now();
+    st.finish_account = cause.account;
+    st.finish_group_start_ns = cause.group_start_ns;
+  }
+
+  void charge_gap(RankState& st, int64_t start, const Cause& cause) {
+    const int64_t free = st.compute_free_ns;
+    if (start <= free) return;
+    const int64_t t = now();
+    // [free, max(free, t)]: what this event ended; [.., start]: the host.
+    const int64_t waited_until = std::min(std::max(free, t), start);
+    const int64_t waited = waited_until - free;
+    if (waited > 0) {
+      if (cause.account == kIdle || cause.account == kCompute) {
+        st.account[kIdle] += waited;
+      } else {
+        const int64_t sync = std::clamp(cause.group_start_ns - free, int64_t{0}, waited);
+        st.account[kSyncWait] += sync;
+        st.account[cause.account] += waited - sync;
+      }
+    }
+    st.account[kLaunchBound] += start - waited_until;
+  }
+
+  void start_segment(int64_t r, const Op& op, int64_t host, const Cause& cause) {
+    RankState& st = rank(r);
+    const int64_t start = std::max(now(), host + op.first_launch_ns);
+    charge_gap(st, start, cause);
+    st.seg_start_ns = start;
+    st.seg_host_start_ns = host;
+    st.seg_work_ns = static_cast<double>(op.work_ns) * slowdown_[static_cast<size_t>(r)];
+    st.seg_overlap_start_ns = overlap_until(st, start);
+    st.seg_tail_end_ns = host + op.tail_ns;
+    schedule_check(r, start, st.seg_work_ns);
+  }
+
+  // The next look at the running segment, `left` ns of full-speed work after
+  // `from`: if no transfer is in flight, at full speed (optimistic: a
+  // transfer starting meanwhile only leaves work for another look); with one
+  // in flight, at the slowed speed (exact while it lasts; the end of the
+  // rank's last transfer moves the look earlier, see comm_changes()).
+  void schedule_check(int64_t r, int64_t from, double left) {
+    RankState& st = rank(r);
+    st.seg_slowed_check = st.comm_active > 0;
+    const double span = st.seg_slowed_check ? left / comm_slowdown_rate_ : left;
+    const int64_t at = std::max(from + static_cast<int64_t>(std::ceil(span)), st.seg_tail_end_ns);
+    st.seg_event = sim_.schedule_cancellable_at(SimTime::ns(std::max(at, now())), handler_,
+                                                kComputeEnd, static_cast<uint64_t>(r));
+  }
+
+  // Time the rank had a transfer in flight, from the step's start until t
+  // (t not before the last change).
+  static int64_t overlap_until(const RankState& st, int64_t t) {
+    return st.comm_overlap_ns + (st.comm_active > 0 ? t - st.comm_change_ns : 0);
+  }
+
+  void comm_changes(int64_t r, int delta) {
+    RankState& st = rank(r);
+    st.comm_overlap_ns = overlap_until(st, now());
+    st.comm_change_ns = now();
+    st.comm_active = static_cast<uint8_t>(st.comm_active + delta);
+    const int compute = static_cast<int>(Stream::kCompute);
+    if (st.comm_active == 0 && st.seg_slowed_check && st.streams[compute].busy &&
+        now() >= st.seg_start_ns) {
+      sim_.cancel(st.seg_event);
+      schedule_check(r, now(), st.seg_work_ns - segment_done_ns(st));
+    }
+  }
+
+  // Work the segment did until now: full speed, less what the overlap with
+  // transfers cost (compute runs 1 / comm_overlap_slowdown as fast then).
+  double segment_done_ns(const RankState& st) const {
+    const int64_t t = now();
+    const auto overlap = static_cast<double>(overlap_until(st, t) - st.seg_overlap_start_ns);
+    return static_cast<double>(t - st.seg_start_ns) - (1 - comm_slowdown_rate_) * overlap;
+  }
+
+  // The segment's optimistic end came: finish it, or look again once the
+  // work left could be done at full speed (each look leaves at most the
+  // slowed fraction of the previous remainder, so this ends in a few steps).
+  void compute_check(int64_t r) {
+    RankState& st = rank(r);
+    const double left = st.seg_work_ns - segment_done_ns(st);
+    if (left >= 1.0) {
+      schedule_check(r, now(), left);
+      return;
+    }
+    compute_end(r);
+  }
+
+  void compute_end(int64_t r) {
+    RankState& st = rank(r);
+    const int compute = static_cast<int>(Stream::kCompute);
+    StreamState& ss = st.streams[compute];
+    const int32_t id = p_.stream_ops[compute][static_cast<size_t>(ss.next)];
+    const Op& op = p_.ops[static_cast<size_t>(id)];
+    const int64_t t = now();
+    const double slowed =
+        st.seg_work_ns + (1 - comm_slowdown_rate_) *
+                             static_cast<double>(overlap_until(st, t) - st.seg_overlap_start_ns);
+    const int64_t busy = std::min(t - st.seg_start_ns, static_cast<int64_t>(std::ceil(slowed)));
+    st.account[kCompute] += busy;
+    st.account[kLaunchBound] += (t - st.seg_start_ns) - busy;  // the host was late
+    if (traced_[static_cast<size_t>(r)]) trace_segment(r, op, st.seg_host_start_ns, t);
+    ss.busy = false;
+    ++ss.next;
+    ++ss.done;
+    st.compute_free_ns = t;
+    finished(st, Cause{kCompute, 0});
+    pass_open_gates(r);
+    try_all(r, Cause{kCompute, 0});
+  }
+
+  void local_end(int64_t r, int s) {
+    RankState& st = rank(r);
+    StreamState& ss = st.streams[static_cast<size_t>(s)];
+    const int32_t id = p_.stream_ops[static_cast<size_t>(s)][static_cast<size_t>(ss.next)];
+    const Op& op = p_.ops[static_cast<size_t>(id)];
+    if (traced_[static_cast<size_t>(r)]) trace_local(r, op, ss.arrival_ns, now());
+    ss.busy = false;
+    ++ss.next;
+    ++ss.done;
+    finished(st, Cause{kExposedPcie, 0});
+    try_all(r, Cause{kExposedPcie, 0});
+  }
+
+  // ---- Collectives ----
+
+  void arrive(int64_t r, int32_t id, const Op& op, int64_t arrival) {
+    const int64_t g = layout_.group_of(op.role, r);
+    GroupState& gs = groups_[static_cast<size_t>(op.channel)][static_cast<size_t>(g)];
+    if (gs.arrived == 0) {
+      gs.op = id;
+      gs.latest_arrival_ns = arrival;
+    }
+    CLUSTERSIM_CHECK(gs.op == id, "members of a group reach the same collective");
+    gs.latest_arrival_ns = std::max(gs.latest_arrival_ns, arrival);
+    if (++gs.arrived < layout_.group_size(op.role)) return;
+    gs.arrived = 0;
+    if (gs.latest_arrival_ns > now()) {
+      sim_.schedule_at(SimTime::ns(gs.latest_arrival_ns), handler_, kGroupStart,
+                       pack(op.channel, g));
+    } else {
+      begin_collective(op.channel, g);
+    }
+  }
+
+  void begin_collective(int32_t channel, int64_t g) {
+    GroupState& gs = groups_[static_cast<size_t>(channel)][static_cast<size_t>(g)];
+    const Op& op = p_.ops[static_cast<size_t>(gs.op)];
+    gs.start_ns = now();
+    ++collectives_;
+    const bool moves = layout_.group_size(op.role) > 1 && op.alone_Bps > 0;
+    const SimTime at = SimTime::ns(now() + op.latency_ns);
+    if (moves) {
+      sim_.schedule_at(at, handler_, kTransferBegin, pack(channel, g));
+    } else {
+      sim_.schedule_at(SimTime::ns(now() + op.latency_ns + op.transfer_ns), handler_,
+                       kCollectiveEnd, pack(channel, g));
+    }
+  }
+
+  const collectives::Footprint& footprint(GroupRole role, int64_t g) {
+    std::vector<std::optional<collectives::Footprint>>& cache =
+        footprints_[static_cast<size_t>(role)];
+    if (cache.empty()) cache.resize(static_cast<size_t>(layout_.group_count(role)));
+    std::optional<collectives::Footprint>& slot = cache[static_cast<size_t>(g)];
+    if (!slot) {
+      const int64_t size = layout_.group_size(role);
+      gpus_.resize(static_cast<size_t>(size));
+      for (int64_t i = 0; i < size; ++i) gpus_[static_cast<size_t>(i)] = layout_.member(role, g, i);
+      slot = flows_.footprint(gpus_);
+    }
+    return *slot;
+  }
+
+  void begin_transfer(int32_t channel, int64_t g) {
+    GroupState& gs = groups_[static_cast<size_t>(channel)][static_cast<size_t>(g)];
+    const Op& op = p_.ops[static_cast<size_t>(gs.op)];
+    const int64_t size = layout_.group_size(op.role);
+    const collectives::Footprint& fp = footprint(op.role, g);
+    open_flow_batch();
+    const collectives::FlowId flow =
+        flows_.start(fp, collectives::busbw_factor(op.op, static_cast<int>(size)), op.alone_Bps);
+    const auto f = static_cast<size_t>(flow);
+    if (transfers_.size() <= f) transfers_.resize(f + 1);
+    Transfer& tr = transfers_[f];
+    tr.channel = channel;
+    tr.group = g;
+    tr.remaining_bytes = static_cast<double>(op.bytes);
+    tr.last_ns = now();
+    tr.rate_Bps = 0;  // until the batch is solved
+    tr.event = sim::EventId{};
+    for (int64_t i = 0; i < size; ++i) {
+      const int64_t m = layout_.member(op.role, g, i);
+      comm_changes(m, +1);
+    }
+  }
+
+  void schedule_transfer_end(uint32_t flow) {
+    Transfer& tr = transfers_[flow];
+    const auto ns = static_cast<int64_t>(std::ceil(tr.remaining_bytes / tr.rate_Bps * 1e9));
+    tr.event = sim_.schedule_cancellable_at(SimTime::ns(now() + ns), handler_, kTransferEnd, flow);
+  }
+
+  // Transfers starting or ending at one instant are solved together, once,
+  // after every event of that instant queued so far.
+  void open_flow_batch() {
+    if (flows_.batch_open()) return;
+    flows_.begin_batch();
+    sim_.schedule_at(sim_.now(), handler_, kSolveFlows);
+  }
+
+  // Flows whose rate the batch changed: bring their progress up to date at
+  // the old rate, then reschedule their end at the new one.
+  void solve_flows() {
+    flows_.end_batch();
+    for (const collectives::FlowId id : flows_.last_changed()) {
+      const auto f = static_cast<uint32_t>(id);
+      Transfer& tr = transfers_[f];
+      const double rate = flows_.rate(id);
+      if (rate == tr.rate_Bps) continue;
+      tr.remaining_bytes = std::max(
+          0.0, tr.remaining_bytes - tr.rate_Bps * static_cast<double>(now() - tr.last_ns) * 1e-9);
+      tr.last_ns = now();
+      tr.rate_Bps = rate;
+      sim_.cancel(tr.event);
+      schedule_transfer_end(f);
+    }
+  }
+
+  void end_transfer(uint32_t flow) {
+    const Transfer tr = transfers_[flow];
+    open_flow_batch();
+    flows_.finish(collectives::FlowId{flow});
+    end_collective(tr.channel, tr.group, /*transferred=*/true);
+  }
+
+  void end_collective(int32_t channel, int64_t g, bool transferred) {
+    GroupState& gs = groups_[static_cast<size_t>(channel)][static_cast<size_t>(g)];
+    const int32_t id = gs.op;
+    const Op& op = p_.ops[static_cast<size_t>(id)];
+    const int64_t size = layout_.group_size(op.role);
+    const Cause cause{exposed_account(op), gs.start_ns};
+    const int64_t t = now();
+    for (int64_t i = 0; i < size; ++i) {
+      const int64_t m = layout_.member(op.role, g, i);
+      RankState& st = rank(m);
+      StreamState& ss = st.streams[op.stream];
+      if (traced_[static_cast<size_t>(m)]) trace_collective(m, op, ss.arrival_ns, gs.start_ns, t);
+      ss.busy = false;
+      ++ss.next;
+      ++ss.done;
+      finished(st, cause);
+      if (transferred) comm_changes(m, -1);
+    }
+    for (int64_t i = 0; i < size; ++i) try_all(layout_.member(op.role, g, i), cause);
+  }
+
+  // ---- Trace ----
+
+  void trace_segment(int64_t r, const Op& op, int64_t host, int64_t end) {
+    const std::string_view track = stream_name(Stream::kCompute);
+    TraceRecord launch;
+    launch.rank = r;
+    launch.track = "host";
+    launch.name = config_.workload.cuda_graphs ? "cuda_graph_launch" : "kernel_launches";
+    launch.category = "host";
+    launch.start = SimTime::ns(host);
+    launch.duration = SimTime::ns(op.host_cost_ns);
+    const Task& first = schedule_.tasks[static_cast<size_t>(op.first_task)];
+    launch.unit = first.unit;
+    launch.micro_batch = first.micro_batch;
+    launch.phase = first.phase;
+    trace_.push_back(launch);
+    // The kernels share the segment's time in proportion to their own.
+    const RankState& st = rank(r);
+    const int64_t start = st.seg_start_ns;
+    const double scale =
+        op.work_ns > 0 ? static_cast<double>(end - start) / static_cast<double>(op.work_ns) : 0;
+    int64_t sum = 0;
+    for (int32_t k = 0; k < op.task_count; ++k) {
+      const Task& task = schedule_.tasks[static_cast<size_t>(op.first_task + k)];
+      const Kernel& kernel = schedule_.kernels[static_cast<size_t>(task.kernel)];
+      const int64_t d = p_.kernel_ns[static_cast<size_t>(task.kernel)];
+      TraceRecord rec;
+      rec.rank = r;
+      rec.track = track;
+      rec.name = kernel.name;
+      rec.category = kernel_class_name(kernel.cls);
+      const auto b = start + std::llround(static_cast<double>(sum) * scale);
+      sum += d;
+      const auto e =
+          k + 1 == op.task_count ? end : start + std::llround(static_cast<double>(sum) * scale);
+      rec.start = SimTime::ns(b);
+      rec.duration = SimTime::ns(e - b);
+      rec.unit = task.unit;
+      rec.micro_batch = task.micro_batch;
+      rec.phase = task.phase;
+      trace_.push_back(rec);
+    }
+  }
+
+  void trace_local(int64_t r, const Op& op, int64_t start, int64_t end) {
+    const Task& task = schedule_.tasks[static_cast<size_t>(op.first_task)];
+    TraceRecord rec;
+    rec.rank = r;
+    rec.track = task.kind == TaskKind::kCpuOptimizer ? "cpu" : "pcie";
+    rec.name = task_kind_name(task.kind);
+    rec.category = task.kind == TaskKind::kCpuOptimizer ? "cpu" : "pcie";
+    rec.start = SimTime::ns(start);
+    rec.duration = SimTime::ns(end - start);
+    rec.unit = task.unit;
+    rec.micro_batch = task.micro_batch;
+    rec.phase = task.phase;
+    rec.bytes = task.kind == TaskKind::kCpuOptimizer ? 0 : task.bytes;
+    trace_.push_back(rec);
+  }
+
+  void trace_collective(int64_t r, const Op& op, int64_t arrival, int64_t start, int64_t end) {
+    const Task& task = schedule_.tasks[static_cast<size_t>(op.first_task)];
+    TraceRecord rec;
+    rec.rank = r;
+    rec.track = op.role == GroupRole::kTp ? "tp" : stream_name(static_cast<Stream>(op.stream));
+    rec.name = task_kind_name(task.kind);
+    rec.category = task_kind_name(task.kind);
+    rec.start = SimTime::ns(start);
+    rec.duration = SimTime::ns(end - start);
+    rec.unit = task.unit;
+    rec.micro_batch = task.micro_batch;
+    rec.phase = task.phase;
+    rec.bytes = op.bytes;
+    rec.group_size = layout_.group_size(op.role);
+    rec.wait = SimTime::ns(start - arrival);
+    rec.algorithm = op.algorithm;
+    rec.protocol = op.protocol;
+    trace_.push_back(rec);
+  }
+
+  const topology::Cluster& cluster_;
+  const StepConfig& config_;
+  const FsdpSchedule& schedule_;
+  const Program& p_;
+  const Layout& layout_;
+  sim::Simulator sim_;
+  sim::HandlerId handler_ = 0;
+  collectives::CollectiveFlows flows_;
+  std::vector<RankState> ranks_;
+  std::vector<double> slowdown_;
+  std::vector<uint8_t> traced_;
+  std::vector<std::vector<GroupState>> groups_;  // by channel, then group
+  std::vector<std::vector<std::optional<collectives::Footprint>>> footprints_;  // by role
+  std::vector<Transfer> transfers_;                                             // by flow id
+  std::vector<int64_t> gpus_;
+  double comm_slowdown_rate_ = 1;
+
+  int64_t collectives_ = 0;
+  std::vector<TraceRecord> trace_;
+
+ public:
+  // Results, read after run().
+  int64_t step_end_ns(int64_t* slowest) const {
+    int64_t end = 0;
+    for (int64_t r = 0; r < layout_.world; ++r) {
+      const RankState& st = ranks_[static_cast<size_t>(r)];
+      for (int s = 0; s < kStreams; ++s) {
+        CLUSTERSIM_CHECK(st.streams[static_cast<size_t>(s)].done ==
+                             static_cast<int32_t>(p_.stream_ops[static_cast<size_t>(s)].size()),
+                         "rank " + std::to_string(r) + " finished every " +
+                             std::string(stream_name(static_cast<Stream>(s))) +
+                             " operation (a deadlock otherwise)");
+      }
+      if (st.finish_ns > end) {
+        end = st.finish_ns;
+        *slowest = r;
+      }
+    }
+    return end;
+  }
+  std::array<double, kAccountCount> mean_accounts(int64_t step_end) const {
+    std::array<double, kAccountCount> sum{};
+    for (const RankState& st : ranks_) {
+      std::array<int64_t, kAccountCount> v = st.account;
+      // After its last kernel: what it still waited for, then the others.
+      const int64_t tail = std::max<int64_t>(0, st.finish_ns - st.compute_free_ns);
+      if (st.finish_account == kIdle || st.finish_account == kCompute) {
+        v[kIdle] += tail;
+      } else {
+        const int64_t sync =
+            std::clamp(st.finish_group_start_ns - st.compute_free_ns, int64_t{0}, tail);
+        v[kSyncWait] += sync;
+        v[st.finish_account] += tail - sync;
+      }
+      v[kIdle] += step_end - std::max(st.finish_ns, st.compute_free_ns);
+      for (int a = 0; a < kAccountCount; ++a) {
+        sum[static_cast<size_t>(a)] += static_cast<double>(v[static_cast<size_t>(a)]);
+      }
+    }
+    for (double& v : sum) v /= static_cast<double>(layout_.world) * 1e9;
+    return sum;
+  }
+  uint64_t events() const { return sim_.events_processed(); }
+  int64_t collectives() const { return collectives_; }
+  std::vector<TraceRecord> take_trace() {
+    std::stable_sort(trace_.begin(), trace_.end(), [](const TraceRecord& a, const TraceRecord& b) {
+      if (a.rank != b.rank) return a.rank < b.rank;
+      return a.start < b.start;
+    });
+    return std::move(trace_);
+  }
+};
+
+}  // namespace
+
+StepResult simulate_step(const topology::Cluster& cluster,
+                         const collectives::HardwareProfile& profile, const StepConfig& config) {
+  const WorkloadSpec& w = config.workload;
+  CLUSTERSIM_CHECK(w.world_size > 0 && w.world_size <= cluster.gpu_count(),
+                   "world size " + std::to_string(w.world_size) + " within the cluster's " +
+                       std::to_string(cluster.gpu_count()) + " GPUs");
+  CLUSTERSIM_CHECK(cluster.spec().node.gpus_per_node % w.tp == 0, "tp divides the GPUs of a node");
+  CLUSTERSIM_CHECK(w.shard_group_size * w.replica_group_size * w.tp == w.world_size,
+                   "shard x replica x tp = world size");
+  Layout layout;
+  layout.world = w.world_size;
+  layout.tp = w.tp;
+  layout.shard = w.shard_group_size;
+  layout.replica = w.replica_group_size;
+
+  const FsdpSchedule schedule = build_fsdp_schedule(w, config.schedule_options);
+  const Program program = ProgramBuilder(schedule, config, layout, cluster, profile).build();
+  StepEngine engine(cluster, profile, config, schedule, program, layout);
+  engine.run();
+
+  StepResult out;
+  int64_t slowest = 0;
+  const int64_t end = engine.step_end_ns(&slowest);
+  out.step_time_s = static_cast<double>(end) * 1e-9;
+  out.slowest_rank = slowest;
+  out.ranks = layout.world;
+  out.events = engine.events();
+  out.collectives = engine.collectives();
+  out.tasks_per_rank = schedule.size();
+  const std::array<double, kAccountCount> a = engine.mean_accounts(end);
+  out.breakdown.compute_s = a[kCompute];
+  out.breakdown.exposed_all_gather_s = a[kExposedAllGather];
+  out.breakdown.exposed_reduce_scatter_s = a[kExposedReduceScatter];
+  out.breakdown.exposed_all_reduce_s = a[kExposedAllReduce];
+  out.breakdown.exposed_tp_s = a[kExposedTp];
+  out.breakdown.exposed_pcie_s = a[kExposedPcie];
+  out.breakdown.sync_wait_s = a[kSyncWait];
+  out.breakdown.launch_bound_s = a[kLaunchBound];
+  out.breakdown.idle_s = a[kIdle];
+
+  const double tokens_per_gpu =
+      static_cast<double>(w.local_batch * w.seq_len * w.grad_accum) / static_cast<double>(w.tp);
+  if (out.step_time_s > 0) {
+    out.tokens_per_s_per_gpu = tokens_per_gpu / out.step_time_s;
+    out.tflops_per_gpu =
+        model_flops_per_token(w.model, w.seq_len) * out.tokens_per_s_per_gpu * 1e-12;
+    out.mfu = out.tflops_per_gpu * 1e12 / config.compute.peak_flops;
+  }
+  out.memory = memory_breakdown(w);
+  out.memory_capacity_bytes = config.memory_capacity_bytes;
+  out.fits_in_memory =
+      config.memory_capacity_bytes <= 0 || fits(out.memory, config.memory_capacity_bytes);
+  out.trace = engine.take_trace();
+  return out;
+}
+
+}  // namespace clustersim::workloads
