@@ -106,7 +106,7 @@ TEST(HardwareProfile, GpuAndHostSectionsOfShippedProfiles) {
   const HardwareProfile h100 = load_hardware_profile(kHardwareDir + "h100.yaml");
   EXPECT_EQ(h100.gpu.curves_fitted_to, "H100-SXM");
   EXPECT_DOUBLE_EQ(h100.gpu.peak_flops_per_s, 989e12);
-  EXPECT_EQ(h100.gpu.memory_bytes, 80'000'000'000);
+  EXPECT_EQ(h100.gpu.memory_bytes, int64_t{81559} << 20);  // nvidia-smi's total
   EXPECT_DOUBLE_EQ(h100.gpu.hbm_Bps, 3.35e12);
   EXPECT_DOUBLE_EQ(h100.gpu.mem_efficiency, 0.90);
   EXPECT_DOUBLE_EQ(h100.gpu.gemm.e_max, 0.828471234);
@@ -132,7 +132,7 @@ TEST(HardwareProfile, GpuAndHostSectionsOfShippedProfiles) {
   const HardwareProfile a100 = load_hardware_profile(kHardwareDir + "a100.yaml");
   EXPECT_EQ(a100.gpu.curves_fitted_to, "A100-SXM");
   EXPECT_DOUBLE_EQ(a100.gpu.peak_flops_per_s, 312e12);
-  EXPECT_EQ(a100.gpu.memory_bytes, 80'000'000'000);
+  EXPECT_EQ(a100.gpu.memory_bytes, int64_t{81920} << 20);
   EXPECT_DOUBLE_EQ(a100.gpu.hbm_Bps, 2.04e12);
   EXPECT_DOUBLE_EQ(a100.gpu.gemm.e_max, 0.753981072);
   // Only fwd_bwd rows for A100: one curve for both passes.
