@@ -6,6 +6,7 @@
 
 #include "cli/collective_command.h"
 #include "cli/command_line.h"
+#include "cli/run_command.h"
 #include "cli/scenario_schema.h"
 #include "cli/topo_command.h"
 #include "cli/validate_command.h"
@@ -70,6 +71,8 @@ const std::vector<Command>& commands() {
         {{"-o", "FILE", false, "write to FILE (atomically) instead of stdout"}},
         ""},
        describe_config_command},
+      {run_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_run_command(p, io.out, io.err); }},
       {topo_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_topo_command(p, io.out, io.err); }},
       {collective_command_spec(),

@@ -4,6 +4,8 @@
 #include "collectives/tuner.h"
 #include "sim/scenario_loader.h"
 #include "topology/cluster_config.h"
+#include "workloads/straggler_config.h"
+#include "workloads/workload_config.h"
 
 namespace clustersim::cli {
 
@@ -13,6 +15,8 @@ sim::ConfigSchema build_scenario_schema() {
   topology::add_cluster_keys(schema);
   collectives::add_hardware_keys(schema);
   collectives::add_collective_keys(schema);
+  workloads::add_workload_keys(schema);
+  workloads::add_straggler_keys(schema);
   return schema;
 }
 

@@ -1,0 +1,381 @@
+#include "cli/run_command.h"
+
+#include <chrono>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/network_scenario.h"
+#include "cli/table_text.h"
+#include "collectives/tuner.h"
+#include "sim/atomic_file.h"
+#include "sim/config_error.h"
+#include "sim/json_writer.h"
+#include "sim/rank_list.h"
+#include "sim/text_fields.h"
+#include "workloads/chrome_trace.h"
+#include "workloads/compute_model.h"
+#include "workloads/memory_model.h"
+#include "workloads/model_spec.h"
+#include "workloads/step_simulator.h"
+#include "workloads/straggler_config.h"
+#include "workloads/workload_config.h"
+
+namespace clustersim::cli {
+
+namespace {
+
+using workloads::MemoryBreakdown;
+using workloads::StepBreakdown;
+using workloads::StepResult;
+using workloads::WorkloadSpec;
+
+constexpr size_t kLabel = 26;  // width of the label column
+
+double gib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
+std::string gib_text(int64_t bytes) { return fixed(gib(bytes), 2) + " GiB"; }
+std::string on_off(bool flag) { return flag ? "on" : "off"; }
+std::string str(int64_t n) { return std::to_string(n); }
+
+std::string row(std::string_view label, const std::string& value) {
+  std::string text(label);
+  if (text.size() < kLabel) text += std::string(kLabel - text.size(), ' ');
+  return text + value + "\n";
+}
+
+// A label, then columns right-aligned: table headings, and (indented by
+// two) their rows.
+std::string columns_row(std::string_view label, const std::vector<std::string>& columns) {
+  std::string text(label);
+  if (text.size() < kLabel) text += std::string(kLabel - text.size(), ' ');
+  for (const std::string& c : columns) text += pad(c, 12);
+  return text + "\n";
+}
+std::string figures(std::string_view label, const std::vector<std::string>& columns) {
+  return columns_row("  " + std::string(label), columns);
+}
+
+std::string percent(double part, double whole) {
+  return whole > 0 ? fixed(100.0 * part / whole, 1) + "%" : "-";
+}
+
+// Everything the command knows before simulating.
+struct RunInputs {
+  std::string scenario_path;
+  NetworkScenario net;
+  WorkloadSpec workload;
+  workloads::StepConfig config;
+};
+
+std::string strategy_text(const WorkloadSpec& w) {
+  return std::string(workloads::sharding_strategy_name(w.strategy)) + ": shard group " +
+         str(w.shard_group_size) + " x replica group " + str(w.replica_group_size) + ", tp " +
+         str(w.tp) + " (" + str(w.world_size) + " ranks)";
+}
+
+std::string stragglers_text(const workloads::StepConfig& config) {
+  if (config.stragglers.empty()) return "none";
+  std::vector<int64_t> ranks;
+  for (const workloads::Straggler& s : config.stragglers) ranks.push_back(s.rank);
+  std::ostringstream slowdown;
+  slowdown << config.stragglers.front().slowdown;
+  return str(static_cast<int64_t>(ranks.size())) + " rank(s) " + sim::format_rank_list(ranks) +
+         ", compute x" + slowdown.str();
+}
+
+std::string memory_table(const MemoryBreakdown& m, int64_t capacity) {
+  std::string text = columns_row("peak memory per GPU", {"GiB", "% of GPU"});
+  const auto part = [&](std::string_view label, int64_t bytes) {
+    text += figures(label, {fixed(gib(bytes), 2),
+                            percent(static_cast<double>(bytes), static_cast<double>(capacity))});
+  };
+  part("params", m.params);
+  part("grads", m.grads);
+  part("optimizer", m.optimizer);
+  part("unsharded params", m.unsharded_params);
+  part("activations", m.activations);
+  part("comm buffers", m.comm_buffers);
+  part("reserve", m.reserve);
+  part("total", m.total());
+  if (capacity > 0) {
+    part("capacity", capacity);
+    part("headroom", capacity - m.total());
+  }
+  if (m.host_bytes > 0) text += figures("on the host (offload)", {fixed(gib(m.host_bytes), 2)});
+  return text;
+}
+
+std::string out_of_memory_text(const MemoryBreakdown& m, int64_t capacity) {
+  return "out of memory: needs " + gib_text(m.total()) + " per GPU, has " + gib_text(capacity) +
+         " (" + str(m.total()) + " > " + str(capacity) + " bytes)";
+}
+
+std::string summary(const RunInputs& in, const StepResult& r) {
+  const WorkloadSpec& w = in.workload;
+  const topology::Cluster& cluster = in.net.cluster;
+  std::string text = "# clustersim run: " + in.scenario_path + "\n";
+  text += row("scenario", in.net.values.get_string("name"));
+  text += row("GPUs", str(cluster.gpu_count()) + " (" + str(cluster.node_count()) +
+                          (cluster.node_count() == 1 ? " node x " : " nodes x ") +
+                          str(cluster.gpus_per_node()) + ", " + cluster.spec().node.preset +
+                          "), hardware profile " + in.net.profile.name);
+  text +=
+      row("model", w.model.name + ", " +
+                       fixed(static_cast<double>(workloads::parameter_count(w.model)) / 1e9, 2) +
+                       "B parameters");
+  text += row("batch", "seq_len " + str(w.seq_len) + ", local_batch " + str(w.local_batch) +
+                           ", grad_accum " + str(w.grad_accum) + ", " +
+                           std::string(workloads::dtype_name(w.dtype)));
+  text += row("strategy", strategy_text(w));
+  text += row("fsdp", "backward_prefetch " +
+                          std::string(workloads::backward_prefetch_name(w.backward_prefetch)) +
+                          ", forward_prefetch " + on_off(w.forward_prefetch) +
+                          ", limit_all_gathers " + on_off(w.limit_all_gathers) +
+                          ", reshard_after_forward " + on_off(w.reshard_after_forward));
+  text +=
+      row("options",
+          "activation_checkpointing " +
+              std::string(workloads::activation_checkpointing_name(w.activation_checkpointing)) +
+              ", cpu_offload " + on_off(w.cpu_offload) + ", torch_compile " +
+              on_off(w.torch_compile) + ", cuda_graphs " + on_off(w.cuda_graphs));
+  text += row("stragglers", stragglers_text(in.config));
+  text += "\n";
+  text += row("step time", fixed(r.step_time_s, 6) + " s");
+  text += row("tokens/s per GPU", fixed(r.tokens_per_s_per_gpu, 1));
+  text += row("TFLOP/s per GPU", fixed(r.tflops_per_gpu, 1));
+  text += row("MFU", fixed(100.0 * r.mfu, 1) + "%");
+  text += "\n";
+
+  const StepBreakdown& b = r.breakdown;
+  text += columns_row("time per rank (mean)", {"s", "% of step"});
+  const auto part = [&](std::string_view label, double seconds) {
+    text += figures(label, {fixed(seconds, 6), percent(seconds, r.step_time_s)});
+  };
+  part("compute", b.compute_s);
+  part("exposed all-gather", b.exposed_all_gather_s);
+  part("exposed reduce-scatter", b.exposed_reduce_scatter_s);
+  part("exposed all-reduce", b.exposed_all_reduce_s);
+  part("exposed TP", b.exposed_tp_s);
+  part("exposed PCIe", b.exposed_pcie_s);
+  part("sync wait", b.sync_wait_s);
+  part("launch-bound", b.launch_bound_s);
+  part("idle", b.idle_s);
+  text += "\n";
+  text += memory_table(r.memory, r.memory_capacity_bytes);
+  text += "\n";
+  text += row("events simulated", std::to_string(r.events) + " (" + str(r.collectives) +
+                                      " collectives, " + str(r.tasks_per_rank) +
+                                      " tasks per rank, slowest rank " + str(r.slowest_rank) + ")");
+  return text;
+}
+
+void write_inputs_json(sim::JsonWriter& json, const RunInputs& in) {
+  const WorkloadSpec& w = in.workload;
+  const topology::Cluster& cluster = in.net.cluster;
+  json.key("scenario").begin_object();
+  json.key("name").str(in.net.values.get_string("name"));
+  json.key("file").str(in.scenario_path);
+  json.key("seed").int64(in.net.values.get_int("seed"));
+  json.end_object();
+  json.key("cluster").begin_object();
+  json.key("gpus").int64(cluster.gpu_count());
+  json.key("nodes").int64(cluster.node_count());
+  json.key("gpus_per_node").int64(cluster.gpus_per_node());
+  json.key("node").str(cluster.spec().node.preset);
+  json.key("hardware_profile").str(in.net.profile.name);
+  json.end_object();
+  json.key("workload").begin_object();
+  json.key("model").str(w.model.name);
+  json.key("parameters").int64(workloads::parameter_count(w.model));
+  json.key("seq_len").int64(w.seq_len);
+  json.key("local_batch").int64(w.local_batch);
+  json.key("grad_accum").int64(w.grad_accum);
+  json.key("dtype").str(workloads::dtype_name(w.dtype));
+  json.key("strategy").str(workloads::sharding_strategy_name(w.strategy));
+  json.key("world_size").int64(w.world_size);
+  json.key("dp_size").int64(w.dp_size);
+  json.key("shard_group_size").int64(w.shard_group_size);
+  json.key("replica_group_size").int64(w.replica_group_size);
+  json.key("tp").int64(w.tp);
+  json.key("backward_prefetch").str(workloads::backward_prefetch_name(w.backward_prefetch));
+  json.key("forward_prefetch").boolean(w.forward_prefetch);
+  json.key("limit_all_gathers").boolean(w.limit_all_gathers);
+  json.key("reshard_after_forward").boolean(w.reshard_after_forward);
+  json.key("activation_checkpointing")
+      .str(workloads::activation_checkpointing_name(w.activation_checkpointing));
+  json.key("cpu_offload").boolean(w.cpu_offload);
+  json.key("torch_compile").boolean(w.torch_compile);
+  json.key("cuda_graphs").boolean(w.cuda_graphs);
+  json.end_object();
+  std::vector<int64_t> ranks;
+  for (const workloads::Straggler& s : in.config.stragglers) ranks.push_back(s.rank);
+  json.key("stragglers").begin_object();
+  json.key("ranks").str(sim::format_rank_list(ranks));
+  json.key("count").int64(static_cast<int64_t>(ranks.size()));
+  json.key("slowdown").number(in.net.values.get_float("stragglers.slowdown"));
+  json.end_object();
+}
+
+std::string report_json(const RunInputs& in, const StepResult& r, double wall_s) {
+  std::ostringstream out;
+  sim::JsonWriter json(out, 2);
+  json.begin_object();
+  write_inputs_json(json, in);
+  json.key("step_time_s").number(r.step_time_s);
+  json.key("tokens_per_s_per_gpu").number(r.tokens_per_s_per_gpu);
+  json.key("tflops_per_gpu").number(r.tflops_per_gpu);
+  json.key("mfu").number(r.mfu);
+  json.key("compute_s").number(r.breakdown.compute_s);
+  json.key("exposed_comm_s").number(r.breakdown.exposed_comm_s());
+  const StepBreakdown& b = r.breakdown;
+  json.key("breakdown").begin_object();
+  json.key("compute_s").number(b.compute_s);
+  json.key("exposed_all_gather_s").number(b.exposed_all_gather_s);
+  json.key("exposed_reduce_scatter_s").number(b.exposed_reduce_scatter_s);
+  json.key("exposed_all_reduce_s").number(b.exposed_all_reduce_s);
+  json.key("exposed_tp_s").number(b.exposed_tp_s);
+  json.key("exposed_pcie_s").number(b.exposed_pcie_s);
+  json.key("sync_wait_s").number(b.sync_wait_s);
+  json.key("launch_bound_s").number(b.launch_bound_s);
+  json.key("idle_s").number(b.idle_s);
+  json.end_object();
+  const MemoryBreakdown& m = r.memory;
+  json.key("peak_memory_bytes").int64(m.total());
+  json.key("memory_capacity_bytes").int64(r.memory_capacity_bytes);
+  json.key("headroom_bytes").int64(r.memory_capacity_bytes - m.total());
+  json.key("fits_in_memory").boolean(r.fits_in_memory);
+  json.key("memory").begin_object();
+  json.key("params_bytes").int64(m.params);
+  json.key("grads_bytes").int64(m.grads);
+  json.key("optimizer_bytes").int64(m.optimizer);
+  json.key("unsharded_params_bytes").int64(m.unsharded_params);
+  json.key("activations_bytes").int64(m.activations);
+  json.key("comm_buffers_bytes").int64(m.comm_buffers);
+  json.key("reserve_bytes").int64(m.reserve);
+  json.key("host_bytes").int64(m.host_bytes);
+  json.end_object();
+  json.key("ranks").int64(r.ranks);
+  json.key("slowest_rank").int64(r.slowest_rank);
+  json.key("events").uint64(r.events);
+  json.key("collectives").int64(r.collectives);
+  json.key("tasks_per_rank").int64(r.tasks_per_rank);
+  json.key("wall_s").number(wall_s);
+  json.end_object();
+  json.finish();
+  out << '\n';
+  return out.str();
+}
+
+// --trace-ranks as written: syntax now (a usage error), range once the
+// world size is known.
+std::string trace_ranks_text(const ParsedCommand& parsed) {
+  if (parsed.has("--trace-ranks") && !parsed.has("--trace")) {
+    throw UsageError("option '--trace-ranks' needs '--trace FILE' (the trace to write)");
+  }
+  const std::string text = parsed.value_or("--trace-ranks", "0");
+  const std::string problem = sim::rank_list_problem(text);
+  if (!problem.empty()) {
+    throw UsageError("option '--trace-ranks' expects ranks such as '0' or '0,8-15', found '" +
+                     text + "': " + problem);
+  }
+  if (sim::trim_blanks(text).empty()) {
+    throw UsageError("option '--trace-ranks' expects at least one rank, found '" + text + "'");
+  }
+  return text;
+}
+
+}  // namespace
+
+CommandSpec run_command_spec() {
+  return {
+      "run",
+      "Simulate one training step of the scenario's workload on every rank and summarise it.",
+      {"SCENARIO"},
+      {{"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"},
+       {"--json", "FILE", false, "also write the results as JSON (atomically)"},
+       {"--trace", "FILE", false, "write a Chrome/Perfetto trace (JSON) of the traced ranks"},
+       {"--trace-ranks", "LIST", false, "ranks to trace, e.g. '0,8-15' (default 0; with --trace)"},
+       {"--allow-oom", "", false, "simulate even when the step does not fit in GPU memory"},
+       {"--no-wall-time", "", false,
+        "leave out the last line (wall time), the only one that differs between runs"}},
+      "The summary gives step time, tokens/s, TFLOP/s and MFU per GPU, where the time goes\n"
+      "(mean per rank) and peak memory per GPU against the profile's gpu.memory. A step\n"
+      "that does not fit is reported on stderr with its memory breakdown and exits 1,\n"
+      "unless --allow-oom. JSON keys: step_time_s, tokens_per_s_per_gpu, tflops_per_gpu,\n"
+      "mfu, peak_memory_bytes, fits_in_memory, exposed_comm_s, compute_s, events, wall_s,\n"
+      "breakdown, memory and the inputs; only wall_s varies between identical runs."};
+}
+
+int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
+  const auto started = std::chrono::steady_clock::now();
+  const bool tracing = parsed.has("--trace");
+  const std::string trace_ranks =
+      tracing || parsed.has("--trace-ranks") ? trace_ranks_text(parsed) : "";
+
+  RunInputs in{parsed.positionals[0],
+               load_network_scenario(parsed.positionals[0], parsed.values("--set")),
+               {},
+               {}};
+  const sim::ConfigValues& values = in.net.values;
+  const topology::Cluster& cluster = in.net.cluster;
+  in.workload = workloads::read_workload_spec(values, cluster.gpu_count(), cluster.gpus_per_node());
+  workloads::StepConfig& config = in.config;
+  config.workload = in.workload;
+  config.stragglers = workloads::read_stragglers(values, in.workload.world_size);
+  if (tracing) {
+    const sim::Parsed<std::vector<int64_t>> ranks =
+        sim::parse_rank_list(trace_ranks, in.workload.world_size);
+    if (!ranks) {
+      sim::DiagnosticSink sink;
+      sink.add(sim::SourceLocation{"--trace-ranks " + trace_ranks, 0, 0}, "",
+               "expected ranks below the world size " + str(in.workload.world_size) + " of '" +
+                   in.scenario_path + "', found '" + trace_ranks + "': " + ranks.error);
+      sink.throw_if_any();
+    }
+    config.trace_ranks = *ranks;
+  }
+  const collectives::HardwareProfile& profile = in.net.profile;
+  config.compute = workloads::compute_spec_from_profile(profile);
+  config.memory_capacity_bytes = profile.gpu.memory_bytes;
+  config.host.kernel_launch = sim::SimTime::from_ns_rounded(profile.host.kernel_launch_us * 1e3);
+  config.host.graph_launch = sim::SimTime::from_ns_rounded(profile.host.graph_launch_us * 1e3);
+  config.host.pcie_Bps = cluster.spec().node.pcie_Bps * profile.host.pcie_efficiency;
+  config.host.cpu_adam_params_per_s = profile.host.cpu_adam_params_per_s;
+  config.forced = collectives::read_forced_choice(values);
+
+  // The memory model needs no simulation: a step that cannot run is
+  // reported before spending the time to replay it.
+  const bool allow_oom = parsed.has("--allow-oom");
+  const MemoryBreakdown memory = workloads::memory_breakdown(in.workload);
+  const bool fits = workloads::fits(memory, config.memory_capacity_bytes);
+  if (!fits && !allow_oom) {
+    err << memory_table(memory, config.memory_capacity_bytes)
+        << "clustersim run: error: " << out_of_memory_text(memory, config.memory_capacity_bytes)
+        << "\n(--allow-oom simulates the step anyway)\n";
+    return kExitError;
+  }
+  if (!fits) {
+    err << "clustersim run: warning: " << out_of_memory_text(memory, config.memory_capacity_bytes)
+        << "; simulating anyway (--allow-oom)\n";
+  }
+
+  const StepResult result = workloads::simulate_step(cluster, profile, config);
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  if (parsed.has("--json")) {
+    sim::write_file_atomically(parsed.value_or("--json", ""), report_json(in, result, wall_s));
+  }
+  if (tracing) {
+    std::ostringstream trace;
+    workloads::write_chrome_trace(result.trace, trace);
+    sim::write_file_atomically(parsed.value_or("--trace", ""), trace.str());
+  }
+  out << summary(in, result);
+  if (!parsed.has("--no-wall-time")) out << row("wall time", fixed(wall_s, 3) + " s");
+  return kExitOk;
+}
+
+}  // namespace clustersim::cli

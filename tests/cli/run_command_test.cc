@@ -1,0 +1,361 @@
+// `clustersim run` end to end (run_clustersim in-process): flags and their
+// errors, out of memory with and without --allow-oom, the JSON report's keys
+// and the Chrome trace's structure, determinism.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/commands.h"
+#include "tests/support/json_value.h"
+#include "tests/support/run_clustersim.h"
+#include "tests/support/scratch_dir.h"
+
+namespace clustersim::cli {
+namespace {
+
+using test_support::JsonValue;
+using test_support::Outcome;
+using test_support::parse_json;
+using test_support::read_all;
+using test_support::run;
+using test_support::ScratchDir;
+
+constexpr const char* kH100 = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/h100.yaml";
+
+// HGX H100 nodes (8 GPUs each) training `model` with FSDP; lines 1-10 are
+// fixed so that tests can name them (`extra` from line 11).
+std::string scenario(std::string_view model = "llama3-8b", std::string_view extra = "",
+                     int nodes = 1) {
+  return "name: small_run\n"
+         "description: FSDP on one node\n"
+         "hardware: " +
+         std::string(kH100) +
+         "\n"
+         "cluster:\n"
+         "  nodes: " +
+         std::to_string(nodes) +
+         "\n"
+         "  node: hgx_h100\n"
+         "workload:\n"
+         "  model: " +
+         std::string(model) +
+         "\n"
+         "  local_batch: 1\n"
+         "  seq_len: 1024\n" +
+         std::string(extra);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool contains(const std::string& text, std::string_view piece) {
+  return text.find(piece) != std::string::npos;
+}
+
+TEST(RunCommand, HelpNamesEveryFlag) {
+  const Outcome r = run({"run", "--help"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (const char* flag :
+       {"--set", "--json", "--trace", "--trace-ranks", "--allow-oom", "--no-wall-time"}) {
+    EXPECT_TRUE(contains(r.out, flag)) << flag;
+  }
+  EXPECT_TRUE(contains(run({"--help"}).out, "  run "));
+}
+
+TEST(RunCommand, SummaryOnStdout) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario());
+  const Outcome r = run({"run", path});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.err, "");
+  for (const char* piece :
+       {"scenario                  small_run\n",
+        "GPUs                      8 (1 node x 8",
+        "model                     llama3-8b, 8.03B parameters",
+        "strategy                  FULL_SHARD: shard group 8 x replica group 1, tp 1 (8 ranks)",
+        "\nstep time ",
+        "\ntokens/s per GPU ",
+        "\nTFLOP/s per GPU ",
+        "\nMFU ",
+        "  compute ",
+        "  exposed all-gather ",
+        "  exposed reduce-scatter ",
+        "  exposed all-reduce ",
+        "  exposed TP ",
+        "  exposed PCIe ",
+        "  sync wait ",
+        "  launch-bound ",
+        "  idle ",
+        "  params ",
+        "  grads ",
+        "  optimizer ",
+        "  unsharded params ",
+        "  activations ",
+        "  comm buffers ",
+        "  reserve ",
+        "  total ",
+        "  capacity ",
+        "  headroom ",
+        "\nevents simulated "}) {
+    EXPECT_TRUE(contains(r.out, piece)) << piece << "\n" << r.out;
+  }
+  // The wall time is the last line, and the only one --no-wall-time drops.
+  const std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_TRUE(lines.back().starts_with("wall time ")) << lines.back();
+  const Outcome quiet = run({"run", path, "--no-wall-time"});
+  ASSERT_EQ(quiet.code, kExitOk) << quiet.err;
+  std::vector<std::string> without = lines;
+  without.pop_back();
+  EXPECT_EQ(lines_of(quiet.out), without);
+}
+
+TEST(RunCommand, UnknownFlagIsAUsageError) {
+  const Outcome r = run({"run", "s.yaml", "--trace-rank", "0"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_TRUE(contains(r.err,
+                       "unknown option '--trace-rank' for 'run' (did you mean "
+                       "'--trace-ranks'?)"))
+      << r.err;
+  EXPECT_EQ(run({"run"}).code, kExitUsage);
+  EXPECT_EQ(run({"run", "a.yaml", "b.yaml"}).code, kExitUsage);
+  EXPECT_EQ(run({"run", "s.yaml", "--allow-oom=yes"}).code, kExitUsage);
+}
+
+TEST(RunCommand, TraceRanksNeedTrace) {
+  const Outcome r = run({"run", "s.yaml", "--trace-ranks", "0"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_TRUE(contains(r.err, "option '--trace-ranks' needs '--trace FILE'")) << r.err;
+}
+
+TEST(RunCommand, MalformedTraceRanksAreAUsageError) {
+  const Outcome r = run({"run", "s.yaml", "--trace", "t.json", "--trace-ranks", "0,x"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_TRUE(contains(r.err,
+                       "clustersim run: error: option '--trace-ranks' expects ranks such as '0' "
+                       "or '0,8-15', found '0,x': item 'x' is not a rank or a range A-B"))
+      << r.err;
+  EXPECT_EQ(run({"run", "s.yaml", "--trace", "t.json", "--trace-ranks", ""}).code, kExitUsage);
+}
+
+TEST(RunCommand, TraceRanksBeyondTheWorldAreAnInputError) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario());
+  const std::string trace = dir.file("t.json");
+  const Outcome r = run({"run", path, "--trace", trace, "--trace-ranks", "0,4-8"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "--trace-ranks 0,4-8: error: expected ranks below the world size 8 of '" + path +
+                       "', found '0,4-8': rank 8 (in '4-8') is not below 8\n");
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"s.yaml"});
+}
+
+TEST(RunCommand, StragglerRanksBeyondTheWorldNameTheKey) {
+  const ScratchDir dir;
+  const std::string path =
+      dir.write("s.yaml", scenario("llama3-8b", "stragglers:\n  ranks: 3,9\n"));
+  const Outcome r = run({"run", path});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.err, path +
+                       ":12:10: error: stragglers.ranks: expected ranks below the world size 8, "
+                       "found '3,9': rank 9 (in '9') is not below 8\n");
+  const Outcome bad = run({"run", path, "--set", "stragglers.ranks=1-"});
+  EXPECT_EQ(bad.code, kExitError);
+  EXPECT_TRUE(contains(bad.err, "stragglers.ranks: expected a list of ranks")) << bad.err;
+}
+
+TEST(RunCommand, ScenarioWithoutAWorkloadSaysSo) {
+  const ScratchDir dir;
+  const std::string path =
+      dir.write("s.yaml", "name: t\nhardware: " + std::string(kH100) + "\ncluster:\n  nodes: 1\n");
+  const Outcome r = run({"run", path});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_TRUE(contains(r.err, "workload.model")) << r.err;
+}
+
+TEST(RunCommand, OutOfMemoryExitsOneWithTheBreakdown) {
+  // Llama-3-70B over 8 GPUs: 16 bytes x 70.6e9 / 8 = 141 GB of state per GPU.
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario("llama3-70b"));
+  const std::string json = dir.file("r.json");
+  const Outcome r = run({"run", path, "--json", json});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains(r.err, "peak memory per GPU")) << r.err;
+  EXPECT_TRUE(contains(r.err, "  optimizer ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "clustersim run: error: out of memory: needs ")) << r.err;
+  EXPECT_TRUE(contains(r.err, " GiB per GPU, has ")) << r.err;
+  EXPECT_TRUE(contains(r.err, " bytes)\n")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--allow-oom")) << r.err;
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"s.yaml"});  // no report
+}
+
+TEST(RunCommand, AllowOomWarnsAndRuns) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario("llama3-70b"));
+  const std::string json = dir.file("r.json");
+  const Outcome r = run({"run", path, "--allow-oom", "--json", json});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(r.err.starts_with("clustersim run: warning: out of memory: needs ")) << r.err;
+  EXPECT_TRUE(contains(r.out, "\nstep time ")) << r.out;
+  const JsonValue report = parse_json(read_all(json));
+  EXPECT_FALSE(report["fits_in_memory"].boolean);
+  EXPECT_GT(report["peak_memory_bytes"].number, report["memory_capacity_bytes"].number);
+  EXPECT_LT(report["headroom_bytes"].number, 0);
+}
+
+TEST(RunCommand, JsonReportHasTheKeys) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario());
+  const std::string json = dir.file("r.json");
+  const Outcome r = run({"run", path, "--json", json});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const JsonValue report = parse_json(read_all(json));
+  ASSERT_TRUE(report.is(JsonValue::Kind::kObject));
+  for (const char* key :
+       {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "peak_memory_bytes",
+        "exposed_comm_s", "compute_s", "events", "wall_s", "memory_capacity_bytes",
+        "headroom_bytes", "collectives", "ranks", "slowest_rank", "tasks_per_rank"}) {
+    ASSERT_TRUE(report.has(key)) << key;
+    EXPECT_TRUE(report[key].is(JsonValue::Kind::kNumber)) << key;
+  }
+  EXPECT_TRUE(report["fits_in_memory"].boolean);
+  EXPECT_GT(report["step_time_s"].number, 0);
+  EXPECT_GT(report["mfu"].number, 0);
+  EXPECT_LT(report["mfu"].number, 1);
+  EXPECT_GT(report["events"].number, 0);
+  EXPECT_EQ(report["ranks"].number, 8);
+  // The breakdown adds up to the step (StepBreakdown's contract).
+  const JsonValue& b = report["breakdown"];
+  double sum = 0;
+  for (const char* key :
+       {"compute_s", "exposed_all_gather_s", "exposed_reduce_scatter_s", "exposed_all_reduce_s",
+        "exposed_tp_s", "exposed_pcie_s", "sync_wait_s", "launch_bound_s", "idle_s"}) {
+    ASSERT_TRUE(b.has(key)) << key;
+    sum += b[key].number;
+  }
+  EXPECT_NEAR(sum, report["step_time_s"].number, 1e-6 * report["step_time_s"].number + 1e-9);
+  EXPECT_EQ(b["compute_s"].number, report["compute_s"].number);
+  const JsonValue& m = report["memory"];
+  double total = 0;
+  for (const char* key :
+       {"params_bytes", "grads_bytes", "optimizer_bytes", "unsharded_params_bytes",
+        "activations_bytes", "comm_buffers_bytes", "reserve_bytes"}) {
+    ASSERT_TRUE(m.has(key)) << key;
+    total += m[key].number;
+  }
+  EXPECT_EQ(total, report["peak_memory_bytes"].number);
+  EXPECT_EQ(report["scenario"]["name"].text, "small_run");
+  EXPECT_EQ(report["cluster"]["gpus"].number, 8);
+  EXPECT_EQ(report["cluster"]["hardware_profile"].text, "h100");
+  EXPECT_EQ(report["workload"]["model"].text, "llama3-8b");
+  EXPECT_EQ(report["workload"]["strategy"].text, "FULL_SHARD");
+  EXPECT_EQ(report["workload"]["shard_group_size"].number, 8);
+  EXPECT_EQ(report["stragglers"]["ranks"].text, "");
+}
+
+TEST(RunCommand, SetOverridesReachTheWorkload) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario());
+  const std::string json = dir.file("r.json");
+  const Outcome r = run({"run", path, "--json", json, "--set", "workload.grad_accum=2", "--set",
+                         "stragglers.ranks=3", "--set", "stragglers.slowdown=1.5"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const JsonValue report = parse_json(read_all(json));
+  EXPECT_EQ(report["workload"]["grad_accum"].number, 2);
+  EXPECT_EQ(report["stragglers"]["ranks"].text, "3");
+  EXPECT_EQ(report["stragglers"]["slowdown"].number, 1.5);
+  EXPECT_TRUE(contains(r.out, "stragglers                1 rank(s) 3, compute x1.5")) << r.out;
+}
+
+// Ranks of the trace's complete events, and that every event is well formed.
+std::set<int64_t> traced_ranks(const JsonValue& trace) {
+  std::set<int64_t> ranks;
+  for (const JsonValue& e : trace["traceEvents"].items) {
+    EXPECT_TRUE(e.is(JsonValue::Kind::kObject));
+    const std::string& ph = e["ph"].text;
+    EXPECT_TRUE(ph == "X" || ph == "M") << ph;
+    ranks.insert(static_cast<int64_t>(e["pid"].number));
+    if (ph != "X") continue;
+    EXPECT_TRUE(e["tid"].is(JsonValue::Kind::kNumber));
+    EXPECT_GE(e["ts"].number, 0);
+    EXPECT_GE(e["dur"].number, 0);
+    EXPECT_FALSE(e["name"].text.empty());
+    EXPECT_FALSE(e["cat"].text.empty());
+    EXPECT_TRUE(e["args"].has("phase"));
+  }
+  return ranks;
+}
+
+TEST(RunCommand, TraceHoldsTheTracedRanksOnly) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario("llama3-8b", "", 2));
+  const std::string trace = dir.file("t.json");
+  const Outcome r = run({"run", path, "--trace", trace, "--trace-ranks", "0,9-10"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const JsonValue t = parse_json(read_all(trace));
+  EXPECT_EQ(t["displayTimeUnit"].text, "ns");
+  EXPECT_EQ(traced_ranks(t), (std::set<int64_t>{0, 9, 10}));
+  bool saw_collective = false;
+  bool saw_kernel = false;
+  for (const JsonValue& e : t["traceEvents"].items) {
+    if (e["ph"].text != "X") continue;
+    if (e["args"].has("group_size")) {
+      saw_collective = true;
+      EXPECT_TRUE(e["args"].has("bytes"));
+      EXPECT_TRUE(e["args"].has("wait_us"));
+    }
+    if (e["tid"].number == 1) saw_kernel = true;  // the compute stream
+  }
+  EXPECT_TRUE(saw_collective);
+  EXPECT_TRUE(saw_kernel);
+
+  // Default: rank 0 only.
+  const Outcome only0 = run({"run", path, "--trace", trace});
+  ASSERT_EQ(only0.code, kExitOk) << only0.err;
+  EXPECT_EQ(traced_ranks(parse_json(read_all(trace))), (std::set<int64_t>{0}));
+}
+
+TEST(RunCommand, SameScenarioGivesTheSameReportAndTrace) {
+  const ScratchDir dir;
+  const std::string path =
+      dir.write("s.yaml", scenario("llama3-8b", "stragglers:\n  ranks: 5\n", 2));
+  std::string reports[2];
+  std::string traces[2];
+  std::string outs[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string json = dir.file("r" + std::to_string(i) + ".json");
+    const std::string trace = dir.file("t" + std::to_string(i) + ".json");
+    const Outcome r = run(
+        {"run", path, "--json", json, "--trace", trace, "--trace-ranks", "0-15", "--no-wall-time"});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    outs[i] = r.out;
+    traces[i] = read_all(trace);
+    // Everything but the wall_s line.
+    for (const std::string& line : lines_of(read_all(json))) {
+      if (!contains(line, "\"wall_s\"")) reports[i] += line + "\n";
+    }
+  }
+  EXPECT_EQ(outs[0], outs[1]);
+  EXPECT_EQ(reports[0], reports[1]);
+  EXPECT_TRUE(traces[0] == traces[1]);
+}
+
+TEST(RunCommand, UnwritableReportIsAnError) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario());
+  const Outcome r = run({"run", path, "--json", dir.file("missing/r.json")});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_TRUE(contains(r.err, "cannot write")) << r.err;
+}
+
+}  // namespace
+}  // namespace clustersim::cli
