@@ -34,6 +34,7 @@ LinkId MaxMinFairness::add_link(double capacity_Bps) {
   CLUSTERSIM_CHECK(links_.size() < std::numeric_limits<uint32_t>::max(), "too many links");
   links_.emplace_back();
   links_.back().capacity_Bps = capacity_Bps;
+  solving_.emplace_back();
   return LinkId{static_cast<uint32_t>(links_.size() - 1)};
 }
 
@@ -97,12 +98,14 @@ FlowId MaxMinFairness::add_flow(std::span<const LinkLoad> loads, double max_rate
   }
   flow.loads.resize(kept);
 
+  flow.coupled_at_add = false;
   for (const LinkLoad& load : flow.loads) {
     std::vector<User>& users = links_[index_of(load.link)].users;
     const auto at = std::lower_bound(users.begin(), users.end(), id,
                                      [](const User& u, uint32_t f) { return u.flow < f; });
     users.insert(at, User{id, load.coefficient});
     add_potential(index_of(load.link), load.coefficient * flow.max_rate_Bps);
+    flow.coupled_at_add = flow.coupled_at_add || couples(links_[index_of(load.link)]);
   }
 
   if (batch_open_) {
@@ -121,7 +124,11 @@ void MaxMinFairness::remove_flow(FlowId flow_id) {
   check_flow(flow_id);
   const uint32_t id = index_of(flow_id);
   Flow& flow = flows_[id];
+  // A flow that no link couples to another one took nothing from anybody:
+  // removing it changes no other rate, so nothing is re-solved.
+  bool coupled = false;
   for (const LinkLoad& load : flow.loads) {
+    coupled = coupled || couples(links_[index_of(load.link)]);
     std::vector<User>& users = links_[index_of(load.link)].users;
     const auto at = std::lower_bound(users.begin(), users.end(), id,
                                      [](const User& u, uint32_t f) { return u.flow < f; });
@@ -132,6 +139,16 @@ void MaxMinFairness::remove_flow(FlowId flow_id) {
   }
   flow.active = false;
   flow.rate_Bps = 0;
+  if (!coupled) {
+    flow.loads.clear();
+    free_flows_.push_back(id);
+    std::push_heap(free_flows_.begin(), free_flows_.end(), std::greater<>());
+    if (!batch_open_) {
+      last_changed_.clear();
+      last_solved_flows_ = 0;
+    }
+    return;
+  }
   if (batch_open_) {
     for (const LinkLoad& load : flow.loads) pending_links_.push_back(index_of(load.link));
     flow.loads.clear();
@@ -160,9 +177,18 @@ void MaxMinFairness::end_batch() {
   CLUSTERSIM_CHECK(batch_open_, "end_batch() after begin_batch()");
   batch_open_ = false;
   begin_component();
+  // A new flow that no link couples to another runs at its own bound: it
+  // needs no solve (unless a removal's neighbourhood reaches it below).
+  isolated_.clear();
   for (const uint32_t id : pending_flows_) {
     Flow& flow = flows_[id];
     if (!flow.active || flow.stamp == stamp_) continue;  // removed again, or reached already
+    // Isolated when added; a later flow of the batch that couples to it
+    // reaches it through that link and solves it with its component.
+    if (!flow.coupled_at_add) {
+      isolated_.push_back(id);
+      continue;
+    }
     flow.stamp = stamp_;
     component_flows_.push_back(id);
     collect_from_flow(id);
@@ -171,6 +197,21 @@ void MaxMinFairness::end_batch() {
   pending_flows_.clear();
   pending_links_.clear();
   solve_component();
+  bool appended = false;
+  for (const uint32_t id : isolated_) {
+    Flow& flow = flows_[id];
+    if (flow.stamp == stamp_) continue;  // solved with a component after all
+    double bound = flow.max_rate_Bps;
+    for (const LinkLoad& load : flow.loads) {
+      bound = std::min(bound, links_[index_of(load.link)].capacity_Bps / load.coefficient);
+    }
+    if (!(flow.rate_Bps == bound)) {
+      flow.rate_Bps = bound;
+      last_changed_.push_back(FlowId{id});
+      appended = true;
+    }
+  }
+  if (appended) std::sort(last_changed_.begin(), last_changed_.end());
 }
 
 double MaxMinFairness::rate(FlowId flow) const {
@@ -266,20 +307,21 @@ bool heap_after(const Entry& a, const Entry& b) {
 
 void MaxMinFairness::push_link(uint32_t id, double floor_level) {
   Link& link = links_[id];
-  ++link.version;
-  if (link.unfrozen == 0 || id == saturating_link_) return;
-  if (link.unfrozen_coefficient < 1e-3 * link.coefficient_reference) {
-    link.unfrozen_coefficient = 0;
+  LinkSolve& x = solving_[id];
+  ++x.version;
+  if (x.unfrozen == 0 || id == saturating_link_) return;
+  if (x.unfrozen_coefficient < 1e-3 * x.coefficient_reference) {
+    x.unfrozen_coefficient = 0;
     for (const User& user : link.users) {
-      if (!flows_[user.flow].frozen) link.unfrozen_coefficient += user.coefficient;
+      if (!flows_[user.flow].frozen) x.unfrozen_coefficient += user.coefficient;
     }
-    link.coefficient_reference = link.unfrozen_coefficient;
+    x.coefficient_reference = x.unfrozen_coefficient;
   }
   // Rounding may leave the remaining capacity a hair below what the frozen
   // flows already took; levels never go down in exact arithmetic.
   const double level =
-      std::max(floor_level, (link.capacity_Bps - link.frozen_load) / link.unfrozen_coefficient);
-  heap_.push_back(HeapEntry{level, 1, id, link.version});
+      std::max(floor_level, (link.capacity_Bps - x.frozen_load) / x.unfrozen_coefficient);
+  heap_.push_back(HeapEntry{level, 1, id, x.version});
   std::push_heap(heap_.begin(), heap_.end(), heap_after<HeapEntry>);
 }
 
@@ -290,9 +332,10 @@ void MaxMinFairness::freeze(uint32_t id, double level) {
   for (const LinkLoad& load : flow.loads) {
     Link& link = links_[index_of(load.link)];
     if (link.stamp != stamp_) continue;  // does not couple: cannot saturate
-    link.frozen_load += load.coefficient * level;
-    link.unfrozen_coefficient -= load.coefficient;
-    --link.unfrozen;
+    LinkSolve& x = solving_[index_of(load.link)];
+    x.frozen_load += load.coefficient * level;
+    x.unfrozen_coefficient -= load.coefficient;
+    --x.unfrozen;
     push_link(index_of(load.link), level);
   }
 }
@@ -308,13 +351,14 @@ void MaxMinFairness::solve_component() {
 
   for (const uint32_t id : component_links_) {
     Link& link = links_[id];
-    link.frozen_load = 0;
-    link.unfrozen = static_cast<uint32_t>(link.users.size());
-    link.unfrozen_coefficient = 0;
-    for (const User& user : link.users) link.unfrozen_coefficient += user.coefficient;
-    link.coefficient_reference = link.unfrozen_coefficient;
-    ++link.version;
-    heap_.push_back(HeapEntry{link.capacity_Bps / link.unfrozen_coefficient, 1, id, link.version});
+    LinkSolve& x = solving_[id];
+    x.frozen_load = 0;
+    x.unfrozen = static_cast<uint32_t>(link.users.size());
+    x.unfrozen_coefficient = 0;
+    for (const User& user : link.users) x.unfrozen_coefficient += user.coefficient;
+    x.coefficient_reference = x.unfrozen_coefficient;
+    ++x.version;
+    heap_.push_back(HeapEntry{link.capacity_Bps / x.unfrozen_coefficient, 1, id, x.version});
   }
   for (const uint32_t id : component_flows_) {
     Flow& flow = flows_[id];
@@ -338,7 +382,8 @@ void MaxMinFairness::solve_component() {
       continue;
     }
     Link& link = links_[entry.id];
-    if (entry.version != link.version || link.unfrozen == 0) continue;
+    const LinkSolve& x = solving_[entry.id];
+    if (entry.version != x.version || x.unfrozen == 0) continue;
     // The link saturates: every flow still growing on it stops here. Index
     // loop: freeze() pushes to heap_ but does not touch link.users.
     saturating_link_ = entry.id;

@@ -111,12 +111,19 @@ class MaxMinFairness {
     uint32_t flow;
     double coefficient;
   };
+  // What add/remove and component searches touch; 48 bytes.
   struct Link {
     double capacity_Bps = 0;
     std::vector<User> users;  // active flows loading this link, sorted by flow id
-    // Scratch for traversal and solving; `stamp` marks membership in the
-    // component of the current solve.
+    // Sum of coefficient * max rate over its flows with a finite maximum,
+    // and the number without one.
+    double potential_load = 0;
+    int32_t unlimited_users = 0;
+    // Marks membership in the component of the current solve.
     uint32_t stamp = 0;
+  };
+  // Scratch of progressive filling, for the links of the component solved.
+  struct LinkSolve {
     uint32_t version = 0;   // bumps when the link's heap entry goes stale
     uint32_t unfrozen = 0;  // flows on the link not yet frozen
     double frozen_load = 0;
@@ -124,10 +131,6 @@ class MaxMinFairness {
     // unfrozen_coefficient is kept by subtraction; when it has fallen far
     // below this value it is summed afresh, so cancellation stays harmless.
     double coefficient_reference = 0;
-    // Sum of coefficient * max rate over its flows with a finite maximum,
-    // and the number without one.
-    double potential_load = 0;
-    int32_t unlimited_users = 0;
   };
   struct Flow {
     std::vector<LinkLoad> loads;  // sorted by link id, one entry per link
@@ -135,6 +138,7 @@ class MaxMinFairness {
     double rate_Bps = 0;
     bool active = false;
     bool frozen = false;
+    bool coupled_at_add = false;  // a link coupled it to another flow when it was added
     uint32_t stamp = 0;
   };
 
@@ -157,6 +161,7 @@ class MaxMinFairness {
   void push_link(uint32_t link, double floor_level);
 
   std::vector<Link> links_;
+  std::vector<LinkSolve> solving_;  // parallel to links_
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_flows_;  // min-heap of recyclable flow ids
   uint32_t stamp_ = 0;
@@ -181,6 +186,7 @@ class MaxMinFairness {
   bool batch_open_ = false;
   std::vector<uint32_t> pending_flows_;  // added in the open batch
   std::vector<uint32_t> pending_links_;  // whose flows or capacity changed in it
+  std::vector<uint32_t> isolated_;       // scratch of end_batch()
 };
 
 }  // namespace clustersim::collectives

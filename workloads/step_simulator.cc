@@ -181,6 +181,7 @@ struct Program {
   std::vector<Dep> deps;
   std::array<std::vector<int32_t>, kStreams> stream_ops;  // op ids in stream order
   std::vector<int32_t> gate_ops;                          // ops with a host wait, host order
+  std::vector<int> used_streams;                          // streams with ops, ascending
   std::vector<int64_t> kernel_ns;                         // by schedule kernel index
   struct Channel {
     GroupRole role;
@@ -223,6 +224,9 @@ class ProgramBuilder {
       if (p_.ops.back().stream == static_cast<uint8_t>(Stream::kCompute)) ++compute_ops;
     }
     finish_host_times();
+    for (int st = 0; st < kStreams; ++st) {
+      if (!p_.stream_ops[static_cast<size_t>(st)].empty()) p_.used_streams.push_back(st);
+    }
     return std::move(p_);
   }
 
@@ -387,34 +391,35 @@ class ProgramBuilder {
 
 // ---- Per-rank and per-group state ----
 
+// Streams run in order: the op at position `done` is the running one (busy)
+// or the next to start.
 struct StreamState {
-  int32_t next = 0;  // next op position to start
-  int32_t done = 0;  // ops completed
-  bool busy = false;
-  int64_t arrival_ns = 0;  // the running collective: when this rank reached it
+  int32_t done : 31 = 0;  // ops completed
+  uint32_t busy : 1 = 0;
 };
+static_assert(sizeof(StreamState) == 4);
 
+// Hot per-event state first (about two cache lines); the time accounts live
+// apart (StepEngine::accounts_).
 struct RankState {
   int64_t anchor_ns = 0;  // host: issuing anchor_op started at anchor_ns
   int32_t anchor_op = 0;
   int32_t gate_index = 0;       // next entry of Program::gate_ops not passed
-  uint8_t comm_active = 0;      // transfers in flight
   int64_t comm_overlap_ns = 0;  // time with a transfer in flight, until comm_change_ns
   int64_t comm_change_ns = 0;
-  std::array<StreamState, kStreams> streams{};
   // The running compute segment.
   double seg_work_ns = 0;            // at full speed, straggling included
   int64_t seg_overlap_start_ns = 0;  // overlap_until() at the segment's start
-  sim::EventId seg_event;            // its next look (compute_check)
-  bool seg_slowed_check = false;     // that look assumed a transfer in flight
   int64_t seg_start_ns = 0;
   int64_t seg_tail_end_ns = 0;
-  int64_t seg_host_start_ns = 0;
+  sim::EventId seg_event;       // its next look (compute_check)
   int64_t compute_free_ns = 0;  // when the compute stream last went idle
   int64_t finish_ns = 0;
-  Account finish_account = kIdle;  // what ended at finish_ns
   int64_t finish_group_start_ns = 0;
-  std::array<int64_t, kAccountCount> account{};
+  std::array<StreamState, kStreams> streams{};
+  uint8_t comm_active = 0;         // transfers in flight
+  bool seg_slowed_check = false;   // the next look assumed a transfer in flight
+  Account finish_account = kIdle;  // what ended at finish_ns
 };
 
 struct GroupState {
@@ -467,6 +472,8 @@ class StepEngine : public sim::EventHandler {
         layout_(layout),
         flows_(cluster, profile, config.routing),
         ranks_(static_cast<size_t>(layout.world)),
+        accounts_(static_cast<size_t>(layout.world)),
+        seg_host_start_(static_cast<size_t>(layout.world), 0),
         slowdown_(static_cast<size_t>(layout.world), 1.0),
         traced_(static_cast<size_t>(layout.world), 0) {
     for (const Straggler& s : config.stragglers) {
@@ -479,6 +486,8 @@ class StepEngine : public sim::EventHandler {
       CLUSTERSIM_CHECK(r >= 0 && r < layout.world, "trace rank " + std::to_string(r));
       traced_[static_cast<size_t>(r)] = 1;
     }
+    if (!config.trace_ranks.empty())
+      arrivals_.assign(static_cast<size_t>(layout.world * kStreams), 0);
     for (const Program::Channel& c : p_.channels) {
       groups_.emplace_back(static_cast<size_t>(layout.group_count(c.role)));
     }
@@ -532,6 +541,11 @@ class StepEngine : public sim::EventHandler {
 
  private:
   int64_t now() const { return sim_.now().count_ns(); }
+  std::array<int64_t, kAccountCount>& account(const RankState& st) {
+    return accounts_[static_cast<size_t>(&st - ranks_.data())];
+  }
+  // When traced rank r reached (or started) the op running on stream s.
+  int64_t& arrival(int64_t r, int s) { return arrivals_[static_cast<size_t>(r * kStreams + s)]; }
   RankState& rank(int64_t r) { return ranks_[static_cast<size_t>(r)]; }
 
   int32_t gate_op(const RankState& st) const {
@@ -568,32 +582,34 @@ class StepEngine : public sim::EventHandler {
   }
 
   void try_all(int64_t r, const Cause& cause) {
-    for (int s = 0; s < kStreams; ++s) try_start(r, s, cause);
+    for (const int s : p_.used_streams) try_start(r, s, cause);
   }
 
   void try_start(int64_t r, int s, const Cause& cause) {
     RankState& st = rank(r);
     StreamState& ss = st.streams[static_cast<size_t>(s)];
     const std::vector<int32_t>& list = p_.stream_ops[static_cast<size_t>(s)];
-    if (ss.busy || ss.next >= static_cast<int32_t>(list.size())) return;
-    const int32_t id = list[static_cast<size_t>(ss.next)];
+    if (ss.busy || ss.done >= static_cast<int32_t>(list.size())) return;
+    const int32_t id = list[static_cast<size_t>(ss.done)];
     const Op& op = p_.ops[static_cast<size_t>(id)];
     for (int32_t d = op.dep_begin; d < op.dep_end; ++d) {
       const Dep& dep = p_.deps[static_cast<size_t>(d)];
       if (st.streams[dep.stream].done <= dep.pos) return;
     }
     if (id >= gate_op(st)) return;  // the host has not issued it yet
-    ss.busy = true;
+    ss.busy = 1;
     const int64_t host = host_start(st, op);
     if (op.kind == OpKind::kSegment) {
       start_segment(r, op, host, cause);
     } else if (op.kind == OpKind::kLocal) {
-      ss.arrival_ns = std::max(now(), host + op.host_cost_ns);  // its start
-      sim_.schedule_at(SimTime::ns(ss.arrival_ns + op.duration_ns), handler_, kLocalEnd,
+      const int64_t start = std::max(now(), host + op.host_cost_ns);
+      if (traced_[static_cast<size_t>(r)]) arrival(r, s) = start;
+      sim_.schedule_at(SimTime::ns(start + op.duration_ns), handler_, kLocalEnd,
                        (static_cast<uint64_t>(r) << 8) | static_cast<uint64_t>(s));
     } else {
-      ss.arrival_ns = std::max(now(), host + op.host_cost_ns);
-      arrive(r, id, op, ss.arrival_ns);
+      const int64_t at = std::max(now(), host + op.host_cost_ns);
+      if (traced_[static_cast<size_t>(r)]) arrival(r, s) = at;
+      arrive(r, id, op, at);
     }
   }
 
@@ -614,14 +630,14 @@ class StepEngine : public sim::EventHandler {
     const int64_t waited = waited_until - free;
     if (waited > 0) {
       if (cause.account == kIdle || cause.account == kCompute) {
-        st.account[kIdle] += waited;
+        account(st)[kIdle] += waited;
       } else {
         const int64_t sync = std::clamp(cause.group_start_ns - free, int64_t{0}, waited);
-        st.account[kSyncWait] += sync;
-        st.account[cause.account] += waited - sync;
+        account(st)[kSyncWait] += sync;
+        account(st)[cause.account] += waited - sync;
       }
     }
-    st.account[kLaunchBound] += start - waited_until;
+    account(st)[kLaunchBound] += start - waited_until;
   }
 
   void start_segment(int64_t r, const Op& op, int64_t host, const Cause& cause) {
@@ -629,7 +645,7 @@ class StepEngine : public sim::EventHandler {
     const int64_t start = std::max(now(), host + op.first_launch_ns);
     charge_gap(st, start, cause);
     st.seg_start_ns = start;
-    st.seg_host_start_ns = host;
+    if (traced_[static_cast<size_t>(r)]) seg_host_start_[static_cast<size_t>(r)] = host;
     st.seg_work_ns = static_cast<double>(op.work_ns) * slowdown_[static_cast<size_t>(r)];
     st.seg_overlap_start_ns = overlap_until(st, start);
     st.seg_tail_end_ns = host + op.tail_ns;
@@ -661,9 +677,11 @@ class StepEngine : public sim::EventHandler {
     st.comm_overlap_ns = overlap_until(st, now());
     st.comm_change_ns = now();
     st.comm_active = static_cast<uint8_t>(st.comm_active + delta);
+    // Keep the running segment's next look exact: the first transfer slows
+    // it down, the end of the last one speeds it up again.
     const int compute = static_cast<int>(Stream::kCompute);
-    if (st.comm_active == 0 && st.seg_slowed_check && st.streams[compute].busy &&
-        now() >= st.seg_start_ns) {
+    const bool slowed = st.comm_active > 0;
+    if (!slowed && st.seg_slowed_check && st.streams[compute].busy && now() >= st.seg_start_ns) {
       sim_.cancel(st.seg_event);
       schedule_check(r, now(), st.seg_work_ns - segment_done_ns(st));
     }
@@ -694,18 +712,18 @@ class StepEngine : public sim::EventHandler {
     RankState& st = rank(r);
     const int compute = static_cast<int>(Stream::kCompute);
     StreamState& ss = st.streams[compute];
-    const int32_t id = p_.stream_ops[compute][static_cast<size_t>(ss.next)];
+    const int32_t id = p_.stream_ops[compute][static_cast<size_t>(ss.done)];
     const Op& op = p_.ops[static_cast<size_t>(id)];
     const int64_t t = now();
     const double slowed =
         st.seg_work_ns + (1 - comm_slowdown_rate_) *
                              static_cast<double>(overlap_until(st, t) - st.seg_overlap_start_ns);
     const int64_t busy = std::min(t - st.seg_start_ns, static_cast<int64_t>(std::ceil(slowed)));
-    st.account[kCompute] += busy;
-    st.account[kLaunchBound] += (t - st.seg_start_ns) - busy;  // the host was late
-    if (traced_[static_cast<size_t>(r)]) trace_segment(r, op, st.seg_host_start_ns, t);
-    ss.busy = false;
-    ++ss.next;
+    account(st)[kCompute] += busy;
+    account(st)[kLaunchBound] += (t - st.seg_start_ns) - busy;  // the host was late
+    if (traced_[static_cast<size_t>(r)])
+      trace_segment(r, op, seg_host_start_[static_cast<size_t>(r)], t);
+    ss.busy = 0;
     ++ss.done;
     st.compute_free_ns = t;
     finished(st, Cause{kCompute, 0});
@@ -716,11 +734,10 @@ class StepEngine : public sim::EventHandler {
   void local_end(int64_t r, int s) {
     RankState& st = rank(r);
     StreamState& ss = st.streams[static_cast<size_t>(s)];
-    const int32_t id = p_.stream_ops[static_cast<size_t>(s)][static_cast<size_t>(ss.next)];
+    const int32_t id = p_.stream_ops[static_cast<size_t>(s)][static_cast<size_t>(ss.done)];
     const Op& op = p_.ops[static_cast<size_t>(id)];
-    if (traced_[static_cast<size_t>(r)]) trace_local(r, op, ss.arrival_ns, now());
-    ss.busy = false;
-    ++ss.next;
+    if (traced_[static_cast<size_t>(r)]) trace_local(r, op, arrival(r, s), now());
+    ss.busy = 0;
     ++ss.done;
     finished(st, Cause{kExposedPcie, 0});
     try_all(r, Cause{kExposedPcie, 0});
@@ -849,9 +866,10 @@ class StepEngine : public sim::EventHandler {
       const int64_t m = layout_.member(op.role, g, i);
       RankState& st = rank(m);
       StreamState& ss = st.streams[op.stream];
-      if (traced_[static_cast<size_t>(m)]) trace_collective(m, op, ss.arrival_ns, gs.start_ns, t);
-      ss.busy = false;
-      ++ss.next;
+      if (traced_[static_cast<size_t>(m)]) {
+        trace_collective(m, op, arrival(m, op.stream), gs.start_ns, t);
+      }
+      ss.busy = 0;
       ++ss.done;
       finished(st, cause);
       if (transferred) comm_changes(m, -1);
@@ -948,8 +966,11 @@ class StepEngine : public sim::EventHandler {
   sim::HandlerId handler_ = 0;
   collectives::CollectiveFlows flows_;
   std::vector<RankState> ranks_;
+  std::vector<std::array<int64_t, kAccountCount>> accounts_;  // by rank
+  std::vector<int64_t> seg_host_start_;  // traced ranks: host start of the running segment
   std::vector<double> slowdown_;
   std::vector<uint8_t> traced_;
+  std::vector<int64_t> arrivals_;  // world x kStreams when ranks are traced, else empty
   std::vector<std::vector<GroupState>> groups_;  // by channel, then group
   std::vector<std::vector<std::optional<collectives::Footprint>>> footprints_;  // by role
   std::vector<Transfer> transfers_;                                             // by flow id
@@ -982,7 +1003,7 @@ class StepEngine : public sim::EventHandler {
   std::array<double, kAccountCount> mean_accounts(int64_t step_end) const {
     std::array<double, kAccountCount> sum{};
     for (const RankState& st : ranks_) {
-      std::array<int64_t, kAccountCount> v = st.account;
+      std::array<int64_t, kAccountCount> v = accounts_[static_cast<size_t>(&st - ranks_.data())];
       // After its last kernel: what it still waited for, then the others.
       const int64_t tail = std::max<int64_t>(0, st.finish_ns - st.compute_free_ns);
       if (st.finish_account == kIdle || st.finish_account == kCompute) {

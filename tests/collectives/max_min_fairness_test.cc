@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -525,6 +526,45 @@ TEST(MaxMinFairness, SlackSharedLinkDoesNotCoupleFlows) {
   EXPECT_EQ(mmf.last_solved_flows(), 2u);
   EXPECT_EQ(mmf.rate(a), 40);
   EXPECT_EQ(mmf.rate(b), 60);
+}
+
+// Starts and finishes batched together end with the rates the same changes
+// made one at a time give; rates of flows started in the batch are unknown
+// until it ends.
+TEST(MaxMinFairness, BatchSolvesLikeOneChangeAtATime) {
+  const auto build = [](MaxMinFairness& m) {
+    const LinkId a = m.add_link(100);
+    const LinkId b = m.add_link(60);
+    const LinkId c = m.add_link(1000);
+    return std::array<LinkId, 3>{a, b, c};
+  };
+  MaxMinFairness one;
+  MaxMinFairness batched;
+  const auto l1 = build(one);
+  const auto l2 = build(batched);
+  const auto flows = [](const std::array<LinkId, 3>& l) {
+    return std::vector<std::vector<LinkLoad>>{
+        {{l[0], 1}, {l[1], 1}}, {{l[0], 2}}, {{l[1], 1}, {l[2], 1}}, {{l[2], 1}}};
+  };
+  const std::vector<double> maxima = {80, MaxMinFairness::kUnlimited, 30, 5};
+  std::vector<FlowId> a_ids, b_ids;
+  for (size_t i = 0; i < 4; ++i) a_ids.push_back(one.add_flow(flows(l1)[i], maxima[i]));
+  batched.begin_batch();
+  for (size_t i = 0; i < 4; ++i) b_ids.push_back(batched.add_flow(flows(l2)[i], maxima[i]));
+  EXPECT_TRUE(std::isnan(batched.rate(b_ids[0])));
+  batched.end_batch();
+  EXPECT_EQ(batched.last_changed().size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(batched.rate(b_ids[i]), one.rate(a_ids[i])) << i;
+  // The isolated flow (link c is slack) runs at its own maximum.
+  EXPECT_DOUBLE_EQ(batched.rate(b_ids[3]), 5);
+  one.remove_flow(a_ids[1]);
+  batched.begin_batch();
+  batched.remove_flow(b_ids[1]);
+  batched.end_batch();
+  for (const size_t i : {0u, 2u, 3u}) {
+    EXPECT_DOUBLE_EQ(batched.rate(b_ids[i]), one.rate(a_ids[i])) << i;
+  }
+  EXPECT_DOUBLE_EQ(batched.rate(b_ids[0]), 30);  // link b: 60 shared with flow 2's 30
 }
 
 INSTANTIATE_TEST_SUITE_P(MaxMinFairnessSeeds, MaxMinFairnessProperty,
