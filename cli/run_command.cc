@@ -342,7 +342,9 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   config.host.kernel_launch = sim::SimTime::from_ns_rounded(profile.host.kernel_launch_us * 1e3);
   config.host.graph_launch = sim::SimTime::from_ns_rounded(profile.host.graph_launch_us * 1e3);
   config.host.pcie_Bps = cluster.spec().node.pcie_Bps * profile.host.pcie_efficiency;
-  config.host.cpu_adam_params_per_s = profile.host.cpu_adam_params_per_s;
+  // The profile's figure is one node's CPU, shared by the node's ranks.
+  config.host.cpu_adam_params_per_s =
+      profile.host.cpu_adam_params_per_s / static_cast<double>(cluster.spec().node.gpus_per_node);
   config.forced = collectives::read_forced_choice(values);
 
   // The memory model needs no simulation: a step that cannot run is

@@ -70,7 +70,7 @@ struct StepHostCosts {
   sim::SimTime kernel_launch = sim::SimTime::us(10);  // per eager kernel or collective launch
   sim::SimTime graph_launch = sim::SimTime::us(10);   // per CUDA graph (one block's kernels)
   double pcie_Bps = 50e9;                             // achieved host<->GPU copy rate per GPU
-  double cpu_adam_params_per_s = 1e9;                 // CPU AdamW throughput (cpu_offload)
+  double cpu_adam_params_per_s = 1e9;  // CPU AdamW throughput available to one rank (cpu_offload)
 };
 
 struct Straggler {
@@ -95,9 +95,11 @@ struct StepConfig {
 // One task of a traced rank, for Chrome/Perfetto traces.
 struct TraceRecord {
   int64_t rank = 0;
-  std::string_view track;     // "host", "compute", "comm", "reduce", "tp", "pcie"
-  std::string_view name;      // kernel or collective name
-  std::string_view category;  // "kernel", "all_gather", "reduce_scatter", ...
+  std::string_view track;  // "host", "compute", "comm", "reduce", "tp", "pcie"
+  std::string_view name;   // kernel or collective name
+  // Kernels: their class ("gemm", "attention", ...); collectives their kind
+  // ("all_gather", ...); "host", "pcie" or "cpu" otherwise.
+  std::string_view category;
   sim::SimTime start;
   sim::SimTime duration;
   int32_t unit = kRootUnit;  // FSDP unit (block index; -1 root, -2 optimizer)

@@ -168,8 +168,9 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .default_to(std::string("bf16"));
   schema
       .add_key("workload.activation_checkpointing", ValueType::kEnum,
-               "none; full: recompute each block in backward; selective: recompute attention "
-               "only.")
+               "none; full: recompute each block's forward in backward; selective: "
+               "torchtitan's op-level policy (attention and every other matmul saved, the rest "
+               "recomputed).")
       .one_of(names(kCheckpointing))
       .default_to(std::string("none"));
   schema
@@ -178,7 +179,8 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .default_to(false);
   schema
       .add_key("workload.torch_compile", ValueType::kBool,
-               "torch.compile: fused kernels (fewer launches and HBM bytes).")
+               "torch.compile of each transformer block (as torchtitan): fused kernels, fewer "
+               "launches and HBM bytes; the embedding and loss stay eager.")
       .default_to(false);
   schema
       .add_key("workload.cuda_graphs", ValueType::kBool,
