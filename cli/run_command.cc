@@ -346,6 +346,7 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   config.host.cpu_adam_params_per_s =
       profile.host.cpu_adam_params_per_s / static_cast<double>(cluster.spec().node.gpus_per_node);
   config.forced = collectives::read_forced_choice(values);
+  config.routing = collectives::read_routing(values);
 
   // The memory model needs no simulation: a step that cannot run is
   // reported before spending the time to replay it.

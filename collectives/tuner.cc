@@ -58,6 +58,17 @@ void add_collective_keys(sim::ConfigSchema& schema) {
       .add_key("collectives.protocol", sim::ValueType::kEnum, "NCCL protocol: LL, LL128 or Simple.")
       .one_of({"auto", "LL", "LL128", "Simple"})
       .default_to(std::string("auto"));
+  schema
+      .add_key("collectives.routing", sim::ValueType::kEnum,
+               "How `run` spreads collective traffic over switch-to-switch links: adaptive (a "
+               "switch's parallel uplinks as one bundle, as adaptive routing or packet spraying "
+               "do) or ecmp (one hashed path per ring hop, so hops can collide).")
+      .one_of({"adaptive", "ecmp"})
+      .default_to(std::string("adaptive"));
+}
+
+Routing read_routing(const sim::ConfigValues& values) {
+  return values.get_string("collectives.routing") == "ecmp" ? Routing::kEcmp : Routing::kAdaptive;
 }
 
 ForcedChoice read_forced_choice(const sim::ConfigValues& values) {

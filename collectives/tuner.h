@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "collectives/collective_cost.h"
+#include "collectives/collective_flows.h"
 #include "sim/config_schema.h"
 #include "sim/config_values.h"
 
@@ -38,8 +39,11 @@ TunedCollective tune_collective(const HardwareProfile& profile, const GroupGeome
 
 // The scenario's `collectives` section: `collectives.algorithm` (auto,
 // ring, tree, nvls) and `collectives.protocol` (auto, LL, LL128, Simple),
-// NCCL_ALGO / NCCL_PROTO style. Command-line flags override them.
+// NCCL_ALGO / NCCL_PROTO style (command-line flags override them), and
+// `collectives.routing` (adaptive, ecmp; see collective_flows.h).
 void add_collective_keys(sim::ConfigSchema& schema);
 ForcedChoice read_forced_choice(const sim::ConfigValues& values);
+// `collectives.routing` (adaptive by default), for the step simulation.
+Routing read_routing(const sim::ConfigValues& values);
 
 }  // namespace clustersim::collectives

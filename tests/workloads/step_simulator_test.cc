@@ -256,3 +256,26 @@ TEST(StepSimulator, SharingTheSmsSlowsOverlappedCompute) {
 
 }  // namespace
 }  // namespace clustersim::workloads
+
+namespace clustersim::workloads {
+namespace {
+
+// Replica all-reduces across 8 nodes: with one hashed path per hop (ECMP)
+// rings may collide on an uplink; bundled (adaptive) uplinks never slow a
+// non-blocking fabric below the NICs, so ECMP can only be slower.
+TEST(StepSimulator, EcmpCollisionsCanOnlySlowTheStep) {
+  const Cluster cluster = hgx_h100(8);
+  WorkloadSpec w = small_spec(64, 8);
+  w.seq_len = 256;  // short compute: the all-reduces show
+  StepConfig c = config_for(w);
+  c.routing = collectives::Routing::kAdaptive;
+  const StepResult adaptive = simulate_step(cluster, h100(), c);
+  c.routing = collectives::Routing::kEcmp;
+  const StepResult ecmp = simulate_step(cluster, h100(), c);
+  EXPECT_GE(ecmp.step_time_s, adaptive.step_time_s);
+  EXPECT_GT(adaptive.breakdown.exposed_all_reduce_s, 0);
+  EXPECT_NEAR(breakdown_sum(ecmp.breakdown), ecmp.step_time_s, 1e-9);
+}
+
+}  // namespace
+}  // namespace clustersim::workloads
