@@ -12,6 +12,7 @@ namespace clustersim::workloads::step {
 
 namespace {
 
+using collectives::CollectiveOp;
 using sim::SimTime;
 
 CollectiveOp collective_of(TaskKind kind) {

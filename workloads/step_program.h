@@ -28,8 +28,6 @@
 
 namespace clustersim::workloads::step {
 
-using collectives::CollectiveOp;
-
 constexpr int kStreams = kStreamCount;
 
 enum class OpKind : uint8_t { kSegment, kCollective, kLocal };
@@ -58,7 +56,7 @@ struct Op {
   // kLocal (a copy or host CPU work): its duration
   int64_t duration_ns = 0;
   // kCollective
-  CollectiveOp op = CollectiveOp::kAllGather;
+  collectives::CollectiveOp op = collectives::CollectiveOp::kAllGather;
   GroupRole role = GroupRole::kNone;
   int32_t channel = 0;  // (role, stream) pair: one pending collective per group each
   int64_t bytes = 0;
