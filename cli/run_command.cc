@@ -323,6 +323,8 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   in.workload = workloads::read_workload_spec(values, cluster.gpu_count(), cluster.gpus_per_node());
   workloads::StepConfig& config = in.config;
   config.workload = in.workload;
+  config.schedule_options.separate_reduce_stream = in.workload.separate_reduce_stream;
+  config.schedule_options.no_sync = in.workload.no_sync;
   config.stragglers = workloads::read_stragglers(values, in.workload.world_size);
   if (tracing) {
     const sim::Parsed<std::vector<int64_t>> ranks =

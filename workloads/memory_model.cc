@@ -162,6 +162,9 @@ MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& opt
       m.unsharded_params = c * (r.root + in_flight * r.block);
     }
     m.comm_buffers = c * r.block;
+    // no_sync(): micro-batches before the last accumulate unsharded
+    // gradients of the whole model (FSDP keeps them in each parameter's .grad).
+    if (w.no_sync && w.grad_accum > 1) m.grads += c * r.model;
   }
   m.activations = activation_bytes(w, options);
 

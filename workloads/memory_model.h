@@ -154,6 +154,9 @@
 // GQA) and whose selective recomputation is not torchtitan's policy; it gave
 // ~111 GB for that run.
 //
+// no_sync (workload.fsdp.no_sync, grad_accum > 1, S > 1): the micro-batches
+// before the last accumulate unsharded gradients, grads += c * model_rank.
+//
 // Communication buffers:
 //   comm_buffers = c * block_rank when S > 1: the unsharded gradient of the
 //   block whose reduce-scatter is in flight; 0 for NO_SHARD (DDP gradients

@@ -229,6 +229,17 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .add_key("workload.fsdp.reshard_after_forward", ValueType::kBool,
                "Free unsharded parameters after forward (all-gather them again in backward).")
       .default_to(true);
+  schema
+      .add_key("workload.fsdp.separate_reduce_stream", ValueType::kBool,
+               "Reduce-scatters and HSDP all-reduces on their own NCCL stream, as FSDP1's "
+               "post-backward stream; false is FSDP2's default, one communicator for "
+               "all-gathers and reductions, so they serialise.")
+      .default_to(false);
+  schema
+      .add_key("workload.fsdp.no_sync", ValueType::kBool,
+               "With grad_accum > 1, reduce gradients on the last micro-batch only (FSDP's "
+               "no_sync()); earlier ones accumulate unsharded gradients.")
+      .default_to(false);
 }
 
 WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_size_gpus,
@@ -264,6 +275,8 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.forward_prefetch = values.get_bool("workload.fsdp.forward_prefetch");
   w.limit_all_gathers = values.get_bool("workload.fsdp.limit_all_gathers");
   w.reshard_after_forward = values.get_bool("workload.fsdp.reshard_after_forward");
+  w.separate_reduce_stream = values.get_bool("workload.fsdp.separate_reduce_stream");
+  w.no_sync = values.get_bool("workload.fsdp.no_sync");
   w.activation_checkpointing =
       value_of(kCheckpointing, values.get_string("workload.activation_checkpointing"));
   w.cpu_offload = values.get_bool("workload.cpu_offload");

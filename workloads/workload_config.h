@@ -66,6 +66,8 @@ struct WorkloadSpec {
   bool forward_prefetch = false;
   bool limit_all_gathers = true;
   bool reshard_after_forward = true;
+  bool separate_reduce_stream = false;  // FSDP1's post-backward stream (FsdpScheduleOptions)
+  bool no_sync = false;                 // reduce on the last micro-batch only
 
   ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::kNone;
   bool cpu_offload = false;
@@ -84,9 +86,9 @@ struct WorkloadSpec {
 // cpu_offload, torch_compile, cuda_graphs; section `workload.parallelism`
 // (strategy, shard_group_size, replica_group_size, tp); section
 // `workload.fsdp` (backward_prefetch, forward_prefetch, limit_all_gathers,
-// reshard_after_forward). Defaults are PyTorch's (FULL_SHARD, BACKWARD_PRE,
-// limit_all_gathers true, reshard_after_forward true) and bf16, tp 1,
-// grad_accum 1, no checkpointing, no offload, eager mode.
+// reshard_after_forward, separate_reduce_stream, no_sync). Defaults are PyTorch's (FULL_SHARD,
+// BACKWARD_PRE, limit_all_gathers true, reshard_after_forward true) and bf16, tp 1, grad_accum 1,
+// no checkpointing, no offload, eager mode.
 void add_workload_keys(sim::ConfigSchema& schema);
 
 // The training job of a scenario on a cluster of `world_size_gpus` GPUs in

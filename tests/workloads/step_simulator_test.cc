@@ -279,3 +279,44 @@ TEST(StepSimulator, EcmpCollisionsCanOnlySlowTheStep) {
 
 }  // namespace
 }  // namespace clustersim::workloads
+
+namespace clustersim::workloads {
+namespace {
+
+// no_sync(): with two micro-batches only the last reduces, so the step runs
+// one reduce-scatter per unit instead of two, and holds the unsharded
+// gradients of the whole model meanwhile.
+TEST(StepSimulator, NoSyncReducesOncePerStepAndHoldsUnshardedGradients) {
+  const Cluster cluster = hgx_h100(1);
+  WorkloadSpec w = small_spec(8, 8);
+  w.grad_accum = 2;
+  const StepResult every = simulate_step(cluster, h100(), config_for(w));
+  StepConfig c = config_for(w);
+  c.schedule_options.no_sync = true;
+  c.workload.no_sync = true;
+  const StepResult last = simulate_step(cluster, h100(), c);
+  const int64_t units = w.model.layers + 1;
+  EXPECT_EQ(every.collectives - last.collectives, units);  // per group: one group of 8
+  EXPECT_EQ(
+      last.memory.grads - every.memory.grads,
+      2 * (w.model.layers * ((parameter_breakdown(w.model).block + w.tp - 1) / w.tp)) +
+          2 * (parameter_breakdown(w.model).embedding + parameter_breakdown(w.model).output_head +
+               parameter_breakdown(w.model).final_norm));
+}
+
+// FSDP1's separate post-backward stream lets a reduce-scatter run beside the
+// next all-gather; FSDP2's single communicator serialises them.
+TEST(StepSimulator, SeparateReduceStreamNeverSlowsTheStep) {
+  const Cluster cluster = hgx_h100(2);
+  WorkloadSpec w = small_spec(16, 16);
+  w.seq_len = 512;  // communication matters
+  StepConfig c = config_for(w);
+  const StepResult one = simulate_step(cluster, h100(), c);
+  c.schedule_options.separate_reduce_stream = true;
+  const StepResult two = simulate_step(cluster, h100(), c);
+  EXPECT_LE(two.step_time_s, one.step_time_s);
+  EXPECT_NEAR(breakdown_sum(two.breakdown), two.step_time_s, 1e-9);
+}
+
+}  // namespace
+}  // namespace clustersim::workloads
