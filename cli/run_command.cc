@@ -129,11 +129,13 @@ std::string summary(const RunInputs& in, const StepResult& r) {
                            ", grad_accum " + str(w.grad_accum) + ", " +
                            std::string(workloads::dtype_name(w.dtype)));
   text += row("strategy", strategy_text(w));
-  text += row("fsdp", "backward_prefetch " +
-                          std::string(workloads::backward_prefetch_name(w.backward_prefetch)) +
-                          ", forward_prefetch " + on_off(w.forward_prefetch) +
-                          ", limit_all_gathers " + on_off(w.limit_all_gathers) +
-                          ", reshard_after_forward " + on_off(w.reshard_after_forward));
+  text +=
+      row("fsdp", "backward_prefetch " +
+                      std::string(workloads::backward_prefetch_name(w.backward_prefetch)) +
+                      ", forward_prefetch " + on_off(w.forward_prefetch) + ", limit_all_gathers " +
+                      on_off(w.limit_all_gathers) + ", reshard_after_forward " +
+                      on_off(w.reshard_after_forward) + ", separate_reduce_stream " +
+                      on_off(w.separate_reduce_stream) + ", no_sync " + on_off(w.no_sync));
   text +=
       row("options",
           "activation_checkpointing " +
@@ -203,6 +205,8 @@ void write_inputs_json(sim::JsonWriter& json, const RunInputs& in) {
   json.key("forward_prefetch").boolean(w.forward_prefetch);
   json.key("limit_all_gathers").boolean(w.limit_all_gathers);
   json.key("reshard_after_forward").boolean(w.reshard_after_forward);
+  json.key("separate_reduce_stream").boolean(w.separate_reduce_stream);
+  json.key("no_sync").boolean(w.no_sync);
   json.key("activation_checkpointing")
       .str(workloads::activation_checkpointing_name(w.activation_checkpointing));
   json.key("cpu_offload").boolean(w.cpu_offload);
