@@ -501,3 +501,42 @@ TEST(FsdpSchedule, Llama3_8bHasOneUnitPerBlock) {
 
 }  // namespace
 }  // namespace clustersim::workloads
+
+namespace clustersim::workloads {
+namespace {
+
+// Megatron sequence parallelism: per block, forward all-gathers before the
+// attention's and the MLP's first GEMM and reduce-scatters after out_proj
+// and down_proj; backward the reverse; selective recompute adds the three
+// around k_proj, out_proj and up_proj. Each carries the full activation and
+// the next kernel waits for it.
+TEST(FsdpSchedule, TensorParallelCollectivesSurroundTheBlockGemms) {
+  WorkloadSpec w = tiny_spec();
+  w.tp = 2;
+  w.dp_size = 4;
+  w.shard_group_size = 4;
+  const auto tp_tasks = [](const FsdpSchedule& s, TaskKind kind) {
+    int64_t n = 0;
+    for (const Task& t : s.tasks) n += t.group == GroupRole::kTp && t.kind == kind ? 1 : 0;
+    return n;
+  };
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  EXPECT_EQ(tp_tasks(s, TaskKind::kAllGather), 2 * (2 + 2));  // 2 blocks x (fwd 2 + bwd 2)
+  EXPECT_EQ(tp_tasks(s, TaskKind::kReduceScatter), 2 * (2 + 2));
+  for (int32_t i = 0; i < s.size(); ++i) {
+    const Task& t = s.tasks[static_cast<size_t>(i)];
+    if (t.group != GroupRole::kTp) continue;
+    EXPECT_EQ(t.stream, Stream::kTp);
+    EXPECT_EQ(t.bytes, 16 * 64 * 2);  // tokens x hidden x bf16
+    const Task& next = s.tasks[static_cast<size_t>(i + 1)];
+    ASSERT_EQ(next.kind, TaskKind::kKernel) << i;
+    EXPECT_THAT(deps(s, i + 1), ::testing::Contains(i));
+  }
+  w.activation_checkpointing = ActivationCheckpointing::kSelective;
+  const FsdpSchedule sel = build_fsdp_schedule(w);
+  EXPECT_EQ(tp_tasks(sel, TaskKind::kAllGather) + tp_tasks(sel, TaskKind::kReduceScatter),
+            2 * (8 + 3));
+}
+
+}  // namespace
+}  // namespace clustersim::workloads
