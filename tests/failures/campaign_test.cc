@@ -1,0 +1,167 @@
+#include "failures/campaign.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "failures/checkpoint_interval.h"
+#include "failures/job_components.h"
+#include "topology/cluster_config.h"
+
+namespace clustersim::failures {
+namespace {
+
+using sim::SimTime;
+
+JobComponents h100_job(int64_t nodes) {
+  topology::ClusterSpec spec;
+  spec.nodes = nodes;
+  EXPECT_TRUE(topology::node_preset("hgx_h100", spec.node));
+  spec.fabric.type = topology::FabricType::kRailOptimized;
+  spec.fabric.switch_radix = 64;
+  return JobComponents(spec, nodes * 8);
+}
+
+RecoveryPolicy fixed_restart(SimTime restart, SimTime save, SimTime interval, int64_t gpus) {
+  RecoveryPolicy p;
+  p.kind = RecoveryPolicyKind::kCheckpointRestart;
+  p.job_gpus = gpus;
+  p.replica_groups = 1;
+  p.gpus_per_replica_group = gpus;
+  p.restart_overhead = restart;
+  p.checkpoint_interval = interval;
+  p.checkpoint_save_blocking = save;
+  p.checkpoint_write = save;
+  return p;
+}
+
+CampaignSpec spec_for(SimTime duration, int64_t trials) {
+  CampaignSpec s;
+  s.duration = duration;
+  s.trials = trials;
+  s.seed = 7;
+  s.step_time = SimTime::s(10);
+  s.tokens_per_step = 4e6;
+  return s;
+}
+
+double sum_of(const std::array<double, kCampaignAccounts>& a) {
+  return std::accumulate(a.begin(), a.end(), 0.0);
+}
+
+// Exponential failures, fixed restart and save costs: the mean ETTR is the
+// renewal-reward formula (checkpoint_interval.h), within Monte Carlo error.
+TEST(Campaign, ExponentialFailuresMatchTheRenewalRewardFormula) {
+  const JobComponents job = h100_job(16);
+  const FailureModel model = job_mtbf_failure_model(job, SimTime::hours(1));
+  const RecoveryPolicy policy =
+      fixed_restart(SimTime::minutes(10), SimTime::minutes(1), SimTime::minutes(30), 128);
+  const CampaignResult r = run_campaign(model, policy, spec_for(SimTime::days(30), 200), 2);
+  CheckpointRestartModel closed;
+  closed.mtbf = SimTime::hours(1);
+  closed.restart = SimTime::minutes(10);
+  closed.save = SimTime::minutes(1);
+  closed.interval = SimTime::minutes(30);
+  const double expected = expected_ettr(closed);  // 0.6257
+  EXPECT_NEAR(expected, 0.625698, 1e-5);
+  // 200 trials of 720 failures each: the CI is about +-0.001.
+  EXPECT_NEAR(r.ettr_mean, expected, 0.005) << r.ettr_ci95_low << " .. " << r.ettr_ci95_high;
+  EXPECT_LT(r.ettr_ci95_high - r.ettr_ci95_low, 0.005);
+  // One interruption per hour of wall clock, during recoveries too.
+  EXPECT_NEAR(r.interruptions_mean / (30 * 24), 1.0, 0.02);
+}
+
+TEST(Campaign, TimeIsConservedInEveryTrial) {
+  const JobComponents job = h100_job(64);
+  FailureModel model = job_mtbf_failure_model(job, SimTime::minutes(45));
+  model.stragglers.rate_per_node_hour = 0.01;
+  model.stragglers.slowdown = 1.5;
+  model.stragglers.detection = SimTime::minutes(20);
+  RecoveryPolicy policy =
+      fixed_restart(SimTime::minutes(5), SimTime::s(30), SimTime::minutes(20), 512);
+  policy.spare_nodes = 1;
+  policy.repair_time = SimTime::hours(2);
+  const CampaignResult r = run_campaign(model, policy, spec_for(SimTime::days(3), 20), 1);
+  for (const TrialResult& t : r.trials) {
+    EXPECT_NEAR(sum_of(t.seconds), t.wall_s, 1e-6 * t.wall_s);
+    EXPECT_DOUBLE_EQ(t.wall_s, 3 * 86400.0);
+    EXPECT_GE(t.seconds[kProductive], 0);
+  }
+  EXPECT_GT(r.seconds_mean[kSparesWait], 0);  // one spare, repairs take 2 h
+  EXPECT_GT(r.seconds_mean[kDegraded], 0);    // stragglers slow the step
+}
+
+TEST(Campaign, NoFailuresLeavesOnlyTheCheckpointOverhead) {
+  const JobComponents job = h100_job(16);
+  const FailureModel model = empty_failure_model(job);
+  const RecoveryPolicy policy =
+      fixed_restart(SimTime::minutes(10), SimTime::minutes(2), SimTime::minutes(58), 128);
+  const CampaignResult r = run_campaign(model, policy, spec_for(SimTime::days(1), 3), 1);
+  // 24 cycles of 58 min training + 2 min save: 58/60 exactly.
+  EXPECT_NEAR(r.ettr_mean, 58.0 / 60.0, 1e-9);
+  EXPECT_EQ(r.interruptions_mean, 0);
+  EXPECT_NEAR(r.seconds_mean[kCheckpointSave], 24 * 120.0, 1e-6);
+}
+
+TEST(Campaign, TokensEndTheTrialWhenTrained) {
+  const JobComponents job = h100_job(16);
+  const FailureModel model = empty_failure_model(job);
+  const RecoveryPolicy policy =
+      fixed_restart(SimTime::minutes(10), SimTime::minutes(2), SimTime::minutes(58), 128);
+  CampaignSpec spec = spec_for(SimTime::days(30), 2);
+  spec.tokens = 4e6 * 6 * 58 * 10;  // 580 minutes of training at 6 steps a minute
+  const CampaignResult r = run_campaign(model, policy, spec, 1);
+  // 10 hours of wall clock: 10 saves of 2 minutes after every 58 minutes.
+  EXPECT_NEAR(r.time_to_train_days * 86400, 580 * 60.0 + 9 * 120.0, 1e-6);
+  EXPECT_EQ(r.trained_fraction, 1.0);
+}
+
+TEST(Campaign, ResultsDoNotDependOnTheThreadCount) {
+  const JobComponents job = h100_job(32);
+  const FailureModel model = job_mtbf_failure_model(job, SimTime::minutes(30));
+  const RecoveryPolicy policy =
+      fixed_restart(SimTime::minutes(8), SimTime::minutes(1), SimTime::minutes(25), 256);
+  const CampaignSpec spec = spec_for(SimTime::days(5), 16);
+  const CampaignResult one = run_campaign(model, policy, spec, 1);
+  const CampaignResult two = run_campaign(model, policy, spec, 2);
+  EXPECT_EQ(one.ettr_mean, two.ettr_mean);
+  EXPECT_EQ(one.ettr_ci95_low, two.ettr_ci95_low);
+  for (size_t t = 0; t < one.trials.size(); ++t) {
+    EXPECT_EQ(one.trials[t].seconds, two.trials[t].seconds) << t;
+    EXPECT_EQ(one.trials[t].interruptions, two.trials[t].interruptions) << t;
+  }
+}
+
+// Node failures on an HSDP job of 12 replica groups: fault-tolerant HSDP
+// keeps the other groups training and loses far less than restarting the
+// whole job from its checkpoint.
+TEST(Campaign, FtHsdpBeatsCheckpointRestartOnNodeFailures) {
+  const JobComponents job = h100_job(96);
+  FailureModel model = empty_failure_model(job);
+  for (FailureCause& c : model.causes) {
+    if (c.name == "host_maintenance") c.rate_per_hour = 1.0 / 40.0 / 96.0 * 4;  // job MTBF 10 h/4
+  }
+  RecoveryPolicy restart =
+      fixed_restart(SimTime::minutes(15), SimTime::minutes(1), SimTime::minutes(30), 768);
+  restart.replica_groups = 12;
+  restart.gpus_per_replica_group = 64;
+  RecoveryPolicy ft = restart;
+  ft.kind = RecoveryPolicyKind::kFtHsdp;
+  ft.ft_stall_override = SimTime::minutes(3);
+  ft.replica_recovery_override = SimTime::minutes(20);
+  ft.ft_min_replicas = 7;
+  ft.ft_max_failed_replicas = 5;
+  CampaignSpec spec = spec_for(SimTime::days(10), 20);
+  spec.replica_groups = 12;
+  const CampaignResult a = run_campaign(model, restart, spec, 2);
+  const CampaignResult b = run_campaign(model, ft, spec, 2);
+  EXPECT_GT(b.ettr_mean, a.ettr_mean + 0.02) << a.ettr_mean << " vs " << b.ettr_mean;
+  EXPECT_GT(b.seconds_mean[kFtStall], 0);
+  EXPECT_GT(b.seconds_mean[kDegraded], 0);  // 11 of 12 groups for a while
+  EXPECT_EQ(b.seconds_mean[kLostWork], 0);  // no fallback with at most 5 down
+  for (const TrialResult& t : b.trials) EXPECT_NEAR(sum_of(t.seconds), t.wall_s, 1e-6 * t.wall_s);
+}
+
+}  // namespace
+}  // namespace clustersim::failures
