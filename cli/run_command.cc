@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/network_scenario.h"
+#include "cli/step_config.h"
 #include "cli/table_text.h"
 #include "collectives/tuner.h"
 #include "sim/atomic_file.h"
@@ -322,14 +323,10 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
                load_network_scenario(parsed.positionals[0], parsed.values("--set")),
                {},
                {}};
-  const sim::ConfigValues& values = in.net.values;
   const topology::Cluster& cluster = in.net.cluster;
-  in.workload = workloads::read_workload_spec(values, cluster.gpu_count(), cluster.gpus_per_node());
+  in.config = step_config_from_scenario(in.net);
+  in.workload = in.config.workload;
   workloads::StepConfig& config = in.config;
-  config.workload = in.workload;
-  config.schedule_options.separate_reduce_stream = in.workload.separate_reduce_stream;
-  config.schedule_options.no_sync = in.workload.no_sync;
-  config.stragglers = workloads::read_stragglers(values, in.workload.world_size);
   if (tracing) {
     const sim::Parsed<std::vector<int64_t>> ranks =
         sim::parse_rank_list(trace_ranks, in.workload.world_size);
@@ -343,16 +340,6 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
     config.trace_ranks = *ranks;
   }
   const collectives::HardwareProfile& profile = in.net.profile;
-  config.compute = workloads::compute_spec_from_profile(profile);
-  config.memory_capacity_bytes = profile.gpu.memory_bytes;
-  config.host.kernel_launch = sim::SimTime::from_ns_rounded(profile.host.kernel_launch_us * 1e3);
-  config.host.graph_launch = sim::SimTime::from_ns_rounded(profile.host.graph_launch_us * 1e3);
-  config.host.pcie_Bps = cluster.spec().node.pcie_Bps * profile.host.pcie_efficiency;
-  // The profile's figure is one node's CPU, shared by the node's ranks.
-  config.host.cpu_adam_params_per_s =
-      profile.host.cpu_adam_params_per_s / static_cast<double>(cluster.spec().node.gpus_per_node);
-  config.forced = collectives::read_forced_choice(values);
-  config.routing = collectives::read_routing(values);
 
   // The memory model needs no simulation: a step that cannot run is
   // reported before spending the time to replay it.

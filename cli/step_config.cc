@@ -1,0 +1,33 @@
+#include "cli/step_config.h"
+
+#include "collectives/tuner.h"
+#include "workloads/compute_model.h"
+#include "workloads/straggler_config.h"
+#include "workloads/workload_config.h"
+
+namespace clustersim::cli {
+
+workloads::StepConfig step_config_from_scenario(const NetworkScenario& net) {
+  const sim::ConfigValues& values = net.values;
+  const topology::Cluster& cluster = net.cluster;
+  const collectives::HardwareProfile& profile = net.profile;
+  workloads::StepConfig config;
+  config.workload =
+      workloads::read_workload_spec(values, cluster.gpu_count(), cluster.gpus_per_node());
+  config.schedule_options.separate_reduce_stream = config.workload.separate_reduce_stream;
+  config.schedule_options.no_sync = config.workload.no_sync;
+  config.stragglers = workloads::read_stragglers(values, config.workload.world_size);
+  config.compute = workloads::compute_spec_from_profile(profile);
+  config.memory_capacity_bytes = profile.gpu.memory_bytes;
+  config.host.kernel_launch = sim::SimTime::from_ns_rounded(profile.host.kernel_launch_us * 1e3);
+  config.host.graph_launch = sim::SimTime::from_ns_rounded(profile.host.graph_launch_us * 1e3);
+  config.host.pcie_Bps = cluster.spec().node.pcie_Bps * profile.host.pcie_efficiency;
+  // The profile's figure is one node's CPU, shared by the node's ranks.
+  config.host.cpu_adam_params_per_s =
+      profile.host.cpu_adam_params_per_s / static_cast<double>(cluster.spec().node.gpus_per_node);
+  config.forced = collectives::read_forced_choice(values);
+  config.routing = collectives::read_routing(values);
+  return config;
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,16 @@
+// The step simulation's inputs from a loaded scenario, shared by `run` and
+// `campaign`: the workload, stragglers, the profile's compute and host
+// figures, GPU memory, collective forcing and routing.
+// Errors: sim::ConfigError naming the scenario's key and line.
+#pragma once
+
+#include "cli/network_scenario.h"
+#include "workloads/step_simulator.h"
+
+namespace clustersim::cli {
+
+// The workload read for the scenario's whole cluster; the config without
+// trace ranks.
+workloads::StepConfig step_config_from_scenario(const NetworkScenario& net);
+
+}  // namespace clustersim::cli
