@@ -4,6 +4,7 @@
 #include <ostream>
 #include <vector>
 
+#include "cli/campaign_command.h"
 #include "cli/collective_command.h"
 #include "cli/command_line.h"
 #include "cli/run_command.h"
@@ -73,6 +74,8 @@ const std::vector<Command>& commands() {
        describe_config_command},
       {run_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_run_command(p, io.out, io.err); }},
+      {campaign_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_campaign_command(p, io.out, io.err); }},
       {topo_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_topo_command(p, io.out, io.err); }},
       {collective_command_spec(),

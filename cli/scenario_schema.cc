@@ -2,6 +2,9 @@
 
 #include "collectives/hardware_profile.h"
 #include "collectives/tuner.h"
+#include "failures/campaign_config.h"
+#include "failures/failure_config.h"
+#include "failures/recovery_policy.h"
 #include "sim/scenario_loader.h"
 #include "topology/cluster_config.h"
 #include "workloads/straggler_config.h"
@@ -17,6 +20,9 @@ sim::ConfigSchema build_scenario_schema() {
   collectives::add_collective_keys(schema);
   workloads::add_workload_keys(schema);
   workloads::add_straggler_keys(schema);
+  failures::add_failure_keys(schema);
+  failures::add_recovery_keys(schema);
+  failures::add_campaign_keys(schema);
   return schema;
 }
 

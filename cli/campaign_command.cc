@@ -1,0 +1,355 @@
+#include "cli/campaign_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/network_scenario.h"
+#include "cli/step_config.h"
+#include "cli/table_text.h"
+#include "failures/campaign.h"
+#include "failures/campaign_config.h"
+#include "failures/checkpoint_interval.h"
+#include "failures/failure_config.h"
+#include "failures/recovery_policy.h"
+#include "sim/atomic_file.h"
+#include "sim/json_writer.h"
+#include "sim/text_fields.h"
+#include "workloads/memory_model.h"
+#include "workloads/step_simulator.h"
+
+namespace clustersim::cli {
+
+namespace {
+
+using failures::CampaignAccount;
+using failures::CampaignResult;
+using failures::CampaignSpec;
+using failures::RecoveryPolicy;
+using sim::SimTime;
+
+constexpr size_t kLabel = 28;
+
+std::string row(std::string_view label, const std::string& value) {
+  std::string text(label);
+  if (text.size() < kLabel) text += std::string(kLabel - text.size(), ' ');
+  return text + value + "\n";
+}
+
+std::string hours_text(double seconds) {
+  return seconds >= 86400 * 2 ? fixed(seconds / 86400, 2) + " d" : fixed(seconds / 3600, 2) + " h";
+}
+
+// What the campaign runs: the job, its step and the policy.
+struct CampaignInputs {
+  std::string scenario_path;
+  int64_t job_gpus = 0;
+  int64_t replica_groups = 1;
+  bool step_simulated = false;
+  double reduced_step_s = 0;  // with one replica group fewer (ft_hsdp, simulated)
+  failures::FailureModel model;
+  RecoveryPolicy policy;
+  CampaignSpec spec;
+};
+
+int threads_of(const ParsedCommand& parsed) {
+  if (!parsed.has("--threads")) return 0;
+  const std::string text = parsed.value_or("--threads", "");
+  const std::optional<int64_t> n = sim::parse_number<int64_t>(text);
+  if (!n || *n < 1 || *n > 1024) {
+    throw UsageError("option '--threads' expects a number of threads from 1 to 1024, found '" +
+                     text + "'");
+  }
+  return static_cast<int>(*n);
+}
+
+CampaignInputs read_inputs(const std::string& path, const NetworkScenario& net) {
+  const sim::ConfigValues& values = net.values;
+  const failures::CampaignSettings settings = failures::read_campaign_settings(values);
+  CampaignInputs in;
+  in.scenario_path = path;
+  CampaignSpec& spec = in.spec;
+  spec.duration = settings.duration;
+  spec.trials = settings.trials;
+  spec.tokens = settings.tokens.value_or(0);
+  spec.seed = static_cast<uint64_t>(values.get_int("seed"));
+
+  const bool has_workload = values.has("workload.seq_len") || values.has("workload.local_batch");
+  workloads::StepConfig config;
+  double state_bytes_per_gpu = 0;
+  if (has_workload) {
+    config = step_config_from_scenario(net);
+    const workloads::WorkloadSpec& w = config.workload;
+    in.job_gpus = w.world_size;
+    in.replica_groups = w.replica_group_size;
+    spec.tokens_per_step =
+        static_cast<double>(w.local_batch * w.seq_len * w.grad_accum * w.dp_size);
+    const workloads::MemoryBreakdown m = workloads::memory_breakdown(w);
+    state_bytes_per_gpu = static_cast<double>(m.params + m.optimizer + m.host_bytes);
+  } else {
+    in.job_gpus = net.cluster.gpu_count();
+  }
+  if (settings.tokens_per_step) spec.tokens_per_step = *settings.tokens_per_step;
+  if (spec.tokens_per_step <= 0) {
+    sim::DiagnosticSink sink;
+    sink.add(sim::SourceLocation{path, 0, 0}, "campaign.tokens_per_step",
+             "expected campaign.tokens_per_step or a workload section to derive it from, found "
+             "neither");
+    sink.throw_if_any();
+  }
+  spec.replica_groups = in.replica_groups;
+  in.model = failures::read_failure_model(values, net.cluster.spec(), in.job_gpus);
+
+  // The step: given, or simulated (and for ft_hsdp once more with a group fewer).
+  const bool ft = values.get_string("recovery.policy") == "ft_hsdp";
+  if (settings.step_time) {
+    spec.step_time = *settings.step_time;
+  } else {
+    if (!has_workload) {
+      sim::DiagnosticSink sink;
+      sink.add(sim::SourceLocation{path, 0, 0}, "campaign.step_time",
+               "expected campaign.step_time or a workload section to simulate the step, found "
+               "neither");
+      sink.throw_if_any();
+    }
+    in.step_simulated = true;
+    const workloads::StepResult full = workloads::simulate_step(net.cluster, net.profile, config);
+    spec.step_time = SimTime::from_seconds_rounded(full.step_time_s);
+    const int64_t r = in.replica_groups;
+    if (ft && r >= 2) {
+      workloads::StepConfig fewer = config;
+      workloads::WorkloadSpec& w = fewer.workload;
+      w.replica_group_size = r - 1;
+      w.dp_size = w.shard_group_size * (r - 1);
+      w.world_size = w.dp_size * w.tp;
+      if (r - 1 == 1) w.strategy = workloads::ShardingStrategy::kFullShard;
+      fewer.stragglers.erase(
+          std::remove_if(fewer.stragglers.begin(), fewer.stragglers.end(),
+                         [&w](const workloads::Straggler& s) { return s.rank >= w.world_size; }),
+          fewer.stragglers.end());
+      const workloads::StepResult reduced =
+          workloads::simulate_step(net.cluster, net.profile, fewer);
+      in.reduced_step_s = reduced.step_time_s;
+      spec.throughput_by_live.resize(static_cast<size_t>(r + 1));
+      for (int64_t k = 0; k <= r; ++k) {
+        const double f = k == r ? 1.0
+                                : static_cast<double>(k) / static_cast<double>(r) *
+                                      full.step_time_s / reduced.step_time_s;
+        spec.throughput_by_live[static_cast<size_t>(k)] = std::clamp(f, 0.0, 1.0);
+      }
+    }
+  }
+  failures::WorkloadFacts facts;
+  facts.step_time = spec.step_time;
+  facts.state_bytes_per_gpu = static_cast<int64_t>(state_bytes_per_gpu);
+  in.policy = failures::read_recovery_policy(values, in.job_gpus, in.replica_groups, facts);
+  return in;
+}
+
+std::string summary(const CampaignInputs& in, const CampaignResult& r) {
+  const CampaignSpec& spec = in.spec;
+  std::string text = "# clustersim campaign: " + in.scenario_path + "\n";
+  text += row("job", std::to_string(in.job_gpus) + " GPUs, " + std::to_string(in.replica_groups) +
+                         " replica group" + (in.replica_groups == 1 ? "" : "s"));
+  text += row("recovery policy",
+              std::string(failures::recovery_policy_name(in.policy.kind)) + ", restart " +
+                  fixed(failures::restart_cost(in.policy).to_seconds(), 0) + " s" +
+                  (in.policy.kind == failures::RecoveryPolicyKind::kFtHsdp
+                       ? ", stall " + fixed(failures::ft_stall(in.policy).to_seconds(), 0) +
+                             " s, replica back after " +
+                             fixed(failures::replica_recovery(in.policy).to_seconds(), 0) + " s"
+                       : ""));
+  text += row("checkpoints", "every " + fixed(in.policy.checkpoint_interval.to_seconds() / 60, 1) +
+                                 " min, blocking " +
+                                 fixed(in.policy.checkpoint_save_blocking.to_seconds(), 1) + " s" +
+                                 (in.policy.async_checkpoint ? " (async)" : ""));
+  std::string step = fixed(spec.step_time.to_seconds(), 3) + " s";
+  if (in.step_simulated) step += " (simulated)";
+  if (in.reduced_step_s > 0) {
+    step += "; " + fixed(in.reduced_step_s, 3) + " s with " +
+            std::to_string(in.replica_groups - 1) + " groups";
+  }
+  text += row("step", step + ", " + fixed(spec.tokens_per_step / 1e6, 2) + " M tokens");
+  text += row(
+      "failures",
+      fixed(in.model.total_rate_per_hour(), 3) + " per hour (job MTBF " +
+          fixed(in.model.total_rate_per_hour() > 0 ? 60.0 / in.model.total_rate_per_hour() : 0.0,
+                1) +
+          " min), " + fixed(in.model.per_1000_node_days(), 2) + " per 1,000 node-days");
+  text +=
+      row("trials", std::to_string(spec.trials) + " x " + hours_text(spec.duration.to_seconds()) +
+                        (spec.tokens > 0 ? " at most" : ""));
+  text += "\n";
+  text += row("ETTR", fixed(100 * r.ettr_mean, 2) + "% (95% CI " + fixed(100 * r.ettr_ci95_low, 2) +
+                          "-" + fixed(100 * r.ettr_ci95_high, 2) + "%)");
+  const double full_rate = spec.tokens_per_step / spec.step_time.to_seconds();
+  text +=
+      row("goodput", fixed(r.goodput_tokens_per_s / 1e6, 3) + " M tokens/s (" +
+                         fixed(100 * r.goodput_tokens_per_s / full_rate, 2) + "% of failure-free)");
+  if (spec.tokens > 0) {
+    text += row("time to train", fixed(r.time_to_train_days, 2) + " days (" +
+                                     fixed(100 * r.trained_fraction, 1) + "% of trials done)");
+  }
+  text += row("interruptions per trial", fixed(r.interruptions_mean, 1));
+  std::vector<size_t> order(r.cause_names.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&r](size_t a, size_t b) {
+    return r.interruptions_by_cause_mean[a] > r.interruptions_by_cause_mean[b];
+  });
+  for (const size_t i : order) {
+    if (r.interruptions_by_cause_mean[i] <= 0) continue;
+    text += row("  " + r.cause_names[i], pad(fixed(r.interruptions_by_cause_mean[i], 1), 10));
+  }
+  text += "\n" + row("time per trial (mean)", pad("hours", 10) + pad("% of wall", 12));
+  double wall = 0;
+  for (const double s : r.seconds_mean) wall += s;
+  for (int a = 0; a < failures::kCampaignAccounts; ++a) {
+    const double s = r.seconds_mean[static_cast<size_t>(a)];
+    text +=
+        row("  " + std::string(failures::campaign_account_name(static_cast<CampaignAccount>(a))),
+            pad(fixed(s / 3600, 2), 10) + pad(fixed(wall > 0 ? 100 * s / wall : 0, 2) + "%", 12));
+  }
+  return text;
+}
+
+std::string report_json(const CampaignInputs& in, const CampaignResult& r, double wall_s) {
+  std::ostringstream text;
+  sim::JsonWriter json(text, 2);
+  json.begin_object();
+  json.key("ettr_mean").number(r.ettr_mean);
+  json.key("ettr_ci95_low").number(r.ettr_ci95_low);
+  json.key("ettr_ci95_high").number(r.ettr_ci95_high);
+  json.key("interruptions_mean").number(r.interruptions_mean);
+  json.key("goodput").number(r.goodput_tokens_per_s);
+  const double full_rate = in.spec.tokens_per_step / in.spec.step_time.to_seconds();
+  json.key("goodput_fraction").number(r.goodput_tokens_per_s / full_rate);
+  if (in.spec.tokens > 0) {
+    json.key("time_to_train_days").number(r.time_to_train_days);
+    json.key("trained_fraction").number(r.trained_fraction);
+  }
+  json.key("breakdown").begin_object();
+  for (int a = 0; a < failures::kCampaignAccounts; ++a) {
+    json.key(std::string(failures::campaign_account_name(static_cast<CampaignAccount>(a))) + "_s")
+        .number(r.seconds_mean[static_cast<size_t>(a)]);
+  }
+  json.end_object();
+  json.key("interruptions_by_category").begin_object();
+  for (size_t i = 0; i < r.cause_names.size(); ++i) {
+    json.key(r.cause_names[i]).number(r.interruptions_by_cause_mean[i]);
+  }
+  json.end_object();
+  json.key("policy").str(failures::recovery_policy_name(in.policy.kind));
+  json.key("step_time_s").number(in.spec.step_time.to_seconds());
+  json.key("tokens_per_step").number(in.spec.tokens_per_step);
+  json.key("job_gpus").int64(in.job_gpus);
+  json.key("replica_groups").int64(in.replica_groups);
+  json.key("trials").int64(in.spec.trials);
+  json.key("duration_days").number(in.spec.duration.to_seconds() / 86400);
+  json.key("failures_per_hour").number(in.model.total_rate_per_hour());
+  json.key("wall_s").number(wall_s);
+  json.end_object();
+  json.finish();
+  return text.str() + "\n";
+}
+
+std::string trials_csv(const CampaignResult& r) {
+  std::string text = "trial,wall_s,ettr,tokens,interruptions,failures,full_restarts,trained";
+  for (int a = 0; a < failures::kCampaignAccounts; ++a) {
+    text +=
+        std::string(",") + failures::campaign_account_name(static_cast<CampaignAccount>(a)) + "_s";
+  }
+  text += "\n";
+  for (size_t t = 0; t < r.trials.size(); ++t) {
+    const failures::TrialResult& x = r.trials[t];
+    text += std::to_string(t) + "," + fixed(x.wall_s, 3) + "," + fixed(x.ettr(), 6) + "," +
+            fixed(x.tokens, 0) + "," + std::to_string(x.interruptions) + "," +
+            std::to_string(x.failures) + "," + std::to_string(x.full_restarts) + "," +
+            (x.trained ? "1" : "0");
+    for (const double s : x.seconds) text += "," + fixed(s, 3);
+    text += "\n";
+  }
+  return text;
+}
+
+// Scans checkpoint intervals around Daly's and reports the best, with
+// Young's and Daly's (job MTBF, the restart cost, the blocking save).
+std::string optimize_interval(const CampaignInputs& in, int threads) {
+  const double rate = in.model.total_rate_per_hour();
+  if (rate <= 0) return "checkpoint interval: no failures, nothing to optimise\n";
+  const SimTime mtbf = SimTime::from_seconds_rounded(3600.0 / rate);
+  const SimTime save = in.policy.checkpoint_save_blocking;
+  const SimTime young = failures::young_interval(save, mtbf);
+  const SimTime daly = failures::daly_interval(save, mtbf);
+  std::string text = "\ncheckpoint interval scan (" + std::to_string(in.spec.trials) +
+                     " trials each)\n" + row("  interval (min)", pad("ETTR", 10));
+  double best_ettr = -1;
+  SimTime best;
+  for (int i = -6; i <= 6; ++i) {
+    RecoveryPolicy p = in.policy;
+    p.checkpoint_interval =
+        SimTime::from_seconds_rounded(daly.to_seconds() * std::pow(2.0, i / 3.0));
+    if (p.checkpoint_interval <= SimTime::zero()) continue;
+    const CampaignResult r = failures::run_campaign(in.model, p, in.spec, threads);
+    text += row("  " + fixed(p.checkpoint_interval.to_seconds() / 60, 1),
+                pad(fixed(100 * r.ettr_mean, 2) + "%", 10));
+    if (r.ettr_mean > best_ettr) {
+      best_ettr = r.ettr_mean;
+      best = p.checkpoint_interval;
+    }
+  }
+  text += row("best",
+              fixed(best.to_seconds() / 60, 1) + " min, ETTR " + fixed(100 * best_ettr, 2) + "%");
+  text += row("Young", fixed(young.to_seconds() / 60, 1) + " min (sqrt(2 x save x MTBF))");
+  text += row("Daly", fixed(daly.to_seconds() / 60, 1) + " min (MTBF " +
+                          fixed(mtbf.to_seconds() / 60, 1) + " min, save " +
+                          fixed(save.to_seconds(), 1) + " s)");
+  return text;
+}
+
+}  // namespace
+
+CommandSpec campaign_command_spec() {
+  return {"campaign",
+          "Simulate a training campaign under failures (Monte Carlo trials) and report ETTR.",
+          {"SCENARIO"},
+          {{"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"},
+           {"--json", "FILE", false, "also write the results as JSON (atomically)"},
+           {"--csv", "FILE", false, "also write one row per trial as CSV (atomically)"},
+           {"--threads", "N", false, "trials in parallel (default: every core; same results)"},
+           {"--optimize-checkpoint-interval", "", false,
+            "also scan the checkpoint interval; print the best next to Young's and Daly's"},
+           {"--no-wall-time", "", false, "leave out the last line (wall time)"}},
+          "ETTR (effective training time ratio) is the mean over trials of productive time over\n"
+          "wall time, with a 95% confidence interval. JSON keys: ettr_mean, ettr_ci95_low,\n"
+          "ettr_ci95_high, interruptions_mean, goodput, goodput_fraction, time_to_train_days\n"
+          "(with campaign.tokens), breakdown, interruptions_by_category, step_time_s, wall_s."};
+}
+
+int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
+  (void)err;
+  const auto started = std::chrono::steady_clock::now();
+  const int threads = threads_of(parsed);
+  const std::string path = parsed.positionals[0];
+  const NetworkScenario net = load_network_scenario(path, parsed.values("--set"));
+  const CampaignInputs in = read_inputs(path, net);
+  const CampaignResult result = failures::run_campaign(in.model, in.policy, in.spec, threads);
+  std::string text = summary(in, result);
+  if (parsed.has("--optimize-checkpoint-interval")) text += optimize_interval(in, threads);
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (parsed.has("--json")) {
+    sim::write_file_atomically(parsed.value_or("--json", ""), report_json(in, result, wall_s));
+  }
+  if (parsed.has("--csv")) {
+    sim::write_file_atomically(parsed.value_or("--csv", ""), trials_csv(result));
+  }
+  out << text;
+  if (!parsed.has("--no-wall-time")) out << row("wall time", fixed(wall_s, 3) + " s");
+  return kExitOk;
+}
+
+}  // namespace clustersim::cli
