@@ -19,8 +19,10 @@
 #include "sim/atomic_file.h"
 #include "sim/json_writer.h"
 #include "sim/text_fields.h"
+#include "topology/cluster_config.h"
 #include "workloads/memory_model.h"
 #include "workloads/step_simulator.h"
+#include "workloads/workload_config.h"
 
 namespace clustersim::cli {
 
@@ -67,9 +69,13 @@ int threads_of(const ParsedCommand& parsed) {
   return static_cast<int>(*n);
 }
 
-CampaignInputs read_inputs(const std::string& path, const NetworkScenario& net) {
-  const sim::ConfigValues& values = net.values;
+// Builds the cluster graph and the profile only when the step has to be
+// simulated (campaign.step_time not given): the rest needs the values alone.
+CampaignInputs read_inputs(const std::string& path, const std::vector<std::string>& overrides) {
+  const sim::ConfigValues values = load_scenario_values(path, overrides);
   const failures::CampaignSettings settings = failures::read_campaign_settings(values);
+  const topology::ClusterSpec cluster_spec = topology::read_cluster_spec(values);
+  const int64_t gpus_per_node = cluster_spec.node.gpus_per_node;
   CampaignInputs in;
   in.scenario_path = path;
   CampaignSpec& spec = in.spec;
@@ -79,11 +85,10 @@ CampaignInputs read_inputs(const std::string& path, const NetworkScenario& net) 
   spec.seed = static_cast<uint64_t>(values.get_int("seed"));
 
   const bool has_workload = values.has("workload.seq_len") || values.has("workload.local_batch");
-  workloads::StepConfig config;
   double state_bytes_per_gpu = 0;
   if (has_workload) {
-    config = step_config_from_scenario(net);
-    const workloads::WorkloadSpec& w = config.workload;
+    const workloads::WorkloadSpec w =
+        workloads::read_workload_spec(values, cluster_spec.nodes * gpus_per_node, gpus_per_node);
     in.job_gpus = w.world_size;
     in.replica_groups = w.replica_group_size;
     spec.tokens_per_step =
@@ -91,7 +96,7 @@ CampaignInputs read_inputs(const std::string& path, const NetworkScenario& net) 
     const workloads::MemoryBreakdown m = workloads::memory_breakdown(w);
     state_bytes_per_gpu = static_cast<double>(m.params + m.optimizer + m.host_bytes);
   } else {
-    in.job_gpus = net.cluster.gpu_count();
+    in.job_gpus = cluster_spec.nodes * gpus_per_node;
   }
   if (settings.tokens_per_step) spec.tokens_per_step = *settings.tokens_per_step;
   if (spec.tokens_per_step <= 0) {
@@ -102,7 +107,7 @@ CampaignInputs read_inputs(const std::string& path, const NetworkScenario& net) 
     sink.throw_if_any();
   }
   spec.replica_groups = in.replica_groups;
-  in.model = failures::read_failure_model(values, net.cluster.spec(), in.job_gpus);
+  in.model = failures::read_failure_model(values, cluster_spec, in.job_gpus);
 
   // The step: given, or simulated (and for ft_hsdp once more with a group fewer).
   const bool ft = values.get_string("recovery.policy") == "ft_hsdp";
@@ -117,6 +122,8 @@ CampaignInputs read_inputs(const std::string& path, const NetworkScenario& net) 
       sink.throw_if_any();
     }
     in.step_simulated = true;
+    const NetworkScenario net = load_network_scenario(path, overrides);
+    const workloads::StepConfig config = step_config_from_scenario(net);
     const workloads::StepResult full = workloads::simulate_step(net.cluster, net.profile, config);
     spec.step_time = SimTime::from_seconds_rounded(full.step_time_s);
     const int64_t r = in.replica_groups;
@@ -333,9 +340,7 @@ int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::os
   (void)err;
   const auto started = std::chrono::steady_clock::now();
   const int threads = threads_of(parsed);
-  const std::string path = parsed.positionals[0];
-  const NetworkScenario net = load_network_scenario(path, parsed.values("--set"));
-  const CampaignInputs in = read_inputs(path, net);
+  const CampaignInputs in = read_inputs(parsed.positionals[0], parsed.values("--set"));
   const CampaignResult result = failures::run_campaign(in.model, in.policy, in.spec, threads);
   std::string text = summary(in, result);
   if (parsed.has("--optimize-checkpoint-interval")) text += optimize_interval(in, threads);

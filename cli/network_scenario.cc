@@ -8,10 +8,14 @@
 
 namespace clustersim::cli {
 
+sim::ConfigValues load_scenario_values(const std::string& path,
+                                       std::span<const std::string> overrides) {
+  return sim::load_scenario_file(path, build_scenario_schema(), overrides);
+}
+
 NetworkScenario load_network_scenario(const std::string& path,
                                       std::span<const std::string> overrides) {
-  const sim::ConfigSchema schema = build_scenario_schema();
-  sim::ConfigValues values = sim::load_scenario_file(path, schema, overrides);
+  sim::ConfigValues values = load_scenario_values(path, overrides);
   const topology::ClusterSpec spec = topology::read_cluster_spec(values);
   if (!values.has("hardware") || values.get_string("hardware").empty()) {
     sim::DiagnosticSink sink;

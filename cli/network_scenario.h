@@ -22,4 +22,9 @@ struct NetworkScenario {
 NetworkScenario load_network_scenario(const std::string& path,
                                       std::span<const std::string> overrides);
 
+// The validated values alone (commands that need neither the cluster graph
+// nor the profile, or build them only when they do).
+sim::ConfigValues load_scenario_values(const std::string& path,
+                                       std::span<const std::string> overrides);
+
 }  // namespace clustersim::cli
