@@ -34,7 +34,7 @@ using failures::CampaignSpec;
 using failures::RecoveryPolicy;
 using sim::SimTime;
 
-constexpr size_t kLabel = 28;
+constexpr size_t kLabel = 32;
 
 std::string row(std::string_view label, const std::string& value) {
   std::string text(label);

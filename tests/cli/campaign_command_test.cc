@@ -123,7 +123,7 @@ TEST(CampaignCommand, OptimizeCheckpointIntervalPrintsYoungAndDaly) {
   ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   EXPECT_NE(r.out.find("best"), std::string::npos);
   // Young: sqrt(2 x 60 s x 7200 s) = 929.5 s = 15.5 min.
-  EXPECT_NE(r.out.find("Young                       15.5 min"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Young                           15.5 min"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Daly"), std::string::npos);
 }
 
