@@ -9,6 +9,7 @@
 #include "cli/command_line.h"
 #include "cli/run_command.h"
 #include "cli/scenario_schema.h"
+#include "cli/sweep_command.h"
 #include "cli/topo_command.h"
 #include "cli/validate_command.h"
 #include "sim/atomic_file.h"
@@ -76,6 +77,8 @@ const std::vector<Command>& commands() {
        [](const ParsedCommand& p, Io& io) { return run_run_command(p, io.out, io.err); }},
       {campaign_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_campaign_command(p, io.out, io.err); }},
+      {sweep_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_sweep_command(p, io.out, io.err); }},
       {topo_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_topo_command(p, io.out, io.err); }},
       {collective_command_spec(),

@@ -1,5 +1,6 @@
 #include "cli/scenario_schema.h"
 
+#include "cli/sweep_grid.h"
 #include "collectives/hardware_profile.h"
 #include "collectives/tuner.h"
 #include "failures/campaign_config.h"
@@ -23,6 +24,7 @@ sim::ConfigSchema build_scenario_schema() {
   failures::add_failure_keys(schema);
   failures::add_recovery_keys(schema);
   failures::add_campaign_keys(schema);
+  add_sweep_keys(schema);
   return schema;
 }
 

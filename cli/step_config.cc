@@ -8,9 +8,12 @@
 namespace clustersim::cli {
 
 workloads::StepConfig step_config_from_scenario(const NetworkScenario& net) {
-  const sim::ConfigValues& values = net.values;
-  const topology::Cluster& cluster = net.cluster;
-  const collectives::HardwareProfile& profile = net.profile;
+  return step_config_from_scenario(net.values, net.cluster, net.profile);
+}
+
+workloads::StepConfig step_config_from_scenario(const sim::ConfigValues& values,
+                                                const topology::Cluster& cluster,
+                                                const collectives::HardwareProfile& profile) {
   workloads::StepConfig config;
   config.workload =
       workloads::read_workload_spec(values, cluster.gpu_count(), cluster.gpus_per_node());

@@ -12,5 +12,10 @@ namespace clustersim::cli {
 // The workload read for the scenario's whole cluster; the config without
 // trace ranks.
 workloads::StepConfig step_config_from_scenario(const NetworkScenario& net);
+// The same from the parts (a cluster and profile shared by several points
+// of a sweep).
+workloads::StepConfig step_config_from_scenario(const sim::ConfigValues& values,
+                                                const topology::Cluster& cluster,
+                                                const collectives::HardwareProfile& profile);
 
 }  // namespace clustersim::cli
