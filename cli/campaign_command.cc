@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli/campaign_inputs.h"
 #include "cli/commands.h"
 #include "cli/network_scenario.h"
 #include "cli/step_config.h"
@@ -46,18 +48,6 @@ std::string hours_text(double seconds) {
   return seconds >= 86400 * 2 ? fixed(seconds / 86400, 2) + " d" : fixed(seconds / 3600, 2) + " h";
 }
 
-// What the campaign runs: the job, its step and the policy.
-struct CampaignInputs {
-  std::string scenario_path;
-  int64_t job_gpus = 0;
-  int64_t replica_groups = 1;
-  bool step_simulated = false;
-  double reduced_step_s = 0;  // with one replica group fewer (ft_hsdp, simulated)
-  failures::FailureModel model;
-  RecoveryPolicy policy;
-  CampaignSpec spec;
-};
-
 int threads_of(const ParsedCommand& parsed) {
   if (!parsed.has("--threads")) return 0;
   const std::string text = parsed.value_or("--threads", "");
@@ -67,94 +57,6 @@ int threads_of(const ParsedCommand& parsed) {
                      text + "'");
   }
   return static_cast<int>(*n);
-}
-
-// Builds the cluster graph and the profile only when the step has to be
-// simulated (campaign.step_time not given): the rest needs the values alone.
-CampaignInputs read_inputs(const std::string& path, const std::vector<std::string>& overrides) {
-  const sim::ConfigValues values = load_scenario_values(path, overrides);
-  const failures::CampaignSettings settings = failures::read_campaign_settings(values);
-  const topology::ClusterSpec cluster_spec = topology::read_cluster_spec(values);
-  const int64_t gpus_per_node = cluster_spec.node.gpus_per_node;
-  CampaignInputs in;
-  in.scenario_path = path;
-  CampaignSpec& spec = in.spec;
-  spec.duration = settings.duration;
-  spec.trials = settings.trials;
-  spec.tokens = settings.tokens.value_or(0);
-  spec.seed = static_cast<uint64_t>(values.get_int("seed"));
-
-  const bool has_workload = values.has("workload.seq_len") || values.has("workload.local_batch");
-  double state_bytes_per_gpu = 0;
-  if (has_workload) {
-    const workloads::WorkloadSpec w =
-        workloads::read_workload_spec(values, cluster_spec.nodes * gpus_per_node, gpus_per_node);
-    in.job_gpus = w.world_size;
-    in.replica_groups = w.replica_group_size;
-    spec.tokens_per_step =
-        static_cast<double>(w.local_batch * w.seq_len * w.grad_accum * w.dp_size);
-    const workloads::MemoryBreakdown m = workloads::memory_breakdown(w);
-    state_bytes_per_gpu = static_cast<double>(m.params + m.optimizer + m.host_bytes);
-  } else {
-    in.job_gpus = cluster_spec.nodes * gpus_per_node;
-  }
-  if (settings.tokens_per_step) spec.tokens_per_step = *settings.tokens_per_step;
-  if (spec.tokens_per_step <= 0) {
-    sim::DiagnosticSink sink;
-    sink.add(sim::SourceLocation{path, 0, 0}, "campaign.tokens_per_step",
-             "expected campaign.tokens_per_step or a workload section to derive it from, found "
-             "neither");
-    sink.throw_if_any();
-  }
-  spec.replica_groups = in.replica_groups;
-  in.model = failures::read_failure_model(values, cluster_spec, in.job_gpus);
-
-  // The step: given, or simulated (and for ft_hsdp once more with a group fewer).
-  const bool ft = values.get_string("recovery.policy") == "ft_hsdp";
-  if (settings.step_time) {
-    spec.step_time = *settings.step_time;
-  } else {
-    if (!has_workload) {
-      sim::DiagnosticSink sink;
-      sink.add(sim::SourceLocation{path, 0, 0}, "campaign.step_time",
-               "expected campaign.step_time or a workload section to simulate the step, found "
-               "neither");
-      sink.throw_if_any();
-    }
-    in.step_simulated = true;
-    const NetworkScenario net = load_network_scenario(path, overrides);
-    const workloads::StepConfig config = step_config_from_scenario(net);
-    const workloads::StepResult full = workloads::simulate_step(net.cluster, net.profile, config);
-    spec.step_time = SimTime::from_seconds_rounded(full.step_time_s);
-    const int64_t r = in.replica_groups;
-    if (ft && r >= 2) {
-      workloads::StepConfig fewer = config;
-      workloads::WorkloadSpec& w = fewer.workload;
-      w.replica_group_size = r - 1;
-      w.dp_size = w.shard_group_size * (r - 1);
-      w.world_size = w.dp_size * w.tp;
-      if (r - 1 == 1) w.strategy = workloads::ShardingStrategy::kFullShard;
-      fewer.stragglers.erase(
-          std::remove_if(fewer.stragglers.begin(), fewer.stragglers.end(),
-                         [&w](const workloads::Straggler& s) { return s.rank >= w.world_size; }),
-          fewer.stragglers.end());
-      const workloads::StepResult reduced =
-          workloads::simulate_step(net.cluster, net.profile, fewer);
-      in.reduced_step_s = reduced.step_time_s;
-      spec.throughput_by_live.resize(static_cast<size_t>(r + 1));
-      for (int64_t k = 0; k <= r; ++k) {
-        const double f = k == r ? 1.0
-                                : static_cast<double>(k) / static_cast<double>(r) *
-                                      full.step_time_s / reduced.step_time_s;
-        spec.throughput_by_live[static_cast<size_t>(k)] = std::clamp(f, 0.0, 1.0);
-      }
-    }
-  }
-  failures::WorkloadFacts facts;
-  facts.step_time = spec.step_time;
-  facts.state_bytes_per_gpu = static_cast<int64_t>(state_bytes_per_gpu);
-  in.policy = failures::read_recovery_policy(values, in.job_gpus, in.replica_groups, facts);
-  return in;
 }
 
 std::string summary(const CampaignInputs& in, const CampaignResult& r) {
@@ -340,7 +242,16 @@ int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::os
   (void)err;
   const auto started = std::chrono::steady_clock::now();
   const int threads = threads_of(parsed);
-  const CampaignInputs in = read_inputs(parsed.positionals[0], parsed.values("--set"));
+  // The cluster graph and the profile are built only when the step has to
+  // be simulated (campaign.step_time not given).
+  const std::string& path = parsed.positionals[0];
+  const std::vector<std::string> overrides = parsed.values("--set");
+  std::optional<NetworkScenario> net;
+  const CampaignInputs in =
+      read_campaign_inputs(path, load_scenario_values(path, overrides), [&]() -> StepPlatform {
+        net.emplace(load_network_scenario(path, overrides));
+        return {net->cluster, net->profile};
+      });
   const CampaignResult result = failures::run_campaign(in.model, in.policy, in.spec, threads);
   std::string text = summary(in, result);
   if (parsed.has("--optimize-checkpoint-interval")) text += optimize_interval(in, threads);

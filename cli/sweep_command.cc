@@ -13,10 +13,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli/campaign_inputs.h"
 #include "cli/commands.h"
 #include "cli/scenario_schema.h"
 #include "cli/step_config.h"
@@ -24,6 +26,7 @@
 #include "cli/table_text.h"
 #include "collectives/hardware_profile.h"
 #include "sim/atomic_file.h"
+#include "sim/check.h"
 #include "sim/config_error.h"
 #include "sim/scenario_loader.h"
 #include "sim/suggest.h"
@@ -54,6 +57,10 @@ constexpr size_t kTokens = 3;
 constexpr size_t kMfu = 5;
 constexpr size_t kPeak = 6;
 constexpr size_t kFits = 7;
+// With --campaign, after kFigureColumns.
+const std::vector<std::string> kCampaignColumns = {"ettr_mean", "time_to_train_days"};
+constexpr size_t kEttr = 9;
+constexpr size_t kTimeToTrain = 10;
 
 std::string number_text(double x) {
   if (x == 0) return "0";
@@ -191,6 +198,7 @@ std::vector<SweepAxis> read_axes(const sim::ConfigValues& values, const ParsedCo
 // What each point needs to be simulated, or why it cannot be.
 struct Prepared {
   std::string reason;  // non-empty: skipped
+  sim::ConfigValues values;
   const topology::Cluster* cluster = nullptr;
   const collectives::HardwareProfile* profile = nullptr;
   workloads::StepConfig config;
@@ -237,7 +245,8 @@ class PointLoader {
   Prepared prepare(const std::vector<std::string>& overrides) {
     Prepared p;
     try {
-      const sim::ConfigValues v = values(overrides);
+      p.values = values(overrides);
+      const sim::ConfigValues& v = p.values;
       const topology::ClusterSpec spec = topology::read_cluster_spec(v);
       std::string cluster_key;
       for (const auto& [key, entry] : v.entries()) {
@@ -303,19 +312,38 @@ std::string row_of(const SweepPoint& point, const std::vector<std::string>& figu
   return join(fields, ",");
 }
 
-std::string skipped_row(const SweepPoint& point, const std::string& reason) {
-  std::vector<std::string> figures(kFigureColumns.size(), "");
+std::string skipped_row(const SweepPoint& point, const std::string& reason, bool campaign) {
+  std::vector<std::string> figures(kFigureColumns.size() + (campaign ? kCampaignColumns.size() : 0),
+                                   "");
   figures[kStatus] = "skipped";
   figures[kReason] = reason;
   return row_of(point, figures);
 }
 
-std::string simulated_row(const SweepPoint& point, const workloads::StepResult& r) {
-  return row_of(point,
-                {r.fits_in_memory ? "ok" : "out_of_memory", "", number_text(r.step_time_s),
-                 number_text(r.tokens_per_s_per_gpu), number_text(r.tflops_per_gpu),
-                 number_text(r.mfu), std::to_string(r.memory.total()),
-                 r.fits_in_memory ? "true" : "false", number_text(r.breakdown.exposed_comm_s())});
+// The campaign's figures of a point: ETTR and time to train (empty without
+// campaign.tokens).
+struct CampaignFigures {
+  double ettr_mean = 0;
+  std::optional<double> time_to_train_days;
+};
+
+std::string simulated_row(const SweepPoint& point, const workloads::StepResult& r,
+                          const std::optional<CampaignFigures>& campaign) {
+  std::vector<std::string> figures = {r.fits_in_memory ? "ok" : "out_of_memory",
+                                      "",
+                                      number_text(r.step_time_s),
+                                      number_text(r.tokens_per_s_per_gpu),
+                                      number_text(r.tflops_per_gpu),
+                                      number_text(r.mfu),
+                                      std::to_string(r.memory.total()),
+                                      r.fits_in_memory ? "true" : "false",
+                                      number_text(r.breakdown.exposed_comm_s())};
+  if (campaign) {
+    figures.push_back(number_text(campaign->ettr_mean));
+    figures.push_back(campaign->time_to_train_days ? number_text(*campaign->time_to_train_days)
+                                                   : "");
+  }
+  return row_of(point, figures);
 }
 
 // Rows of FILE.partial that belong to this sweep, by point index.
@@ -399,7 +427,7 @@ class Progress {
 };
 
 std::string ranked_table(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points,
-                         const std::vector<std::string>& rows, size_t top) {
+                         const std::vector<std::string>& rows, size_t top, bool campaign) {
   struct Ranked {
     size_t index;
     std::vector<std::string> fields;
@@ -411,7 +439,8 @@ std::string ranked_table(const std::vector<SweepAxis>& axes, const std::vector<S
   for (size_t i = 0; i < points.size(); ++i) {
     std::vector<std::string> fields = csv_split(rows[i]);
     if (fields[k + kStatus] == "skipped") continue;
-    const double score = sim::parse_number<double>(fields[k + kTokens]).value_or(0);
+    double score = sim::parse_number<double>(fields[k + kTokens]).value_or(0);
+    if (campaign) score *= sim::parse_number<double>(fields[k + kEttr]).value_or(0);
     const bool fits = fields[k + kFits] == "true";
     ranked.push_back(Ranked{i, std::move(fields), fits, score});
   }
@@ -426,6 +455,9 @@ std::string ranked_table(const std::vector<SweepAxis>& axes, const std::vector<S
   for (const SweepAxis& axis : axes)
     headings.emplace_back(axis.key.substr(axis.key.rfind('.') + 1));
   for (const char* h : {"step s", "tokens/s/GPU", "MFU", "peak GiB", "fits"}) headings.push_back(h);
+  if (campaign) {
+    for (const char* h : {"ETTR", "x ETTR", "train days"}) headings.push_back(h);
+  }
   std::vector<std::vector<std::string>> cells;
   for (size_t r = 0; r < ranked.size(); ++r) {
     const std::vector<std::string>& f = ranked[r].fields;
@@ -437,6 +469,11 @@ std::string ranked_table(const std::vector<SweepAxis>& axes, const std::vector<S
     line.push_back(fixed(100 * num(f[k + kMfu]), 1) + "%");
     line.push_back(fixed(num(f[k + kPeak]) / (1024.0 * 1024.0 * 1024.0), 2));
     line.push_back(ranked[r].fits ? "yes" : "no");
+    if (campaign) {
+      line.push_back(fixed(100 * num(f[k + kEttr]), 2) + "%");
+      line.push_back(fixed(ranked[r].score, 1));
+      line.push_back(f[k + kTimeToTrain].empty() ? "-" : fixed(num(f[k + kTimeToTrain]), 2));
+    }
     cells.push_back(std::move(line));
   }
   std::vector<size_t> width(headings.size());
@@ -457,22 +494,27 @@ std::string ranked_table(const std::vector<SweepAxis>& axes, const std::vector<S
 }  // namespace
 
 CommandSpec sweep_command_spec() {
-  return {"sweep",
-          "Simulate the step at every point of a grid of scenario settings and rank them.",
-          {"SCENARIO"},
-          {{"--grid", "KEY=V1,V2,...", true,
-            "sweep a key: values, A..B:xF, A..B:+S or 'divisors' (replaces sweep.axes' axis)"},
-           {"--set", "KEY=VALUE", true, "override a scenario key at every point"},
-           {"-o", "FILE", false, "write one CSV row per point, in grid order (atomically)"},
-           {"--resume", "", false, "continue from FILE.partial, keeping its finished points"},
-           {"--threads", "N", false, "points in parallel (default: every core; same results)"},
-           {"--top", "N", false, "rows of the ranked table (default 10)"},
-           {"--no-wall-time", "", false, "leave out the last line (wall time)"}},
-          "Points that fail validation are skipped with the reason; points that do not fit in\n"
-          "GPU memory are simulated and marked. CSV columns: the swept keys, status (ok |\n"
-          "skipped | out_of_memory), reason, step_time_s, tokens_per_s_per_gpu,\n"
-          "tflops_per_gpu, mfu, peak_memory_bytes, fits_in_memory, exposed_comm_s.\n"
-          "The ranking: tokens/s per GPU, points that fit in memory first."};
+  return {
+      "sweep",
+      "Simulate the step at every point of a grid of scenario settings and rank them.",
+      {"SCENARIO"},
+      {{"--grid", "KEY=V1,V2,...", true,
+        "sweep a key: values, A..B:xF, A..B:+S or 'divisors' (replaces sweep.axes' axis)"},
+       {"--set", "KEY=VALUE", true, "override a scenario key at every point"},
+       {"-o", "FILE", false, "write one CSV row per point, in grid order (atomically)"},
+       {"--resume", "", false, "continue from FILE.partial, keeping its finished points"},
+       {"--threads", "N", false, "points in parallel (default: every core; same results)"},
+       {"--top", "N", false, "rows of the ranked table (default 10)"},
+       {"--campaign", "", false,
+        "also simulate the campaign under failures at each point (ETTR, time to train)"},
+       {"--trials", "N", false, "campaign trials per point (default 20, or --set campaign.trials)"},
+       {"--no-wall-time", "", false, "leave out the last line (wall time)"}},
+      "Points that fail validation are skipped with the reason; points that do not fit in\n"
+      "GPU memory are simulated and marked. CSV columns: the swept keys, status (ok |\n"
+      "skipped | out_of_memory), reason, step_time_s, tokens_per_s_per_gpu,\n"
+      "tflops_per_gpu, mfu, peak_memory_bytes, fits_in_memory, exposed_comm_s; with\n"
+      "--campaign also ettr_mean, time_to_train_days (with campaign.tokens).\n"
+      "The ranking: tokens/s per GPU (x ETTR with --campaign), fitting points first."};
 }
 
 int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
@@ -487,6 +529,15 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
     throw UsageError("option '--resume' needs '-o FILE' (the sweep whose FILE.partial to read)");
   }
   const std::vector<std::string> sets = parsed.values("--set");
+  const bool campaign = parsed.has("--campaign");
+  if (parsed.has("--trials") && !campaign) {
+    throw UsageError("option '--trials' needs '--campaign' (the campaign to run at each point)");
+  }
+  const bool trials_set = std::any_of(sets.begin(), sets.end(), [](const std::string& s) {
+    return s.starts_with("campaign.trials=");
+  });
+  const int trials =
+      positive_option(parsed, "--trials", 20, 10000000, "a number of campaign trials");
 
   const sim::ConfigSchema schema = build_scenario_schema();
   const std::string text = read_text(path);
@@ -514,6 +565,7 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
   std::vector<std::string> header;
   for (const SweepAxis& axis : axes) header.push_back(axis.key);
   header.insert(header.end(), kFigureColumns.begin(), kFigureColumns.end());
+  if (campaign) header.insert(header.end(), kCampaignColumns.begin(), kCampaignColumns.end());
   const std::string header_line = join(header, ",");
   const std::string partial_first =
       std::string(kPartialMagic) + "; points " + std::to_string(points.size()) + "; " + header_line;
@@ -537,12 +589,12 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
   for (size_t i = 0; i < points.size(); ++i) {
     if (done[i]) continue;
     if (!points[i].invalid_reason.empty()) {
-      rows[i] = skipped_row(points[i], points[i].invalid_reason);
+      rows[i] = skipped_row(points[i], points[i].invalid_reason, campaign);
       continue;
     }
     prepared[i] = loader.prepare(point_overrides(axes, points[i]));
     if (!prepared[i].reason.empty()) {
-      rows[i] = skipped_row(points[i], prepared[i].reason);
+      rows[i] = skipped_row(points[i], prepared[i].reason, campaign);
       continue;
     }
     todo.push_back(i);
@@ -571,7 +623,35 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
     try {
       const Prepared& p = prepared[i];
       const workloads::StepResult r = workloads::simulate_step(*p.cluster, *p.profile, p.config);
-      std::string row = simulated_row(points[i], r);
+      std::string row;
+      if (!campaign) {
+        row = simulated_row(points[i], r, std::nullopt);
+      } else {
+        // The campaign of the point's own step; its trials run on this
+        // thread (the points are the parallel work).
+        try {
+          CampaignInputs in = read_campaign_inputs(
+              path, p.values,
+              [&p]() {
+                return StepPlatform{*p.cluster, *p.profile};
+              },
+              &r);
+          if (parsed.has("--trials") || !trials_set) in.spec.trials = trials;
+          const failures::CampaignResult c =
+              failures::run_campaign(in.model, in.policy, in.spec, 1);
+          CampaignFigures figures{c.ettr_mean, std::nullopt};
+          if (in.spec.tokens > 0) figures.time_to_train_days = c.time_to_train_days;
+          row = simulated_row(points[i], r, figures);
+        } catch (const sim::ConfigError& e) {
+          row = skipped_row(points[i], "campaign: " + reason_of(e), true);
+        } catch (const sim::InvariantError& e) {
+          // A bug in the campaign's model of this point (e.g. ft_hsdp's step
+          // with a replica group fewer that no longer fills whole nodes):
+          // kept visible in the row rather than losing the whole sweep.
+          row =
+              skipped_row(points[i], std::string("campaign: bug in clustersim: ") + e.what(), true);
+        }
+      }
       const std::lock_guard<std::mutex> guard(lock);
       if (partial != nullptr) {
         const std::string line = std::to_string(i) + "," + row + "\n";
@@ -620,8 +700,9 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
     report += "skipped:\n" + skipped_text;
     if (skipped > 10) report += "  ... and " + std::to_string(skipped - 10) + " more\n";
   }
-  report += "\nbest by tokens/s per GPU (fitting in memory first):\n";
-  report += ranked_table(axes, points, rows, top);
+  report += campaign ? "\nbest by tokens/s per GPU x ETTR (fitting in memory first):\n"
+                     : "\nbest by tokens/s per GPU (fitting in memory first):\n";
+  report += ranked_table(axes, points, rows, top, campaign);
   out << report;
   if (!parsed.has("--no-wall-time")) {
     const double wall_s =

@@ -22,7 +22,8 @@
 // Output: -o FILE, a CSV in grid order, written atomically; columns: the
 // swept keys, status, reason, step_time_s, tokens_per_s_per_gpu,
 // tflops_per_gpu, mfu, peak_memory_bytes, fits_in_memory (true/false),
-// exposed_comm_s (empty for skipped points). Numbers are the shortest text
+// exposed_comm_s (empty for skipped points); with --campaign also ettr_mean
+// and time_to_train_days (empty without campaign.tokens). Numbers are the shortest text
 // that reads back to the same double, so the file is the same bytes for any
 // thread count. While running, FILE.partial receives each finished row as
 // "INDEX,ROW" (flushed, any order) after a first line naming the sweep;
@@ -31,10 +32,16 @@
 // final CSV is the same bytes as an uninterrupted run. FILE.partial is
 // removed once FILE is written. Without --resume an old FILE.partial is
 // started afresh.
+// --campaign: each simulated point also runs the campaign of its own step
+// like `campaign` (cli/campaign_inputs.h; the point's simulated step is used
+// even when campaign.step_time is set) with --trials N trials (default 20,
+// or --set campaign.trials), serially inside the point; a point whose
+// campaign cannot run (e.g. ft_hsdp with one replica group) is skipped with
+// "campaign: " and the reason.
 // stdout: the counts of points, the skipped ones with their reasons (the
-// first 10), and the best --top N (default 10) by tokens/s per GPU, points
-// that fit in memory first. stderr: progress (points done, rate, ETA) only
-// when it is a terminal.
+// first 10), and the best --top N (default 10) by tokens/s per GPU (times
+// ETTR with --campaign), points that fit in memory first.
+// stderr: progress (points done, rate, ETA) only when it is a terminal.
 // Exit codes: 0 ok (even with skipped points), 1 bad scenario, grid or
 // partial file, 2 usage errors.
 #pragma once

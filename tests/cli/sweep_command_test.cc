@@ -267,3 +267,54 @@ TEST(SweepCommand, BadGridsAreUsageErrorsNamingTheFlagOrKey) {
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// --campaign: each point's ETTR and time to train are what `campaign` gives
+// for the same overrides and trials (20 by default), on any thread count.
+TEST(SweepCommandCampaign, FiguresAreWhatCampaignGives) {
+  const ScratchDir dir;
+  const std::string path = dir.write(
+      "s.yaml",
+      scenario(std::string(kShard) + "=8,16; recovery.policy=checkpoint_restart,ft_hsdp") +
+          "failures:\n  job_mtbf: 2h\nrecovery:\n  checkpoint_interval: 20min\n"
+          "campaign:\n  duration: 7d\n  tokens: 5e10\n");
+  std::string csvs[2];
+  for (int t = 0; t < 2; ++t) {
+    const std::string csv = dir.file("out" + std::to_string(t) + ".csv");
+    const Outcome r = run({"sweep", path, "--campaign", "-o", csv, "--threads",
+                           std::to_string(t + 1), "--no-wall-time"});
+    ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+    EXPECT_NE(r.out.find("best by tokens/s per GPU x ETTR"), std::string::npos) << r.out;
+    csvs[t] = read_all(csv);
+  }
+  EXPECT_EQ(csvs[0], csvs[1]);
+  const auto rows = csv_rows(csvs[0]);
+  ASSERT_EQ(rows.size(), 5u);
+  ASSERT_EQ(rows[0].size(), 13u);
+  EXPECT_EQ(rows[0][11], "ettr_mean");
+  EXPECT_EQ(rows[0][12], "time_to_train_days");
+  // shard 16 leaves one replica group: nothing for ft_hsdp to fall back on.
+  EXPECT_EQ(rows[4][2], "skipped");
+  EXPECT_EQ(rows[4][3].substr(0, 54), "campaign: recovery.policy: ft_hsdp needs at least 2 re");
+  for (size_t i = 1; i < 4; ++i) {
+    const auto& row = rows[i];
+    ASSERT_EQ(row[2], "ok") << row[3];
+    const std::string json = dir.file("c.json");
+    const int shard = std::stoi(row[0]);
+    const Outcome one =
+        run({"campaign", path, "--set", std::string(kShard) + "=" + row[0], "--set",
+             std::string(kReplica) + "=" + std::to_string(16 / shard), "--set",
+             "recovery.policy=" + row[1], "--set", "campaign.trials=20", "--json", json});
+    ASSERT_EQ(one.code, cli::kExitOk) << one.err;
+    const auto report = parse_json(read_all(json));
+    EXPECT_EQ(std::stod(row[11]), report["ettr_mean"].number) << row[0] << " " << row[1];
+    EXPECT_EQ(std::stod(row[12]), report["time_to_train_days"].number);
+  }
+  const Outcome bad = run({"sweep", path, "--trials", "5"});
+  EXPECT_EQ(bad.code, cli::kExitUsage);
+}
+
+}  // namespace
+}  // namespace clustersim

@@ -1,0 +1,105 @@
+#include "cli/campaign_inputs.h"
+
+#include <algorithm>
+
+#include "cli/step_config.h"
+#include "failures/campaign_config.h"
+#include "failures/failure_config.h"
+#include "topology/cluster_config.h"
+#include "workloads/memory_model.h"
+#include "workloads/workload_config.h"
+
+namespace clustersim::cli {
+
+using failures::CampaignSpec;
+using sim::SimTime;
+
+CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigValues& values,
+                                    const StepPlatformOf& platform,
+                                    const workloads::StepResult* simulated) {
+  const failures::CampaignSettings settings = failures::read_campaign_settings(values);
+  const topology::ClusterSpec cluster_spec = topology::read_cluster_spec(values);
+  const int64_t gpus_per_node = cluster_spec.node.gpus_per_node;
+  CampaignInputs in;
+  in.scenario_path = path;
+  CampaignSpec& spec = in.spec;
+  spec.duration = settings.duration;
+  spec.trials = settings.trials;
+  spec.tokens = settings.tokens.value_or(0);
+  spec.seed = static_cast<uint64_t>(values.get_int("seed"));
+
+  const bool has_workload = values.has("workload.seq_len") || values.has("workload.local_batch");
+  double state_bytes_per_gpu = 0;
+  if (has_workload) {
+    const workloads::WorkloadSpec w =
+        workloads::read_workload_spec(values, cluster_spec.nodes * gpus_per_node, gpus_per_node);
+    in.job_gpus = w.world_size;
+    in.replica_groups = w.replica_group_size;
+    spec.tokens_per_step =
+        static_cast<double>(w.local_batch * w.seq_len * w.grad_accum * w.dp_size);
+    const workloads::MemoryBreakdown m = workloads::memory_breakdown(w);
+    state_bytes_per_gpu = static_cast<double>(m.params + m.optimizer + m.host_bytes);
+  } else {
+    in.job_gpus = cluster_spec.nodes * gpus_per_node;
+  }
+  if (settings.tokens_per_step) spec.tokens_per_step = *settings.tokens_per_step;
+  if (spec.tokens_per_step <= 0) {
+    sim::DiagnosticSink sink;
+    sink.add(sim::SourceLocation{path, 0, 0}, "campaign.tokens_per_step",
+             "expected campaign.tokens_per_step or a workload section to derive it from, found "
+             "neither");
+    sink.throw_if_any();
+  }
+  spec.replica_groups = in.replica_groups;
+  in.model = failures::read_failure_model(values, cluster_spec, in.job_gpus);
+
+  // The step: given, or simulated (and for ft_hsdp once more with a group fewer).
+  const bool ft = values.get_string("recovery.policy") == "ft_hsdp";
+  if (settings.step_time && simulated == nullptr) {
+    spec.step_time = *settings.step_time;
+  } else {
+    if (!has_workload) {
+      sim::DiagnosticSink sink;
+      sink.add(sim::SourceLocation{path, 0, 0}, "campaign.step_time",
+               "expected campaign.step_time or a workload section to simulate the step, found "
+               "neither");
+      sink.throw_if_any();
+    }
+    in.step_simulated = true;
+    const StepPlatform on = platform();
+    const workloads::StepConfig config = step_config_from_scenario(values, on.cluster, on.profile);
+    const workloads::StepResult full =
+        simulated != nullptr ? *simulated
+                             : workloads::simulate_step(on.cluster, on.profile, config);
+    spec.step_time = SimTime::from_seconds_rounded(full.step_time_s);
+    const int64_t r = in.replica_groups;
+    if (ft && r >= 2) {
+      workloads::StepConfig fewer = config;
+      workloads::WorkloadSpec& w = fewer.workload;
+      w.replica_group_size = r - 1;
+      w.dp_size = w.shard_group_size * (r - 1);
+      w.world_size = w.dp_size * w.tp;
+      if (r - 1 == 1) w.strategy = workloads::ShardingStrategy::kFullShard;
+      fewer.stragglers.erase(
+          std::remove_if(fewer.stragglers.begin(), fewer.stragglers.end(),
+                         [&w](const workloads::Straggler& s) { return s.rank >= w.world_size; }),
+          fewer.stragglers.end());
+      const workloads::StepResult reduced = workloads::simulate_step(on.cluster, on.profile, fewer);
+      in.reduced_step_s = reduced.step_time_s;
+      spec.throughput_by_live.resize(static_cast<size_t>(r + 1));
+      for (int64_t k = 0; k <= r; ++k) {
+        const double f = k == r ? 1.0
+                                : static_cast<double>(k) / static_cast<double>(r) *
+                                      full.step_time_s / reduced.step_time_s;
+        spec.throughput_by_live[static_cast<size_t>(k)] = std::clamp(f, 0.0, 1.0);
+      }
+    }
+  }
+  failures::WorkloadFacts facts;
+  facts.step_time = spec.step_time;
+  facts.state_bytes_per_gpu = static_cast<int64_t>(state_bytes_per_gpu);
+  in.policy = failures::read_recovery_policy(values, in.job_gpus, in.replica_groups, facts);
+  return in;
+}
+
+}  // namespace clustersim::cli
