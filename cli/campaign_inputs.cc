@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cli/step_config.h"
+#include "collectives/group_collectives.h"
 #include "failures/campaign_config.h"
 #include "failures/failure_config.h"
 #include "topology/cluster_config.h"
@@ -13,6 +14,26 @@ namespace clustersim::cli {
 
 using failures::CampaignSpec;
 using sim::SimTime;
+
+namespace {
+
+// Whether the job with one replica group fewer still has the same number of
+// members of every group on each node it uses (the collective model's
+// precondition): not so when groups smaller than a node leave the last node
+// partly filled. Then the campaign runs at k / R of the full throughput
+// instead of simulating the reduced job.
+bool even_with_one_group_fewer(const topology::Cluster& cluster, const workloads::WorkloadSpec& w) {
+  const int64_t replicas = w.replica_group_size - 1;
+  const int64_t width = w.shard_group_size * w.tp;  // GPUs of one replica group
+  for (int64_t g = 0; g < width; ++g) {
+    std::vector<int64_t> gpus;
+    for (int64_t i = 0; i < replicas; ++i) gpus.push_back(i * width + g);
+    if (collectives::uniform_ranks_per_node(cluster, gpus) == 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigValues& values,
                                     const StepPlatformOf& platform,
@@ -73,7 +94,7 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
                              : workloads::simulate_step(on.cluster, on.profile, config);
     spec.step_time = SimTime::from_seconds_rounded(full.step_time_s);
     const int64_t r = in.replica_groups;
-    if (ft && r >= 2) {
+    if (ft && r >= 2 && even_with_one_group_fewer(on.cluster, config.workload)) {
       workloads::StepConfig fewer = config;
       workloads::WorkloadSpec& w = fewer.workload;
       w.replica_group_size = r - 1;

@@ -143,3 +143,28 @@ TEST(CampaignCommand, Llama3FiftyFourDaysMatchThePaper) {
 
 }  // namespace
 }  // namespace clustersim
+
+namespace clustersim {
+namespace {
+
+// Replica groups of 2 GPUs on 16: one group fewer would leave a node partly
+// filled, which the step simulation cannot lay out; the campaign then runs
+// the degraded job at k / R of the full throughput instead of failing.
+TEST(CampaignCommand, FtHsdpWithGroupsSmallerThanANodeRuns) {
+  const ScratchDir dir;
+  const std::string path = dir.write(
+      "s.yaml", "name: ft16\nhardware: " + kHardware +
+                    "\ncluster:\n  nodes: 2\n  node: hgx_h100\n"
+                    "workload:\n  model: custom\n  custom_model: {layers: 4, hidden: 1024, heads: "
+                    "8, kv_heads: 8, ffn_hidden: 2816, vocab: 32000, activation: swiglu}\n"
+                    "  seq_len: 1024\n  local_batch: 1\n"
+                    "  parallelism:\n    strategy: HYBRID_SHARD\n    shard_group_size: 2\n"
+                    "failures:\n  job_mtbf: 2h\nrecovery:\n  policy: ft_hsdp\n"
+                    "campaign:\n  duration: 2d\n  trials: 10\n");
+  const Outcome r = run({"campaign", path});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  EXPECT_NE(r.out.find("8 replica groups"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersim
