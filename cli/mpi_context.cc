@@ -74,6 +74,10 @@ std::string MpiContext::broadcast(const std::string& from_root) const {
   return text;
 }
 
+void MpiContext::abort(int code) const {
+  if (active_) MPI_Abort(MPI_COMM_WORLD, code);
+}
+
 #pragma GCC diagnostic pop
 
 #else
@@ -82,6 +86,7 @@ MpiContext::MpiContext() = default;
 MpiContext::~MpiContext() = default;
 std::vector<std::string> MpiContext::gather(const std::string& mine) const { return {mine}; }
 std::string MpiContext::broadcast(const std::string& from_root) const { return from_root; }
+void MpiContext::abort(int code) const { (void)code; }
 
 #endif
 

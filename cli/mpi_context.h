@@ -33,6 +33,9 @@ class MpiContext {
   std::vector<std::string> gather(const std::string& mine) const;
   // Rank 0's text, on every rank. Collective.
   std::string broadcast(const std::string& from_root) const;
+  // Ends every rank of the job (a rank that fails would leave the others
+  // waiting in a collective); without MPI it does nothing.
+  void abort(int code) const;
 
  private:
   bool active_ = false;

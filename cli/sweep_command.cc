@@ -20,6 +20,7 @@
 
 #include "cli/campaign_inputs.h"
 #include "cli/commands.h"
+#include "cli/mpi_context.h"
 #include "cli/scenario_schema.h"
 #include "cli/step_config.h"
 #include "cli/sweep_grid.h"
@@ -519,6 +520,11 @@ CommandSpec sweep_command_spec() {
 
 int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
   const auto started = std::chrono::steady_clock::now();
+  // Under mpirun every rank expands the same grid, takes every size-th point
+  // to simulate, and sends its rows to rank 0, which alone keeps FILE.partial,
+  // writes the CSV and prints: the same bytes as one process.
+  const MpiContext mpi;
+  const bool root = mpi.rank() == 0;
   const std::string path = parsed.positionals[0];
   const int threads =
       positive_option(parsed, "--threads", omp_get_max_threads(), 1024, "a number of threads");
@@ -575,10 +581,20 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
   const std::string partial_path = output.empty() ? "" : output + ".partial";
   size_t resumed = 0;
   if (parsed.has("--resume")) {
-    for (auto& [index, row] : read_partial(partial_path, partial_first, points, header.size())) {
-      rows[index] = row;
-      done[index] = true;
-      ++resumed;
+    std::string done_list;
+    if (root) {
+      for (auto& [index, row] : read_partial(partial_path, partial_first, points, header.size())) {
+        rows[index] = row;
+        done[index] = true;
+        ++resumed;
+        done_list += std::to_string(index) + "\n";
+      }
+    }
+    done_list = mpi.broadcast(done_list);
+    for (const auto& line : sim::split_lines(done_list)) {
+      if (const auto index = sim::parse_number<int64_t>(line.text)) {
+        done[static_cast<size_t>(*index)] = true;
+      }
     }
   }
 
@@ -601,7 +617,7 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
   }
 
   std::FILE* partial = nullptr;
-  if (!partial_path.empty()) {
+  if (!partial_path.empty() && root) {
     std::string kept = partial_first + "\n";
     for (size_t i = 0; i < points.size(); ++i) {
       if (done[i]) kept += std::to_string(i) + "," + rows[i] + "\n";
@@ -613,13 +629,19 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
     }
   }
 
-  Progress progress(err, todo.size(), isatty(STDERR_FILENO) == 1);
+  std::vector<size_t> mine;
+  for (size_t t = 0; t < todo.size(); ++t) {
+    if (static_cast<int>(t % static_cast<size_t>(mpi.size())) == mpi.rank()) {
+      mine.push_back(todo[t]);
+    }
+  }
+  Progress progress(err, mine.size(), root && isatty(STDERR_FILENO) == 1);
   std::mutex lock;
   std::exception_ptr failure;
-  const int64_t n = static_cast<int64_t>(todo.size());
+  const int64_t n = static_cast<int64_t>(mine.size());
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int64_t t = 0; t < n; ++t) {
-    const size_t i = todo[static_cast<size_t>(t)];
+    const size_t i = mine[static_cast<size_t>(t)];
     try {
       const Prepared& p = prepared[i];
       const workloads::StepResult r = workloads::simulate_step(*p.cluster, *p.profile, p.config);
@@ -665,8 +687,35 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
       if (!failure) failure = std::current_exception();
     }
   }
+  if (failure && mpi.active()) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      err << "clustersim sweep: error on MPI rank " << mpi.rank() << ": " << e.what() << "\n";
+    }
+    mpi.abort(kExitError);
+  }
+  if (!failure) {
+    // Rows simulated by the other ranks (none without MPI), kept for
+    // --resume too.
+    std::string theirs;
+    for (const size_t i : mine) theirs += std::to_string(i) + "," + rows[i] + "\n";
+    const std::vector<std::string> all = mpi.gather(theirs);
+    for (size_t r = 1; r < all.size(); ++r) {
+      for (const auto& line : sim::split_lines(all[r])) {
+        const size_t comma = line.text.find(',');
+        if (comma == std::string_view::npos) continue;
+        const auto index = sim::parse_number<int64_t>(line.text.substr(0, comma));
+        if (!index) continue;
+        rows[static_cast<size_t>(*index)] = std::string(line.text.substr(comma + 1));
+        if (partial != nullptr) std::fputs((std::string(line.text) + "\n").c_str(), partial);
+      }
+    }
+    if (partial != nullptr) std::fflush(partial);
+  }
   if (partial != nullptr) std::fclose(partial);
   if (failure) std::rethrow_exception(failure);
+  if (!root) return kExitOk;  // rank 0 writes and prints
 
   if (!output.empty()) {
     std::string csv = header_line + "\n";
