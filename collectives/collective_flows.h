@@ -76,6 +76,7 @@ class CollectiveFlows {
   void begin_batch() { solver_.begin_batch(); }
   void end_batch() { solver_.end_batch(); }
   bool batch_open() const { return solver_.batch_open(); }
+  bool batch_trivial() const { return solver_.batch_trivial(); }
   std::size_t last_solved_flows() const { return solver_.last_solved_flows(); }
 
   // Bytes of buffer per second the flow progresses at now.

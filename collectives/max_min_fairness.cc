@@ -173,6 +173,13 @@ void MaxMinFairness::begin_batch() {
   batch_open_ = true;
 }
 
+bool MaxMinFairness::batch_trivial() const {
+  if (!pending_links_.empty()) return false;
+  return std::none_of(pending_flows_.begin(), pending_flows_.end(), [this](uint32_t id) {
+    return flows_[id].active && flows_[id].coupled_at_add;
+  });
+}
+
 void MaxMinFairness::end_batch() {
   CLUSTERSIM_CHECK(batch_open_, "end_batch() after begin_batch()");
   batch_open_ = false;

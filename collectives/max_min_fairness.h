@@ -87,6 +87,10 @@ class MaxMinFairness {
   void begin_batch();
   void end_batch();
   bool batch_open() const { return batch_open_; }
+  // The open batch only added flows no link couples to another and removed
+  // none that was coupled: end_batch() would solve nothing (each new flow
+  // runs at its own bound), so it may as well end now.
+  bool batch_trivial() const;
 
   // The flow's max-min fair rate, bytes of progress per second.
   double rate(FlowId flow) const;

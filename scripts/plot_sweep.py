@@ -189,6 +189,7 @@ def main():
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=120)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 is for the temporary only
         os.replace(tmp, args.output)
     except Exception:
         if os.path.exists(tmp):

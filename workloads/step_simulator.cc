@@ -187,7 +187,8 @@ class StepEngine : public sim::EventHandler {
         end_transfer(static_cast<uint32_t>(event.data));
         break;
       case kSolveFlows:
-        solve_flows();
+        flush_scheduled_ = false;
+        if (flows_.batch_open()) solve_flows();
         break;
       case kLocalEnd:
         local_end(static_cast<int64_t>(event.data >> 8), static_cast<int>(event.data & 0xff));
@@ -475,6 +476,7 @@ class StepEngine : public sim::EventHandler {
     tr.last_ns = now();
     tr.rate_Bps = 0;  // until the batch is solved
     tr.event = sim::EventId{};
+    close_or_defer_batch();
     for (int64_t i = 0; i < size; ++i) {
       const int64_t m = layout_.member(op.role, g, i);
       comm_changes(m, +1);
@@ -488,10 +490,19 @@ class StepEngine : public sim::EventHandler {
   }
 
   // Transfers starting or ending at one instant are solved together, once,
-  // after every event of that instant queued so far.
+  // after every event of that instant queued so far -- unless the batch is
+  // trivial (no flow it touches is coupled to another), which ends at once.
   void open_flow_batch() {
-    if (flows_.batch_open()) return;
-    flows_.begin_batch();
+    if (!flows_.batch_open()) flows_.begin_batch();
+  }
+
+  void close_or_defer_batch() {
+    if (flows_.batch_trivial()) {
+      solve_flows();
+      return;
+    }
+    if (flush_scheduled_) return;
+    flush_scheduled_ = true;
     sim_.schedule_at(sim_.now(), handler_, kSolveFlows);
   }
 
@@ -517,6 +528,7 @@ class StepEngine : public sim::EventHandler {
     const Transfer tr = transfers_[flow];
     open_flow_batch();
     flows_.finish(collectives::FlowId{flow});
+    close_or_defer_batch();
     end_collective(tr.channel, tr.group, /*transferred=*/true);
   }
 
@@ -641,6 +653,7 @@ class StepEngine : public sim::EventHandler {
   std::vector<Transfer> transfers_;                                             // by flow id
   std::vector<int64_t> gpus_;
   double comm_slowdown_rate_ = 1;
+  bool flush_scheduled_ = false;  // a kSolveFlows event is pending for now
 
   int64_t collectives_ = 0;
   std::vector<TraceRecord> trace_;
