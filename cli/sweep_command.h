@@ -42,6 +42,12 @@
 // first 10), and the best --top N (default 10) by tokens/s per GPU (times
 // ETTR with --campaign), points that fit in memory first.
 // stderr: progress (points done, rate, ETA) only when it is a terminal.
+// Under mpirun (cli/mpi_context.h): every rank expands the same grid and
+// simulates every size-th point still to do (with its own --threads); rank 0
+// alone reads FILE.partial for --resume (telling the others which points are
+// done), appends its rows to FILE.partial as they finish and the other ranks'
+// when they arrive at the end, writes FILE and prints: the same bytes as one
+// process. A rank that fails aborts the whole job.
 // Exit codes: 0 ok (even with skipped points), 1 bad scenario, grid or
 // partial file, 2 usage errors.
 #pragma once
