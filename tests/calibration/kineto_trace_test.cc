@@ -1,0 +1,219 @@
+#include "calibration/kineto_trace.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace clustersim::calibration {
+namespace {
+
+const std::string kFixtures = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/calibration/fixtures/";
+
+std::string error_of(std::string_view text) {
+  try {
+    parse_kineto_trace(text, "k.json");
+  } catch (const sim::ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+void expect_class(const KinetoStep& step, KernelClass c, int count, double duration_us) {
+  EXPECT_EQ(step.totals(c).count, count) << kernel_class_name(c);
+  EXPECT_DOUBLE_EQ(step.totals(c).duration_us, duration_us) << kernel_class_name(c);
+}
+
+TEST(KinetoTrace, ClassifiesKernelNames) {
+  using K = KernelClass;
+  EXPECT_EQ(classify_kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n"), K::kGemm);
+  EXPECT_EQ(classify_kernel("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN"), K::kGemm);
+  EXPECT_EQ(classify_kernel("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm>"),
+            K::kGemm);
+  EXPECT_EQ(classify_kernel("ampere_bf16_s16816GEMM_bf16_128x128"), K::kGemm);
+  EXPECT_EQ(classify_kernel("void flash_fwd_kernel<Flash_fwd_kernel_traits<cutlass::half_t>>"),
+            K::kFlashAttention);
+  EXPECT_EQ(classify_kernel("fmha_cutlassB_bf16_aligned_64x64_k128_sm80"), K::kFlashAttention);
+  EXPECT_EQ(classify_kernel("ncclDevKernel_AllGather_RING_LL(ncclDevComm*)"), K::kNcclAllGather);
+  EXPECT_EQ(classify_kernel("ncclKernel_ReduceScatter_RING_LL_Sum_bfloat16"),
+            K::kNcclReduceScatter);
+  EXPECT_EQ(classify_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL"), K::kNcclAllReduce);
+  EXPECT_EQ(classify_kernel("ncclDevKernel_SendRecv(ncclDevComm*)"), K::kNcclOther);
+  // The NCCL prefix is case-sensitive: this is not an NCCL kernel.
+  EXPECT_EQ(classify_kernel("ncclkernel_allgather"), K::kOther);
+  EXPECT_EQ(classify_kernel("void at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor>"),
+            K::kOptimizer);
+  EXPECT_EQ(classify_kernel("adamw_update_kernel"), K::kOptimizer);
+  EXPECT_EQ(classify_kernel("void at::native::vectorized_elementwise_kernel<4>"), K::kElementwise);
+  EXPECT_EQ(classify_kernel("void at::native::(anonymous)::cunn_SoftMaxForward<8>"),
+            K::kElementwise);
+  EXPECT_EQ(classify_kernel("void at::native::vectorized_layer_norm_kernel<float>"),
+            K::kElementwise);
+  EXPECT_EQ(classify_kernel("rms_norm_kernel"), K::kElementwise);
+  EXPECT_EQ(classify_kernel("void at::native::direct_copy_kernel_cuda"), K::kElementwise);
+  EXPECT_EQ(classify_kernel("Memcpy DtoD (Device -> Device)", "gpu_memcpy"), K::kMemory);
+  EXPECT_EQ(classify_kernel("Memset (Device)", "gpu_memset"), K::kMemory);
+  EXPECT_EQ(classify_kernel("triton_poi_fused_0"), K::kOther);
+  EXPECT_EQ(kernel_class_name(K::kNcclReduceScatter), "nccl_reduce_scatter");
+  EXPECT_EQ(kernel_class_name(K::kFlashAttention), "flash_attention");
+}
+
+// The fixture, by hand (microseconds):
+//  warm-up sgemm at 500 (no launch, before step 1): unattributed.
+//  step 1, CPU marker [1000, 1500):
+//    gemm [1100, 1300), nccl all-gather [1150, 1400) (overlaps the gemm),
+//    flash [1300, 1400), elementwise [1420, 1450), Adam multi_tensor_apply
+//    [1480, 1540): runs past the marker but was launched at 1450, in step 1.
+//    GPU window [1100, 1540) = 440; compute busy = [1100, 1400) + 30 + 60 = 390.
+//  step 2, CPU marker [1500, 2000):
+//    gemm (nvjet) [1600, 1750), nccl reduce-scatter [1700, 1900),
+//    reduce_kernel [1760, 1780) (no correlation: by its own start),
+//    memcpy [1790, 1800), nccl all-reduce [1800, 1850), fmha [1850, 1890),
+//    triton (other) [1900, 1910).
+//    GPU window [1600, 1910) = 310; compute busy = 150 + 20 + 40 + 10 = 220.
+TEST(KinetoTrace, ReadsStepsPerClassAndComputeBusyTime) {
+  const KinetoTrace trace = read_kineto_trace(kFixtures + "kineto_two_steps.json");
+  EXPECT_EQ(trace.unattributed_events, 1);
+  ASSERT_EQ(trace.steps.size(), 2u);
+
+  const KinetoStep& s1 = trace.steps[0];
+  EXPECT_EQ(s1.number, 1);
+  EXPECT_EQ(s1.where.to_string(), kFixtures + "kineto_two_steps.json:10:3");
+  EXPECT_DOUBLE_EQ(s1.cpu_start_us, 1000);
+  EXPECT_DOUBLE_EQ(s1.cpu_duration_us, 500);
+  EXPECT_EQ(s1.gpu_events, 5);
+  EXPECT_DOUBLE_EQ(s1.gpu_start_us, 1100);
+  EXPECT_DOUBLE_EQ(s1.gpu_end_us, 1540);
+  EXPECT_DOUBLE_EQ(s1.gpu_wall_us(), 440);
+  EXPECT_DOUBLE_EQ(s1.compute_busy_us, 390);
+  expect_class(s1, KernelClass::kGemm, 1, 200);
+  expect_class(s1, KernelClass::kNcclAllGather, 1, 250);
+  expect_class(s1, KernelClass::kFlashAttention, 1, 100);
+  expect_class(s1, KernelClass::kElementwise, 1, 30);
+  expect_class(s1, KernelClass::kOptimizer, 1, 60);
+  expect_class(s1, KernelClass::kNcclReduceScatter, 0, 0);
+  expect_class(s1, KernelClass::kMemory, 0, 0);
+  expect_class(s1, KernelClass::kOther, 0, 0);
+
+  const KinetoStep& s2 = trace.steps[1];
+  EXPECT_EQ(s2.number, 2);
+  EXPECT_DOUBLE_EQ(s2.cpu_start_us, 1500);
+  EXPECT_DOUBLE_EQ(s2.cpu_duration_us, 500);
+  EXPECT_EQ(s2.gpu_events, 7);
+  EXPECT_DOUBLE_EQ(s2.gpu_start_us, 1600);
+  EXPECT_DOUBLE_EQ(s2.gpu_end_us, 1910);
+  EXPECT_DOUBLE_EQ(s2.compute_busy_us, 220);
+  expect_class(s2, KernelClass::kGemm, 1, 150);
+  expect_class(s2, KernelClass::kNcclReduceScatter, 1, 200);
+  expect_class(s2, KernelClass::kNcclAllReduce, 1, 50);
+  expect_class(s2, KernelClass::kElementwise, 1, 20);
+  expect_class(s2, KernelClass::kMemory, 1, 10);
+  expect_class(s2, KernelClass::kFlashAttention, 1, 40);
+  expect_class(s2, KernelClass::kOther, 1, 10);
+  expect_class(s2, KernelClass::kOptimizer, 0, 0);
+  expect_class(s2, KernelClass::kNcclAllGather, 0, 0);
+}
+
+TEST(KinetoTrace, WithoutCorrelationAKernelBelongsToTheStepOfItsStart) {
+  // The same kernel as in the fixture's step 1, without its launch: it starts
+  // after marker 1 ended, so it counts in step 2.
+  const KinetoTrace trace = parse_kineto_trace(
+      R"({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#7", "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#8", "ts": 100, "dur": 100},
+  {"ph": "X", "cat": "kernel", "name": "multi_tensor_apply_kernel", "ts": 90, "dur": 20},
+  {"ph": "X", "cat": "kernel", "name": "multi_tensor_apply_kernel", "ts": 100, "dur": 20,
+   "args": {"correlation": 5}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 300, "dur": 5}
+]})",
+      "k.json");
+  ASSERT_EQ(trace.steps.size(), 2u);
+  EXPECT_EQ(trace.steps[0].number, 7);
+  expect_class(trace.steps[0], KernelClass::kOptimizer, 1, 20);
+  expect_class(trace.steps[1], KernelClass::kOptimizer, 1, 20);
+  EXPECT_DOUBLE_EQ(trace.steps[1].gpu_wall_us(), 20);
+  EXPECT_EQ(trace.unattributed_events, 1);
+}
+
+TEST(KinetoTrace, AStepWithoutGpuWorkHasAnEmptyWindow) {
+  const KinetoTrace trace = parse_kineto_trace(
+      R"({"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0",
+                          "ts": 5.5, "dur": 2.25}]})",
+      "k.json");
+  ASSERT_EQ(trace.steps.size(), 1u);
+  EXPECT_EQ(trace.steps[0].gpu_events, 0);
+  EXPECT_DOUBLE_EQ(trace.steps[0].gpu_wall_us(), 0);
+  EXPECT_DOUBLE_EQ(trace.steps[0].cpu_duration_us, 2.25);
+  EXPECT_DOUBLE_EQ(trace.steps[0].compute_busy_us, 0);
+}
+
+TEST(KinetoTrace, RefusesADocumentWithoutTraceEvents) {
+  EXPECT_EQ(error_of("[]"),
+            "k.json:1:1: error: expected a JSON object with a \"traceEvents\" array "
+            "(torch.profiler's Chrome trace), found an array");
+  EXPECT_EQ(error_of("\n  {\"schemaVersion\": 1}"),
+            "k.json:2:3: error: expected a member \"traceEvents\" (the array of trace events) in "
+            "the top-level object, found none");
+  EXPECT_EQ(error_of("{\"traceEvents\": {}}"),
+            "k.json:1:17: error: traceEvents: expected an array of trace events, found an object");
+}
+
+TEST(KinetoTrace, RefusesATraceWithoutSteps) {
+  EXPECT_EQ(error_of("{\"traceEvents\": [\n"
+                     "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"ts\": 1, "
+                     "\"dur\": 2}]}"),
+            "k.json:1:17: error: traceEvents: expected at least one ProfilerStep#N event (a "
+            "torch.profiler step marker, cat user_annotation or cpu_op), found none");
+}
+
+TEST(KinetoTrace, ReportsEveryBadEventWithPositionAndPath) {
+  const std::string message = error_of(
+      "{\"traceEvents\": [\n"
+      "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"dur\": 2},\n"
+      "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"ts\": 1, \"dur\": \"2\"},\n"
+      "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"ts\": 1, \"dur\": -2.5},\n"
+      "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#x\", \"ts\": 1, \"dur\": "
+      "2},\n"
+      "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#\", \"ts\": 1, \"dur\": "
+      "2},\n"
+      "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": 3, \"ts\": 1, \"dur\": 2},\n"
+      "  {\"ph\": \"X\", \"name\": \"k\", \"ts\": 1, \"dur\": 2, \"args\": {\"correlation\": "
+      "1.5}},\n"
+      "  {\"name\": \"k\"},\n"
+      "  7\n"
+      "]}");
+  EXPECT_EQ(message,
+            "k.json:2:3: error: traceEvents[0]: expected a member \"ts\" (start time in "
+            "microseconds), found none\n"
+            "k.json:3:64: error: traceEvents[1].dur: expected a number (duration in "
+            "microseconds), found \"2\"\n"
+            "k.json:4:64: error: traceEvents[2].dur: expected a non-negative number of "
+            "microseconds, found -2.5\n"
+            "k.json:5:40: error: traceEvents[3].name: expected a step marker named "
+            "ProfilerStep#<n> with a non-negative integer n, found \"ProfilerStep#x\"\n"
+            "k.json:6:40: error: traceEvents[4].name: expected a step marker named "
+            "ProfilerStep#<n> with a non-negative integer n, found \"ProfilerStep#\"\n"
+            "k.json:7:40: error: traceEvents[5].name: expected a string, found 3\n"
+            "k.json:8:71: error: traceEvents[6].args.correlation: expected an integer "
+            "correlation id, found 1.5\n"
+            "k.json:9:3: error: traceEvents[7]: expected a member \"ph\" (the event phase, \"X\" "
+            "for complete events), found none\n"
+            "k.json:10:3: error: traceEvents[8]: expected an event object, found 7");
+}
+
+TEST(KinetoTrace, RefusesARepeatedStepNumber) {
+  EXPECT_EQ(error_of("{\"traceEvents\": [\n"
+                     "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#3\", \"ts\": "
+                     "1, \"dur\": 2},\n"
+                     "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ProfilerStep#3\", \"ts\": "
+                     "5, \"dur\": 2}]}"),
+            "k.json:3:3: error: traceEvents[1]: expected each step number once, found "
+            "ProfilerStep#3 again (first at 2:3)");
+}
+
+TEST(KinetoTrace, PassesJsonSyntaxErrorsThrough) {
+  EXPECT_EQ(error_of("{\"traceEvents\": [\n  {\"ph\": \"X\" \"name\": \"a\"}]}"),
+            "k.json:2:14: error: expected ',' or '}' after an object member, found '\"'");
+}
+
+}  // namespace
+}  // namespace clustersim::calibration
