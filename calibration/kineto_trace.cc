@@ -25,6 +25,14 @@ bool contains_any(const std::string& lowered, std::initializer_list<std::string_
                      [&](std::string_view w) { return lowered.find(w) != std::string::npos; });
 }
 
+// One diagnostic, built by push_back: GCC 12 reports a braced
+// vector<Diagnostic> temporary as maybe-uninitialized (a false positive).
+[[noreturn]] void throw_one(sim::SourceLocation where, std::string key_path, std::string message) {
+  std::vector<sim::Diagnostic> diagnostics;
+  diagnostics.push_back(sim::Diagnostic{std::move(where), std::move(key_path), std::move(message)});
+  throw sim::ConfigError(std::move(diagnostics));
+}
+
 bool is_gpu_category(std::string_view cat) {
   return cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset";
 }
@@ -53,23 +61,20 @@ class TraceReader {
 
   KinetoTrace read(const JsonValue& top) {
     if (!top.is(JsonValue::Kind::kObject)) {
-      sink_.add(top.where(file_), "",
+      throw_one(top.where(file_), "",
                 "expected a JSON object with a \"traceEvents\" array (torch.profiler's Chrome "
                 "trace), found " +
                     top.describe());
-      sink_.throw_if_any();
     }
     const JsonValue* events = top.find("traceEvents");
     if (events == nullptr) {
-      sink_.add(top.where(file_), "",
+      throw_one(top.where(file_), "",
                 "expected a member \"traceEvents\" (the array of trace events) in the top-level "
                 "object, found none");
-      sink_.throw_if_any();
     }
     if (!events->is(JsonValue::Kind::kArray)) {
-      sink_.add(events->where(file_), "traceEvents",
+      throw_one(events->where(file_), "traceEvents",
                 "expected an array of trace events, found " + events->describe());
-      sink_.throw_if_any();
     }
     std::vector<Event> gpu;
     std::map<int64_t, double> launch_ts;  // correlation -> CPU launch time
@@ -243,8 +248,9 @@ class TraceReader {
   std::optional<Marker> step_marker(const Event& e) {
     const std::string_view prefix = "ProfilerStep#";
     std::optional<int64_t> number;
-    if (e.name.starts_with(prefix))
+    if (e.name.starts_with(prefix)) {
       number = sim::parse_number<int64_t>(e.name.substr(prefix.size()));
+    }
     const JsonValue& name = *e.value->find("name");
     if (!number || *number < 0) {
       sink_.add(name.where(file_), sim::json_path_member(e.path, "name"),

@@ -1,5 +1,6 @@
 #include "sim/json_reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -181,15 +182,13 @@ class Reader {
       blanks();
       if (at_end()) fail_at_end("an object", opened, "a value after ':'");
       JsonValue member = value(depth);
-      bool replaced = false;
-      for (auto& [k, existing] : v.members) {
-        if (k == key) {
-          existing = std::move(member);
-          replaced = true;
-          break;
-        }
+      const auto same_key = [&](const JsonMember& m) { return m.key == key; };
+      const auto existing = std::find_if(v.members.begin(), v.members.end(), same_key);
+      if (existing != v.members.end()) {
+        existing->value = std::move(member);
+      } else {
+        v.members.push_back(JsonMember{std::move(key), std::move(member)});
       }
-      if (!replaced) v.members.emplace_back(std::move(key), std::move(member));
       blanks();
       if (at_end()) fail_at_end("an object", opened, "',' or '}' after an object member");
       if (peek() == '}') {
@@ -395,8 +394,8 @@ class Reader {
 }  // namespace
 
 const JsonValue* JsonValue::find(std::string_view key) const {
-  for (const auto& [k, v] : members) {
-    if (k == key) return &v;
+  for (const JsonMember& m : members) {
+    if (m.key == key) return &m.value;
   }
   return nullptr;
 }

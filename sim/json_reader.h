@@ -26,7 +26,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "sim/config_error.h"
@@ -35,19 +34,21 @@ namespace clustersim::sim {
 
 inline constexpr int kMaxJsonDepth = 512;
 
+struct JsonMember;
+
 struct JsonValue {
   enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
 
   Kind kind = Kind::kNull;
-  bool boolean = false;          // kBool
-  double number = 0;             // kNumber
-  bool is_integer = false;       // kNumber written as an integer that fits int64
-  int64_t integer = 0;           // kNumber with is_integer
-  std::string text;              // kString: the decoded string; kNumber: as written
-  std::vector<JsonValue> items;  // kArray
-  std::vector<std::pair<std::string, JsonValue>> members;  // kObject, in file order
-  int line = 0;                                            // where the value starts (1-based)
-  int column = 0;                                          // 1-based, in bytes
+  bool boolean = false;             // kBool
+  double number = 0;                // kNumber
+  bool is_integer = false;          // kNumber written as an integer that fits int64
+  int64_t integer = 0;              // kNumber with is_integer
+  std::string text;                 // kString: the decoded string; kNumber: as written
+  std::vector<JsonValue> items;     // kArray
+  std::vector<JsonMember> members;  // kObject, in file order
+  int line = 0;                     // where the value starts (1-based)
+  int column = 0;                   // 1-based, in bytes
 
   bool is(Kind k) const { return kind == k; }
   // The member `key` of an object, or nullptr (also when not an object).
@@ -59,6 +60,11 @@ struct JsonValue {
   std::string describe() const;
   // Where the value starts, in `file`.
   SourceLocation where(const std::string& file) const { return {file, line, column}; }
+};
+
+struct JsonMember {
+  std::string key;
+  JsonValue value;
 };
 
 // Parses `text`; `file` is what messages show. Throws ConfigError.

@@ -27,8 +27,8 @@ TEST(JsonReader, ReadsEveryKindWithPositions) {
   EXPECT_EQ(v.line, 1);
   EXPECT_EQ(v.column, 1);
   ASSERT_EQ(v.members.size(), 4u);
-  EXPECT_EQ(v.members[0].first, "a");
-  EXPECT_EQ(v.members[1].first, "b");
+  EXPECT_EQ(v.members[0].key, "a");
+  EXPECT_EQ(v.members[1].key, "b");
   const JsonValue& a = *v.find("a");
   ASSERT_EQ(a.items.size(), 5u);
   EXPECT_EQ(a.column, 7);
@@ -64,9 +64,9 @@ TEST(JsonReader, DecodesEscapesAndSurrogatePairs) {
 TEST(JsonReader, DuplicateKeysKeepTheLastValueAtTheFirstPosition) {
   const JsonValue v = parse_json(R"({"k": 1, "j": 2, "k": 3})", "t.json");
   ASSERT_EQ(v.members.size(), 2u);
-  EXPECT_EQ(v.members[0].first, "k");
-  EXPECT_EQ(v.members[0].second.integer, 3);
-  EXPECT_EQ(v.members[0].second.column, 23);
+  EXPECT_EQ(v.members[0].key, "k");
+  EXPECT_EQ(v.members[0].value.integer, 3);
+  EXPECT_EQ(v.members[0].value.column, 23);
 }
 
 TEST(JsonReader, AcceptsSurroundingWhitespaceAndEmptyContainers) {
