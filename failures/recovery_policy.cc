@@ -8,51 +8,25 @@
 
 #include "sim/check.h"
 #include "sim/config_error.h"
+#include "sim/named_choices.h"
 
 namespace clustersim::failures {
 
 namespace {
 
+using sim::name_of;
+using sim::Named;
+using sim::names;
+using sim::value_of;
+
 using sim::SimTime;
 using sim::ValueType;
-
-template <class E>
-struct Named {
-  E value;
-  std::string_view name;
-};
 
 constexpr std::array<Named<RecoveryPolicyKind>, 2> kPolicies = {
     {{RecoveryPolicyKind::kCheckpointRestart, "checkpoint_restart"},
      {RecoveryPolicyKind::kFtHsdp, "ft_hsdp"}}};
 constexpr std::array<Named<CommInitPreset>, 2> kCommInitPresets = {
     {{CommInitPreset::kStock, "stock"}, {CommInitPreset::kMegascale, "megascale"}}};
-
-template <class E, size_t N>
-std::string_view name_of(const std::array<Named<E>, N>& table, E value) {
-  for (const Named<E>& n : table) {
-    if (n.value == value) return n.name;
-  }
-  return "?";
-}
-
-// The schema has already restricted the string to the table's names.
-template <class E, size_t N>
-E value_of(const std::array<Named<E>, N>& table, const std::string& name) {
-  for (const Named<E>& n : table) {
-    if (n.name == name) return n.value;
-  }
-  CLUSTERSIM_CHECK(false, "'" + name + "' is not a declared choice");
-  return table[0].value;
-}
-
-template <class E, size_t N>
-std::vector<std::string> names(const std::array<Named<E>, N>& table) {
-  std::vector<std::string> out;
-  out.reserve(N);
-  for (const Named<E>& n : table) out.emplace_back(n.name);
-  return out;
-}
 
 const char* const kPolicy = "recovery.policy";
 const char* const kRestartOverhead = "recovery.restart_overhead";

@@ -7,17 +7,17 @@
 
 #include "sim/check.h"
 #include "sim/config_error.h"
+#include "sim/named_choices.h"
 #include "workloads/transformer_kernels.h"
 
 namespace clustersim::workloads {
 
 namespace {
 
-template <class E>
-struct Named {
-  E value;
-  std::string_view name;
-};
+using sim::name_of;
+using sim::Named;
+using sim::names;
+using sim::value_of;
 
 constexpr std::array<Named<Dtype>, 3> kDtypes = {
     {{Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kFp32, "fp32"}}};
@@ -34,31 +34,6 @@ constexpr std::array<Named<ActivationCheckpointing>, 3> kCheckpointing = {
     {{ActivationCheckpointing::kNone, "none"},
      {ActivationCheckpointing::kFull, "full"},
      {ActivationCheckpointing::kSelective, "selective"}}};
-
-template <class E, size_t N>
-std::string_view name_of(const std::array<Named<E>, N>& table, E value) {
-  for (const Named<E>& n : table) {
-    if (n.value == value) return n.name;
-  }
-  return "?";
-}
-
-// The schema has already restricted the string to the table's names.
-template <class E, size_t N>
-E value_of(const std::array<Named<E>, N>& table, const std::string& name) {
-  for (const Named<E>& n : table) {
-    if (n.name == name) return n.value;
-  }
-  CLUSTERSIM_CHECK(false, "'" + name + "' is not a declared choice");
-  return table[0].value;
-}
-
-template <class E, size_t N>
-std::vector<std::string> names(const std::array<Named<E>, N>& table) {
-  std::vector<std::string> out;
-  for (const Named<E>& n : table) out.emplace_back(n.name);
-  return out;
-}
 
 const char* const kSeqLen = "workload.seq_len";
 const char* const kLocalBatch = "workload.local_batch";
