@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/check.h"
+
 namespace clustersim::sim {
 
 namespace {
@@ -398,6 +400,12 @@ const JsonValue* JsonValue::find(std::string_view key) const {
     if (m.key == key) return &m.value;
   }
   return nullptr;
+}
+
+const JsonValue& JsonValue::operator[](std::string_view key) const {
+  const JsonValue* value = find(key);
+  CLUSTERSIM_CHECK(value != nullptr, "JSON object has a member '" + std::string(key) + "'");
+  return *value;
 }
 
 std::string_view JsonValue::kind_name() const {

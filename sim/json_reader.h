@@ -53,6 +53,10 @@ struct JsonValue {
   bool is(Kind k) const { return kind == k; }
   // The member `key` of an object, or nullptr (also when not an object).
   const JsonValue* find(std::string_view key) const;
+  bool has(std::string_view key) const { return find(key) != nullptr; }
+  // The member `key`, which the caller knows is there (InvariantError
+  // otherwise: check user input with find()).
+  const JsonValue& operator[](std::string_view key) const;
   // "a number", "a string", "an object", ... for "expected X, found Y".
   std::string_view kind_name() const;
   // The value for messages: a number as written, a string quoted (long ones

@@ -168,8 +168,8 @@ TEST(JsonWriter, OutputReadsBackThroughAStrictParser) {
       2);
   const test_support::JsonValue v = test_support::parse_json(text);
   ASSERT_EQ(v.members.size(), 2u);
-  EXPECT_EQ(v.members[0].first, tricky);
-  EXPECT_EQ(v.members[0].second.text, tricky);
+  EXPECT_EQ(v.members[0].key, tricky);
+  EXPECT_EQ(v.members[0].value.text, tricky);
   const auto& n = v["n"].items;
   ASSERT_EQ(n.size(), 5u);
   EXPECT_EQ(n[0].number, 0.1);
