@@ -39,9 +39,7 @@ using sim::SimTime;
 constexpr size_t kLabel = 32;
 
 std::string row(std::string_view label, const std::string& value) {
-  std::string text(label);
-  if (text.size() < kLabel) text += std::string(kLabel - text.size(), ' ');
-  return text + value + "\n";
+  return labelled_row(label, value, kLabel);
 }
 
 std::string hours_text(double seconds) {

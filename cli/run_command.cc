@@ -41,16 +41,13 @@ std::string on_off(bool flag) { return flag ? "on" : "off"; }
 std::string str(int64_t n) { return std::to_string(n); }
 
 std::string row(std::string_view label, const std::string& value) {
-  std::string text(label);
-  if (text.size() < kLabel) text += std::string(kLabel - text.size(), ' ');
-  return text + value + "\n";
+  return labelled_row(label, value, kLabel);
 }
 
 // A label, then columns right-aligned: table headings, and (indented by
 // two) their rows.
 std::string columns_row(std::string_view label, const std::vector<std::string>& columns) {
-  std::string text(label);
-  if (text.size() < kLabel) text += std::string(kLabel - text.size(), ' ');
+  std::string text = pad_right(std::string(label), kLabel);
   for (const std::string& c : columns) text += pad(c, 12);
   return text + "\n";
 }

@@ -666,12 +666,6 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
           row = simulated_row(points[i], r, figures);
         } catch (const sim::ConfigError& e) {
           row = skipped_row(points[i], "campaign: " + reason_of(e), true);
-        } catch (const sim::InvariantError& e) {
-          // A bug in the campaign's model of this point (e.g. ft_hsdp's step
-          // with a replica group fewer that no longer fills whole nodes):
-          // kept visible in the row rather than losing the whole sweep.
-          row =
-              skipped_row(points[i], std::string("campaign: bug in clustersim: ") + e.what(), true);
         }
       }
       const std::lock_guard<std::mutex> guard(lock);

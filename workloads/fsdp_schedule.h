@@ -136,6 +136,7 @@ inline constexpr int kStreamCount = 6;
 // layout): the FSDP shard group, the HSDP replica group (all data-parallel
 // ranks for NO_SHARD), or the tensor-parallel group.
 enum class GroupRole : uint8_t { kNone, kShard, kReplica, kTp };
+inline constexpr int kGroupRoles = 4;
 enum class Phase : uint8_t { kForward, kRecompute, kBackward, kOptimizer };
 
 std::string_view task_kind_name(TaskKind kind);

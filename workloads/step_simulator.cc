@@ -138,7 +138,6 @@ class StepEngine : public sim::EventHandler {
         flows_(cluster, profile, config.routing),
         ranks_(static_cast<size_t>(layout.world)),
         accounts_(static_cast<size_t>(layout.world)),
-        seg_host_start_(static_cast<size_t>(layout.world), 0),
         slowdown_(static_cast<size_t>(layout.world), 1.0),
         traced_(static_cast<size_t>(layout.world), 0) {
     for (const Straggler& s : config.stragglers) {
@@ -151,12 +150,14 @@ class StepEngine : public sim::EventHandler {
       CLUSTERSIM_CHECK(r >= 0 && r < layout.world, "trace rank " + std::to_string(r));
       traced_[static_cast<size_t>(r)] = 1;
     }
-    if (!config.trace_ranks.empty())
+    if (!config.trace_ranks.empty()) {
       arrivals_.assign(static_cast<size_t>(layout.world * kStreams), 0);
+      seg_host_start_.assign(static_cast<size_t>(layout.world), 0);
+    }
     for (const Program::Channel& c : p_.channels) {
       groups_.emplace_back(static_cast<size_t>(layout.group_count(c.role)));
     }
-    footprints_.resize(4);
+    footprints_.resize(kGroupRoles);
     comm_slowdown_rate_ = 1.0 / config.compute.comm_overlap_slowdown;
   }
 
@@ -644,7 +645,8 @@ class StepEngine : public sim::EventHandler {
   collectives::CollectiveFlows flows_;
   std::vector<RankState> ranks_;
   std::vector<std::array<int64_t, kAccountCount>> accounts_;  // by rank
-  std::vector<int64_t> seg_host_start_;  // traced ranks: host start of the running segment
+  // When ranks are traced (else empty), by rank: host start of the running segment.
+  std::vector<int64_t> seg_host_start_;
   std::vector<double> slowdown_;
   std::vector<uint8_t> traced_;
   std::vector<int64_t> arrivals_;  // world x kStreams when ranks are traced, else empty
