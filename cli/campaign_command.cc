@@ -46,17 +46,6 @@ std::string hours_text(double seconds) {
   return seconds >= 86400 * 2 ? fixed(seconds / 86400, 2) + " d" : fixed(seconds / 3600, 2) + " h";
 }
 
-int threads_of(const ParsedCommand& parsed) {
-  if (!parsed.has("--threads")) return 0;
-  const std::string text = parsed.value_or("--threads", "");
-  const std::optional<int64_t> n = sim::parse_number<int64_t>(text);
-  if (!n || *n < 1 || *n > 1024) {
-    throw UsageError("option '--threads' expects a number of threads from 1 to 1024, found '" +
-                     text + "'");
-  }
-  return static_cast<int>(*n);
-}
-
 std::string summary(const CampaignInputs& in, const CampaignResult& r) {
   const CampaignSpec& spec = in.spec;
   std::string text = "# clustersim campaign: " + in.scenario_path + "\n";
@@ -239,7 +228,7 @@ CommandSpec campaign_command_spec() {
 int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
   (void)err;
   const auto started = std::chrono::steady_clock::now();
-  const int threads = threads_of(parsed);
+  const int threads = parsed.positive_int_or("--threads", 0, 1024, "a number of threads");
   // The cluster graph and the profile are built only when the step has to
   // be simulated (campaign.step_time not given).
   const std::string& path = parsed.positionals[0];

@@ -1,6 +1,9 @@
 #include "cli/command_line.h"
 
+#include <optional>
+
 #include "sim/suggest.h"
+#include "sim/text_fields.h"
 
 namespace clustersim::cli {
 
@@ -40,6 +43,18 @@ std::string ParsedCommand::value_or(const std::string& option, const std::string
 std::vector<std::string> ParsedCommand::values(const std::string& option) const {
   const auto it = options.find(option);
   return it == options.end() ? std::vector<std::string>{} : it->second;
+}
+
+int ParsedCommand::positive_int_or(const std::string& option, int fallback, int64_t most,
+                                   const std::string& what) const {
+  if (!has(option)) return fallback;
+  const std::string text = value_or(option, "");
+  const std::optional<int64_t> n = sim::parse_number<int64_t>(text);
+  if (!n || *n < 1 || *n > most) {
+    throw UsageError("option '" + option + "' expects " + what + " from 1 to " +
+                     std::to_string(most) + ", found '" + text + "'");
+  }
+  return static_cast<int>(*n);
 }
 
 ParsedCommand parse_command_args(const CommandSpec& spec, std::span<const std::string> args) {

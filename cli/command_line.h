@@ -48,6 +48,11 @@ struct ParsedCommand {
   std::string value_or(const std::string& option, const std::string& fallback) const;
   // Every value of a repeatable option, in command-line order.
   std::vector<std::string> values(const std::string& option) const;
+  // The option's value as a whole number from 1 to `most`, or `fallback`
+  // when absent; UsageError naming the option and `what` ("a number of
+  // threads") otherwise.
+  int positive_int_or(const std::string& option, int fallback, int64_t most,
+                      const std::string& what) const;
 };
 
 ParsedCommand parse_command_args(const CommandSpec& spec, std::span<const std::string> args);

@@ -125,18 +125,6 @@ std::string reason_of(const sim::ConfigError& e) {
   return join(parts, "; ");
 }
 
-int positive_option(const ParsedCommand& parsed, const std::string& name, int fallback,
-                    int64_t most, const std::string& what) {
-  if (!parsed.has(name)) return fallback;
-  const std::string text = parsed.value_or(name, "");
-  const std::optional<int64_t> n = sim::parse_number<int64_t>(text);
-  if (!n || *n < 1 || *n > most) {
-    throw UsageError("option '" + name + "' expects " + what + " from 1 to " +
-                     std::to_string(most) + ", found '" + text + "'");
-  }
-  return static_cast<int>(*n);
-}
-
 // The axes: the scenario's, with --grid replacing or adding.
 std::vector<SweepAxis> read_axes(const sim::ConfigValues& values, const ParsedCommand& parsed,
                                  const sim::ConfigSchema& schema) {
@@ -527,9 +515,9 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
   const bool root = mpi.rank() == 0;
   const std::string path = parsed.positionals[0];
   const int threads =
-      positive_option(parsed, "--threads", omp_get_max_threads(), 1024, "a number of threads");
+      parsed.positive_int_or("--threads", omp_get_max_threads(), 1024, "a number of threads");
   const size_t top =
-      static_cast<size_t>(positive_option(parsed, "--top", 10, 1000000, "a number of rows"));
+      static_cast<size_t>(parsed.positive_int_or("--top", 10, 1000000, "a number of rows"));
   const std::string output = parsed.value_or("-o", "");
   if (parsed.has("--resume") && output.empty()) {
     throw UsageError("option '--resume' needs '-o FILE' (the sweep whose FILE.partial to read)");
@@ -543,7 +531,7 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
     return s.starts_with("campaign.trials=");
   });
   const int trials =
-      positive_option(parsed, "--trials", 20, 10000000, "a number of campaign trials");
+      parsed.positive_int_or("--trials", 20, 10000000, "a number of campaign trials");
 
   const sim::ConfigSchema schema = build_scenario_schema();
   const std::string text = read_text(path);
