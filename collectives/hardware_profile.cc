@@ -49,22 +49,58 @@ std::string at_least_one(const sim::ConfigValue& value) {
   return std::get<double>(value) >= 1 ? "" : "a number >= 1";
 }
 
+// The shape term of a curve: GEMMs by their smallest dimension, attention by
+// its head dimension (see EfficiencyCurveParams).
+enum class CurveShape { kGemm, kAttention };
+
 void add_curve(sim::ConfigSchema& s, const std::string& section, const std::string& what,
-               const std::string& size_unit) {
+               const std::string& size_unit, CurveShape shape) {
+  const bool gemm = shape == CurveShape::kGemm;
   s.add_section(section, "Efficiency curve of " + what +
-                             ": eff(x) = e_max * x / (x + x_half) of the peak FLOP/s.");
+                             ": eff = e_max / (1 + x_half / x" +
+                             (gemm ? " + min_dim_half / min(m, n, k))"
+                                   : " + head_dim_half / head_dim), causal masks adding "
+                                     "causal_x_half to x_half") +
+                             ", of the peak FLOP/s.");
   s.add_key(section + ".e_max", ValueType::kFloat, "Plateau efficiency.")
       .required()
       .validated_by(in_unit_interval, "in (0, 1]");
   s.add_key(section + ".x_half", ValueType::kFloat,
-            "Size at which the efficiency is e_max / 2, in " + size_unit + ".")
+            "Size at which the efficiency is e_max / 2 (shape terms zero), in " + size_unit + ".")
       .required()
       .non_negative()
       .in_unit(size_unit);
+  if (gemm) {
+    s.add_key(section + ".min_dim_half", ValueType::kFloat,
+              "Smallest of m, n, k at which the shape alone halves the efficiency (skinny "
+              "GEMMs are bound by streaming their large operand).")
+        .default_to(0.0)
+        .non_negative()
+        .in_unit("elements");
+  } else {
+    s.add_key(section + ".head_dim_half", ValueType::kFloat,
+              "Head dimension at which it alone halves the efficiency.")
+        .default_to(0.0)
+        .non_negative()
+        .in_unit("elements");
+    s.add_key(section + ".causal_x_half", ValueType::kFloat,
+              "Added to x_half for causal attention (partly masked tiles on the diagonal).")
+        .default_to(0.0)
+        .non_negative()
+        .in_unit(size_unit);
+  }
 }
 
-EfficiencyCurveParams read_curve(const sim::ConfigValues& v, const std::string& section) {
-  return EfficiencyCurveParams{v.get_float(section + ".e_max"), v.get_float(section + ".x_half")};
+EfficiencyCurveParams read_curve(const sim::ConfigValues& v, const std::string& section,
+                                 CurveShape shape) {
+  EfficiencyCurveParams curve{v.get_float(section + ".e_max"), v.get_float(section + ".x_half")};
+  if (shape == CurveShape::kGemm) {
+    curve.dim_half = v.get_float(section + ".min_dim_half");
+  } else {
+    curve.dim_half = v.get_float(section + ".head_dim_half");
+    curve.causal_x_half = v.get_float(section + ".causal_x_half");
+  }
+  return curve;
 }
 
 void add_gpu_and_host_keys(sim::ConfigSchema& s) {
@@ -90,11 +126,11 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
             "no measurement yet).")
       .default_to(0.90)
       .validated_by(in_unit_interval, "in (0, 1]");
-  add_curve(s, "gpu.gemm", "GEMMs, by work 2*m*n*k", "FLOPs");
+  add_curve(s, "gpu.gemm", "GEMMs, by work 2*m*n*k", "FLOPs", CurveShape::kGemm);
   add_curve(s, "gpu.attention_fwd", "attention forward, by keys per query (seq, seq / 2 causal)",
-            "keys per query");
+            "keys per query", CurveShape::kAttention);
   add_curve(s, "gpu.attention_bwd", "attention backward, by keys per query (seq, seq / 2 causal)",
-            "keys per query");
+            "keys per query", CurveShape::kAttention);
   s.add_key("gpu.sustained_clock", ValueType::kFloat,
             "Sustained / nominal tensor-core clock in training (power or thermal caps), "
             "scaling the FLOP roofline of every kernel; MFU stays relative to peak_tflops.")
@@ -135,9 +171,9 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   g.memory_bytes = v.get_bytes("gpu.memory");
   g.hbm_Bps = v.get_bandwidth_Bps("gpu.hbm_bandwidth");
   g.mem_efficiency = v.get_float("gpu.mem_efficiency");
-  g.gemm = read_curve(v, "gpu.gemm");
-  g.attention_fwd = read_curve(v, "gpu.attention_fwd");
-  g.attention_bwd = read_curve(v, "gpu.attention_bwd");
+  g.gemm = read_curve(v, "gpu.gemm", CurveShape::kGemm);
+  g.attention_fwd = read_curve(v, "gpu.attention_fwd", CurveShape::kAttention);
+  g.attention_bwd = read_curve(v, "gpu.attention_bwd", CurveShape::kAttention);
   g.comm_overlap_slowdown = v.get_float("gpu.comm_overlap_slowdown");
   g.sustained_clock = v.get_float("gpu.sustained_clock");
   return g;

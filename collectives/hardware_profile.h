@@ -61,11 +61,16 @@ struct ProtocolParams {
   int64_t full_bandwidth_bytes = 0;
 };
 
-// One efficiency curve of the compute model, eff(x) = e_max * x / (x + x_half)
-// (workloads/compute_model.h); x_half is in the unit of its curve's size.
+// One efficiency curve of the compute model (workloads/compute_model.h):
+//   eff = e_max / (1 + (x_half + causal x causal_x_half) / x + dim_half / dim)
+// which with the last two terms zero is e_max * x / (x + x_half); x_half is
+// in the unit of its curve's size, dim_half in elements of its dimension
+// (GEMM: the smallest of m, n, k; attention: the head dimension).
 struct EfficiencyCurveParams {
-  double e_max = 1;   // plateau, in (0, 1]
-  double x_half = 0;  // size at which eff = e_max / 2, >= 0
+  double e_max = 1;          // plateau, in (0, 1]
+  double x_half = 0;         // size at which eff = e_max / 2 (other terms zero), >= 0
+  double dim_half = 0;       // dimension at which the shape alone halves eff, >= 0
+  double causal_x_half = 0;  // attention: added to x_half for causal masks, >= 0
 };
 
 // The GPU's compute figures (profile section `gpu`).

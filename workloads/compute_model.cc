@@ -28,9 +28,13 @@ constexpr double kMemEfficiencyPlaceholder = 0.90;
 
 }  // namespace
 
-double EfficiencyCurve::operator()(double x) const {
+double EfficiencyCurve::at(double x, double dim, bool causal) const {
   const double size = std::max(x, 1.0);
-  return e_max * size / (size + x_half);
+  // e_max / (1 + h / x + d / dim) written as e_max x / (x + h + x d / dim),
+  // which without shape terms is bit for bit the plain curve.
+  const double half = x_half + (causal ? causal_x_half : 0.0);
+  const double shape = dim > 0 && dim_half > 0 ? size * dim_half / dim : 0.0;
+  return e_max * size / (size + half + shape);
 }
 
 GpuComputeSpec h100_sxm_compute() {
@@ -71,7 +75,10 @@ GpuComputeSpec a100_sxm_compute() {
 namespace {
 
 EfficiencyCurve curve_of(const collectives::EfficiencyCurveParams& params) {
-  return EfficiencyCurve{.e_max = params.e_max, .x_half = params.x_half};
+  return EfficiencyCurve{.e_max = params.e_max,
+                         .x_half = params.x_half,
+                         .dim_half = params.dim_half,
+                         .causal_x_half = params.causal_x_half};
 }
 
 }  // namespace
@@ -111,13 +118,17 @@ double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec) {
   switch (kernel.cls) {
     case KernelClass::kGemm:
       // Without a shape, the FLOPs are the work.
-      return spec.gemm(kernel.m > 0 && kernel.n > 0 && kernel.k > 0
-                           ? gemm_size(kernel.m, kernel.n, kernel.k)
-                           : kernel.flops);
+      if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) {
+        const double smallest =
+            static_cast<double>(std::min({kernel.m, kernel.n, kernel.k}));
+        return spec.gemm.at(gemm_size(kernel.m, kernel.n, kernel.k), smallest, false);
+      }
+      return spec.gemm(kernel.flops);
     case KernelClass::kAttention: {
       const EfficiencyCurve& curve =
           is_backward(kernel.name) ? spec.attention_bwd : spec.attention_fwd;
-      return curve(attention_size(kernel.seq, kernel.causal));
+      return curve.at(attention_size(kernel.seq, kernel.causal),
+                      static_cast<double>(kernel.head_dim), kernel.causal);
     }
     case KernelClass::kElementwise:
     case KernelClass::kNorm:

@@ -5,8 +5,9 @@
 // times comm_overlap_slowdown while communication kernels share the SMs.
 //
 // Efficiency curves: eff(x) = e_max * x / (x + x_half), bounded to (0, e_max]
-// with e_max in (0, 1], non-decreasing in x, half of e_max at x = x_half. The
-// size x is, by kernel class:
+// with e_max in (0, 1], non-decreasing in x, half of e_max at x = x_half,
+// optionally lowered by a shape term (EfficiencyCurve::at). The size x is, by
+// kernel class:
 //  * kGemm: the work 2*m*n*k in FLOPs (a fixed per-kernel cost -- launch,
 //    tile-wave fill and drain -- amortised over the work). The curve does not
 //    see the aspect ratio: skinny GEMMs (a dimension of a few hundred) run
@@ -52,10 +53,18 @@ namespace clustersim::workloads {
 
 struct EfficiencyCurve {
   double e_max = 1.0;   // plateau efficiency, in (0, 1]
-  double x_half = 0.0;  // size at which eff = e_max / 2, in the size's unit, >= 0
+  double x_half = 0.0;  // size at which eff = e_max / 2 (shape terms zero), >= 0
+  // Shape terms (collectives::EfficiencyCurveParams): the dimension (GEMM:
+  // min(m, n, k); attention: head_dim) at which it alone halves eff, and
+  // attention's extra x_half under a causal mask. Both >= 0; 0 = no term.
+  double dim_half = 0.0;
+  double causal_x_half = 0.0;
 
   // e_max * x / (x + x_half); x is clamped to >= 1 so that the result is > 0.
-  double operator()(double x) const;
+  double operator()(double x) const { return at(x, 0.0, false); }
+  // e_max / (1 + (x_half + causal_x_half if causal) / x + dim_half / dim);
+  // dim <= 0 means "not known" and drops the shape term.
+  double at(double x, double dim, bool causal) const;
 };
 
 struct GpuComputeSpec {
