@@ -7,6 +7,7 @@
 #include "cli/campaign_command.h"
 #include "cli/collective_command.h"
 #include "cli/command_line.h"
+#include "cli/kernels_command.h"
 #include "cli/run_command.h"
 #include "cli/scenario_schema.h"
 #include "cli/sweep_command.h"
@@ -85,6 +86,8 @@ const std::vector<Command>& commands() {
        [](const ParsedCommand& p, Io& io) { return run_collective_command(p, io.out); }},
       {validate_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_validate_command(p, io.out); }},
+      {kernels_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_kernels_command(p, io.out); }},
   };
   return kTable;
 }

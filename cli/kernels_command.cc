@@ -1,0 +1,213 @@
+#include "cli/kernels_command.h"
+
+#include <cstdio>
+#include <map>
+#include <string_view>
+#include <tuple>
+
+#include "cli/commands.h"
+#include "cli/network_scenario.h"
+#include "cli/step_config.h"
+#include "cli/table_text.h"
+#include "sim/atomic_file.h"
+#include "sim/check.h"
+#include "workloads/workload_config.h"
+
+namespace clustersim::cli {
+
+namespace {
+
+using workloads::Kernel;
+using workloads::KernelClass;
+
+bool is_backward(std::string_view name) { return name.ends_with(".bwd"); }
+
+// What makes two kernels the same measurement: the class, the GEMM shape or
+// the attention configuration and pass.
+using ShapeKey = std::tuple<KernelClass, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>;
+
+ShapeKey key_of(const Kernel& kernel) {
+  if (kernel.cls == KernelClass::kGemm) {
+    return {kernel.cls, kernel.m, kernel.n, kernel.k, 0, 0, false, false};
+  }
+  return {kernel.cls,      kernel.batch,    kernel.seq,    kernel.heads,
+          kernel.kv_heads, kernel.head_dim, kernel.causal, is_backward(kernel.name)};
+}
+
+void add_name(std::string& names, std::string_view name) {
+  size_t start = 0;
+  while (start <= names.size()) {
+    size_t end = names.find('+', start);
+    if (end == std::string::npos) end = names.size();
+    if (std::string_view(names).substr(start, end - start) == name) return;
+    start = end + 1;
+  }
+  if (!names.empty()) names += '+';
+  names += name;
+}
+
+bool runs_a_kernel(const workloads::Task& task) {
+  return (task.kind == workloads::TaskKind::kKernel ||
+          task.kind == workloads::TaskKind::kOptimizer) &&
+         task.kernel != workloads::kNoKernel;
+}
+
+// Every kernel FLOP of one rank's step (all classes).
+double step_kernel_flops(const workloads::FsdpSchedule& schedule) {
+  double total = 0;
+  for (const workloads::Task& task : schedule.tasks) {
+    if (runs_a_kernel(task)) total += schedule.kernels[static_cast<size_t>(task.kernel)].flops;
+  }
+  return total;
+}
+
+std::string str(int64_t value) { return std::to_string(value); }
+
+std::string flops_text(double flops) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.0f", flops);
+  return buffer;
+}
+
+std::string share_text(double part, double whole) {
+  return whole > 0 ? fixed(100.0 * part / whole, 1) : "-";
+}
+
+std::string table_text(std::span<const KernelShape> shapes, const std::string& scenario,
+                       const workloads::WorkloadSpec& spec, double step_flops) {
+  double gemm_flops = 0;
+  double attention_flops = 0;
+  for (const KernelShape& s : shapes) {
+    const double total = s.flops * static_cast<double>(s.count_per_step);
+    (s.cls == KernelClass::kGemm ? gemm_flops : attention_flops) += total;
+  }
+  std::string text = "scenario: " + scenario + "\n";
+  text += "model: " + spec.model.name + ", " + std::string(workloads::dtype_name(spec.dtype)) +
+          ", tp " + str(spec.tp) + ", activation checkpointing " +
+          std::string(workloads::activation_checkpointing_name(spec.activation_checkpointing)) +
+          (spec.torch_compile ? ", torch.compile" : ", eager") + "\n";
+  text += "per rank and step: " + str(spec.grad_accum) + " micro-batch(es) of " +
+          str(spec.local_batch) + " x " + str(spec.seq_len) + " tokens\n";
+  text += "kernel FLOPs per rank and step: " + fixed(step_flops / 1e12, 2) + " TFLOP (GEMMs " +
+          share_text(gemm_flops, step_flops) + "%, attention " +
+          share_text(attention_flops, step_flops) + "%)\n";
+
+  text += "\nGEMMs, C[m x n] = A[m x k] * B[k x n]\n";
+  text += pad("m", 8) + pad("n", 8) + pad("k", 8) + pad("count", 7) + pad("GFLOP/call", 12) +
+          pad("step %", 8) + "  names\n";
+  for (const KernelShape& s : shapes) {
+    if (s.cls != KernelClass::kGemm) continue;
+    text += pad(str(s.m), 8) + pad(str(s.n), 8) + pad(str(s.k), 8) + pad(str(s.count_per_step), 7) +
+            pad(fixed(s.flops / 1e9, 1), 12) +
+            pad(share_text(s.flops * static_cast<double>(s.count_per_step), step_flops), 8) + "  " +
+            s.name + "\n";
+  }
+
+  text += "\nattention (flash; heads per rank)\n";
+  text += pad("pass", 5) + pad("batch", 7) + pad("seq", 7) + pad("heads", 7) + pad("kv_heads", 10) +
+          pad("head_dim", 10) + pad("causal", 8) + pad("count", 7) + pad("GFLOP/call", 12) +
+          pad("step %", 8) + "  names\n";
+  for (const KernelShape& s : shapes) {
+    if (s.cls != KernelClass::kAttention) continue;
+    text += pad(s.backward ? "bwd" : "fwd", 5) + pad(str(s.batch), 7) + pad(str(s.seq), 7) +
+            pad(str(s.heads), 7) + pad(str(s.kv_heads), 10) + pad(str(s.head_dim), 10) +
+            pad(s.causal ? "true" : "false", 8) + pad(str(s.count_per_step), 7) +
+            pad(fixed(s.flops / 1e9, 1), 12) +
+            pad(share_text(s.flops * static_cast<double>(s.count_per_step), step_flops), 8) + "  " +
+            s.name + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::vector<KernelShape> distinct_kernel_shapes(const workloads::FsdpSchedule& schedule) {
+  std::vector<KernelShape> shapes;
+  std::map<ShapeKey, size_t> row_of;
+  for (const workloads::Task& task : schedule.tasks) {
+    if (!runs_a_kernel(task)) continue;
+    CLUSTERSIM_CHECK(task.kernel >= 0 && static_cast<size_t>(task.kernel) < schedule.kernels.size(),
+                     "a schedule task's kernel index lies in the kernel table");
+    const Kernel& kernel = schedule.kernels[static_cast<size_t>(task.kernel)];
+    if (kernel.cls != KernelClass::kGemm && kernel.cls != KernelClass::kAttention) continue;
+    const auto [it, inserted] = row_of.emplace(key_of(kernel), shapes.size());
+    if (inserted) {
+      KernelShape s;
+      s.cls = kernel.cls;
+      s.m = kernel.m;
+      s.n = kernel.n;
+      s.k = kernel.k;
+      s.batch = kernel.batch;
+      s.seq = kernel.seq;
+      s.heads = kernel.heads;
+      s.kv_heads = kernel.kv_heads;
+      s.head_dim = kernel.head_dim;
+      s.causal = kernel.causal;
+      s.backward = kernel.cls == KernelClass::kAttention && is_backward(kernel.name);
+      s.flops = kernel.flops;
+      shapes.push_back(std::move(s));
+    }
+    KernelShape& row = shapes[it->second];
+    add_name(row.name, kernel.name);
+    ++row.count_per_step;
+  }
+  return shapes;
+}
+
+std::string kernel_shapes_csv(std::span<const KernelShape> shapes, const std::string& scenario,
+                              const std::string& dtype) {
+  std::string text = "# clustersim kernels " + scenario +
+                     ": distinct GEMM and attention kernels per rank and step\n";
+  text +=
+      "kind,name,dtype,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,pass,count_per_step,flops\n";
+  for (const KernelShape& s : shapes) {
+    const bool gemm = s.cls == KernelClass::kGemm;
+    text += std::string(gemm ? "gemm" : "attention") + "," + s.name + "," + dtype + ",";
+    if (gemm) {
+      text += str(s.m) + "," + str(s.n) + "," + str(s.k) + ",,,,,,,,";
+    } else {
+      text += ",,," + str(s.batch) + "," + str(s.seq) + "," + str(s.heads) + "," + str(s.kv_heads) +
+              "," + str(s.head_dim) + "," + (s.causal ? "true" : "false") + "," +
+              (s.backward ? "bwd" : "fwd") + ",";
+    }
+    text += str(s.count_per_step) + "," + flops_text(s.flops) + "\n";
+  }
+  return text;
+}
+
+CommandSpec kernels_command_spec() {
+  return {"kernels",
+          "List the distinct GEMM shapes and attention configurations of a step, to benchmark.",
+          {"SCENARIO"},
+          {{"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"},
+           {"--csv", "", false, "print CSV (the input of scripts/microbench/gemm.py --shapes)"},
+           {"-o", "FILE", false, "write to FILE (atomically) instead of stdout"}},
+          "Per rank and step: every micro-batch, recomputation under activation checkpointing\n"
+          "and tensor-parallel slices count. GEMMs of equal (m, n, k) and attention calls of\n"
+          "equal configuration and pass are one row; names are joined by '+'.\n"
+          "CSV columns: kind,name,dtype,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,pass,\n"
+          "count_per_step,flops (flops of one call; columns that do not apply are empty)."};
+}
+
+int run_kernels_command(const ParsedCommand& parsed, std::ostream& out) {
+  const NetworkScenario net = load_network_scenario(parsed.positionals[0], parsed.values("--set"));
+  const workloads::StepConfig config = step_config_from_scenario(net);
+  const workloads::FsdpSchedule schedule =
+      workloads::build_fsdp_schedule(config.workload, config.schedule_options);
+  const std::vector<KernelShape> shapes = distinct_kernel_shapes(schedule);
+  const std::string scenario = net.values.get_string("name");
+  const std::string text =
+      parsed.has("--csv")
+          ? kernel_shapes_csv(shapes, scenario,
+                              std::string(workloads::dtype_name(config.workload.dtype)))
+          : table_text(shapes, scenario, config.workload, step_kernel_flops(schedule));
+  const std::string output = parsed.value_or("-o", "");
+  if (output.empty()) {
+    out << text;
+  } else {
+    sim::write_file_atomically(output, text);
+  }
+  return kExitOk;
+}
+
+}  // namespace clustersim::cli
