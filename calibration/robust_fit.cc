@@ -179,9 +179,9 @@ LinearFit fit_linear(const LinearProblem& p, const RobustFitOptions& options) {
                        p.lower.size() == n && p.upper.size() == n && p.fallback.size() == n,
                    "fit_linear: sizes agree");
   for (Eigen::Index j = 0; j < n; ++j) {
-    CLUSTERSIM_CHECK(p.lower[j] <= p.fallback[j] && p.fallback[j] <= p.upper[j],
-                     "fit_linear: fallback of " + p.names[static_cast<size_t>(j)] +
-                         " within its bounds");
+    CLUSTERSIM_CHECK(
+        p.lower[j] <= p.fallback[j] && p.fallback[j] <= p.upper[j],
+        "fit_linear: fallback of " + p.names[static_cast<size_t>(j)] + " within its bounds");
   }
 
   LinearFit fit;

@@ -40,8 +40,8 @@
 namespace clustersim::calibration {
 
 struct LinearProblem {
-  Eigen::MatrixXd design;  // rows: cases; columns: parameters
-  Eigen::VectorXd target;  // one per case
+  Eigen::MatrixXd design;          // rows: cases; columns: parameters
+  Eigen::VectorXd target;          // one per case
   std::vector<std::string> names;  // one per parameter, for reports
   Eigen::VectorXd lower;           // bounds; -inf / +inf when unbounded
   Eigen::VectorXd upper;
@@ -62,11 +62,11 @@ enum class BoundHit { kNone, kLower, kUpper };
 
 struct LinearFit {
   Eigen::VectorXd x;
-  Eigen::VectorXd residuals;  // design * x - target
-  Eigen::VectorXd weights;    // final robust weights in [0, 1]; 0: an outlier
-  std::vector<BoundHit> bound_hit;   // per parameter
-  std::vector<bool> unidentified;    // per parameter: fixed at its fallback
-  double scale = 0;                  // the robust scale of the residuals
+  Eigen::VectorXd residuals;        // design * x - target
+  Eigen::VectorXd weights;          // final robust weights in [0, 1]; 0: an outlier
+  std::vector<BoundHit> bound_hit;  // per parameter
+  std::vector<bool> unidentified;   // per parameter: fixed at its fallback
+  double scale = 0;                 // the robust scale of the residuals
   int iterations = 0;
 
   int outliers() const;

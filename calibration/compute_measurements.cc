@@ -1,0 +1,82 @@
+#include "calibration/compute_measurements.h"
+
+#include <algorithm>
+
+#include "calibration/measurement_csv.h"
+
+namespace clustersim::calibration {
+
+double GemmMeasurement::flops() const {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
+
+double GemmMeasurement::seconds() const { return flops() / (tflops * 1e12); }
+
+int64_t GemmMeasurement::smallest_dim() const { return std::min({m, n, k}); }
+
+std::vector<GemmMeasurement> parse_gemm_csv(std::string_view text, const std::string& file_name) {
+  std::vector<GemmMeasurement> rows;
+  for_each_csv_row(text, file_name, {"hardware", "dtype", "m", "n", "k", "tflops"},
+                   [&](CsvRow& row) {
+                     GemmMeasurement g;
+                     g.where = row.where();
+                     g.hardware = row.text("hardware");
+                     g.dtype = row.text("dtype");
+                     g.m = row.positive_int("m");
+                     g.n = row.positive_int("n");
+                     g.k = row.positive_int("k");
+                     g.tflops = row.positive_number("tflops");
+                     g.source = row.optional_text("source");
+                     if (row.ok()) rows.push_back(std::move(g));
+                   });
+  return rows;
+}
+
+std::vector<AttentionMeasurement> parse_attention_csv(std::string_view text,
+                                                      const std::string& file_name) {
+  std::vector<AttentionMeasurement> rows;
+  for_each_csv_row(text, file_name,
+                   {"hardware", "kernel", "pass", "head_dim", "causal", "seq", "tflops"},
+                   [&](CsvRow& row) {
+                     AttentionMeasurement a;
+                     a.where = row.where();
+                     a.hardware = row.text("hardware");
+                     a.kernel = row.text("kernel");
+                     a.pass = row.one_of("pass", {"fwd", "fwd_bwd"});
+                     a.head_dim = row.positive_int("head_dim");
+                     a.causal = row.boolean("causal");
+                     a.seq = row.positive_int("seq");
+                     a.tflops = row.positive_number("tflops");
+                     if (row.ok()) rows.push_back(std::move(a));
+                   });
+  return rows;
+}
+
+std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
+  return parse_gemm_csv(read_measurement_file(path), path);
+}
+
+std::vector<AttentionMeasurement> read_attention_csv(const std::string& path) {
+  return parse_attention_csv(read_measurement_file(path), path);
+}
+
+namespace {
+
+bool header_has(std::string_view text, std::initializer_list<std::string_view> names) {
+  const std::vector<std::string> header = csv_header(text);
+  return std::all_of(names.begin(), names.end(), [&](std::string_view name) {
+    return std::find(header.begin(), header.end(), name) != header.end();
+  });
+}
+
+}  // namespace
+
+bool looks_like_gemm_csv(std::string_view text) {
+  return header_has(text, {"m", "n", "k", "tflops"});
+}
+
+bool looks_like_attention_csv(std::string_view text) {
+  return header_has(text, {"pass", "head_dim", "seq", "tflops"});
+}
+
+}  // namespace clustersim::calibration
