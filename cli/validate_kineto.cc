@@ -1,0 +1,96 @@
+#include "cli/validate_kineto.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "calibration/kineto_comparison.h"
+#include "calibration/kineto_trace.h"
+#include "cli/step_config.h"
+#include "cli/table_text.h"
+#include "sim/config_error.h"
+#include "sim/rank_list.h"
+
+namespace clustersim::cli {
+
+namespace {
+
+std::string count_text(double count) {
+  // Means over steps: whole numbers print without decimals.
+  return count == std::round(count) ? fixed(count, 0) : fixed(count, 2);
+}
+
+std::string table_row(const calibration::KinetoComparisonRow& row) {
+  std::string text = pad(row.name, 20);
+  text += pad(fixed(row.measured_us, 2), 13);
+  text += pad(fixed(row.simulated_us, 2), 14);
+  text += pad(row.relative_error ? fixed(*row.relative_error * 100.0, 1) + "%" : "-", 9);
+  text += pad(row.has_counts ? count_text(row.measured_count) : "-", 16);
+  text += pad(row.has_counts ? count_text(row.simulated_count) : "-", 17);
+  return text + "\n";
+}
+
+std::string heading(const std::string& trace_path, const calibration::KinetoComparison& c,
+                    int unattributed_events) {
+  std::vector<int64_t> steps = c.measured.step_numbers;
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  std::string text = "# kineto trace " + trace_path + " against simulated rank " +
+                     std::to_string(c.rank) + ": mean of ProfilerStep#" +
+                     sim::format_rank_list(steps) + " (" +
+                     std::to_string(c.measured.step_numbers.size()) + " step(s), " +
+                     std::to_string(c.measured.skipped_steps) + " warm-up skipped)";
+  if (unattributed_events > 0) {
+    text += ", " + std::to_string(unattributed_events) + " GPU event(s) outside steps ignored";
+  }
+  return text + "\n";
+}
+
+std::vector<double> compare_and_print(const calibration::KinetoTrace& trace,
+                                      const workloads::StepResult& simulated, std::ostream& out,
+                                      const KinetoValidationOptions& options) {
+  const calibration::KinetoComparison comparison =
+      calibration::compare_kineto_step(trace, simulated, options.rank, options.warmup_steps);
+  out << heading(trace.file, comparison, trace.unattributed_events);
+  if (!simulated.fits_in_memory) {
+    out << "# note: the memory model says the simulated step does not fit in GPU memory\n";
+  }
+  out << "#              class  measured-us  simulated-us    error  measured-count  "
+         "simulated-count\n";
+  for (const calibration::KinetoComparisonRow& row : comparison.rows) out << table_row(row);
+  out << "# step = ProfilerStep marker (iteration period); measured GPU window "
+      << fixed(comparison.measured.gpu_window_us, 2)
+      << " us; cases: classes with measured time, and the step\n";
+  return comparison.counted_errors();
+}
+
+}  // namespace
+
+workloads::StepResult simulate_traced_step(const NetworkScenario& net, int64_t rank) {
+  workloads::StepConfig config = step_config_from_scenario(net);
+  const int64_t world = config.workload.world_size;
+  if (rank < 0 || rank >= world) {
+    sim::DiagnosticSink sink;
+    sink.add(sim::SourceLocation{"--rank " + std::to_string(rank), 0, 0}, "",
+             "expected a rank below the scenario's world size " + std::to_string(world) +
+                 ", found " + std::to_string(rank));
+    sink.throw_if_any();
+  }
+  config.trace_ranks = {rank};
+  return workloads::simulate_step(net.cluster, net.profile, config);
+}
+
+std::vector<double> validate_kineto_trace(const workloads::StepResult& simulated,
+                                          const std::string& trace_path, std::ostream& out,
+                                          const KinetoValidationOptions& options) {
+  return compare_and_print(calibration::read_kineto_trace(trace_path), simulated, out, options);
+}
+
+std::vector<double> validate_kineto_trace(const NetworkScenario& net, const std::string& trace_path,
+                                          std::ostream& out,
+                                          const KinetoValidationOptions& options) {
+  // The trace first: a bad file fails before the (longer) simulation.
+  const calibration::KinetoTrace trace = calibration::read_kineto_trace(trace_path);
+  return compare_and_print(trace, simulate_traced_step(net, options.rank), out, options);
+}
+
+}  // namespace clustersim::cli
