@@ -25,11 +25,13 @@ double median_abs(const Eigen::VectorXd& r) {
   return n % 2 == 1 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
 }
 
-// Columns the earlier ones do not span (Gram-Schmidt on unit-norm columns).
-std::vector<bool> unidentified_columns(const Eigen::MatrixXd& a) {
-  std::vector<bool> out(static_cast<size_t>(a.cols()), false);
+// Fixed columns, and those the earlier free ones span (Gram-Schmidt on
+// unit-norm columns).
+std::vector<bool> unidentified_columns(const Eigen::MatrixXd& a, const std::vector<bool>& fixed) {
+  std::vector<bool> out = fixed;
   std::vector<Eigen::VectorXd> basis;
   for (Eigen::Index j = 0; j < a.cols(); ++j) {
+    if (out[static_cast<size_t>(j)]) continue;
     const double norm = a.col(j).norm();
     if (!(norm > 0) || !std::isfinite(norm)) {
       out[static_cast<size_t>(j)] = true;
@@ -159,7 +161,8 @@ LinearProblem::LinearProblem(Eigen::Index rows, std::vector<std::string> paramet
                                       -std::numeric_limits<double>::infinity())),
       upper(Eigen::VectorXd::Constant(static_cast<Eigen::Index>(names.size()),
                                       std::numeric_limits<double>::infinity())),
-      fallback(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(names.size()))) {}
+      fallback(Eigen::VectorXd::Zero(static_cast<Eigen::Index>(names.size()))),
+      fixed(names.size(), false) {}
 
 int LinearFit::outliers() const {
   int n = 0;
@@ -176,7 +179,8 @@ LinearFit fit_linear(const LinearProblem& p, const RobustFitOptions& options) {
   const Eigen::Index m = p.design.rows();
   CLUSTERSIM_CHECK(m > 0 && n > 0, "fit_linear: at least one case and one parameter");
   CLUSTERSIM_CHECK(p.target.size() == m && static_cast<Eigen::Index>(p.names.size()) == n &&
-                       p.lower.size() == n && p.upper.size() == n && p.fallback.size() == n,
+                       p.lower.size() == n && p.upper.size() == n && p.fallback.size() == n &&
+                       static_cast<Eigen::Index>(p.fixed.size()) == n,
                    "fit_linear: sizes agree");
   for (Eigen::Index j = 0; j < n; ++j) {
     CLUSTERSIM_CHECK(
@@ -185,7 +189,7 @@ LinearFit fit_linear(const LinearProblem& p, const RobustFitOptions& options) {
   }
 
   LinearFit fit;
-  fit.unidentified = unidentified_columns(p.design);
+  fit.unidentified = unidentified_columns(p.design, p.fixed);
   const int free_parameters =
       static_cast<int>(std::count(fit.unidentified.begin(), fit.unidentified.end(), false));
   fit.weights = Eigen::VectorXd::Ones(m);

@@ -7,7 +7,8 @@
 // where the rows a_i, b_i are cases and w_i robust weights.
 //
 // Method:
-//  * Identifiability: columns are taken in order; a column that the kept
+//  * Identifiability: parameters the caller marks `fixed` keep their
+//    fallback; the other columns are taken in order; a column that the kept
 //    columns already span (relative residual of its projection below 1e-9,
 //    after scaling every column to unit norm) is not fitted: its parameter
 //    is fixed at its fallback value (the base profile's, or 0 for a term the
@@ -46,6 +47,10 @@ struct LinearProblem {
   Eigen::VectorXd lower;           // bounds; -inf / +inf when unbounded
   Eigen::VectorXd upper;
   Eigen::VectorXd fallback;  // value of a parameter the data cannot identify
+  // Parameters the caller knows the cases cannot see (e.g. a latency that is
+  // under 1% of every measured time): fixed at their fallback, reported as
+  // unidentified.
+  std::vector<bool> fixed;
 
   // A problem of `rows` x `names.size()`, unbounded, fallbacks 0.
   LinearProblem(Eigen::Index rows, std::vector<std::string> parameter_names);
