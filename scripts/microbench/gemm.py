@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Time dense matrix multiplies (torch.matmul) on one GPU for clustersim.
+
+    python3 scripts/microbench/gemm.py --scenario scenarios/llama3_8b_fsdp_8xh100.yaml
+    python3 scripts/microbench/gemm.py --shapes kernels.csv --square 1024..16384 -o gemm.csv
+
+Shapes: the GEMMs of a scenario's step, from the CSV of `clustersim kernels
+SCENARIO --csv` (--shapes FILE, kind=gemm rows) or by running that command
+(--scenario SCENARIO, with --clustersim PATH and --set KEY=VALUE), and/or a
+square sweep m = n = k (--square 1024..16384: the powers of two in between;
+or a list, --square 1024,3000). Each distinct (m, n, k) is timed once.
+
+Timing: C[m x n] = A[m x k] @ B[k x n] with row-major random (randn) operands
+in --dtype (default: the shapes file's dtype, else bf16; fp32 disables TF32),
+torch.matmul(A, B, out=C) after --warmup calls, then --iters calls each
+between two CUDA events, the L2 cache overwritten before each call (unless
+--no-flush-l2); the median time counts. tflops = 2*m*n*k / time / 1e12.
+
+Output (-o FILE, default scenarios/measurements/<date>_<hardware>/gemm.csv),
+written atomically: '#' lines recording the GPU, driver, torch/CUDA/NCCL/cuDNN
+versions, host, date and command, then the layout workloads/compute_model.cc
+reads (parse_gemm_csv; it ignores the extra columns after `source`):
+    hardware,dtype,m,n,k,tflops,source,time_us,count_per_step,name
+`hardware` comes from the GPU name (common.hardware_from_gpu_name, e.g.
+"NVIDIA H100 80GB HBM3" -> H100-SXM) unless --hardware is given.
+A shape that does not fit in GPU memory is skipped with a message on stderr.
+Exit codes: 0 ok, 1 bad input (or nothing could be measured), 2 usage.
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+PROG = "gemm.py"
+HEADER = ("hardware", "dtype", "m", "n", "k", "tflops", "source", "time_us", "count_per_step",
+          "name")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Needs PyTorch with CUDA at run time (not for --help).",
+    )
+    common.add_shape_arguments(parser)
+    parser.add_argument("--square", metavar="RANGE",
+                        help="square sizes m=n=k: 'A..B' (powers of two) or 'A,B,...'")
+    parser.add_argument("--dtype", choices=sorted(common.TORCH_DTYPES),
+                        help="operand dtype (default: the shapes' dtype, else bf16)")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed calls per shape (default 10)")
+    parser.add_argument("--iters", type=int, default=50, help="timed calls per shape (default 50)")
+    parser.add_argument("--no-flush-l2", action="store_true",
+                        help="do not overwrite the L2 cache before each timed call")
+    parser.add_argument("--hardware", help="the hardware column (default: from the GPU name)")
+    parser.add_argument("--source", default="torch-matmul",
+                        help="the source column (default: %(default)s)")
+    parser.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="output CSV (default: scenarios/measurements/<date>_<hardware>/gemm.csv)")
+    args = parser.parse_args(argv)
+    if args.shapes and args.scenario:
+        parser.error("give --shapes or --scenario, not both")
+    if not (args.shapes or args.scenario or args.square):
+        parser.error("nothing to measure: give --shapes FILE, --scenario SCENARIO or --square RANGE")
+    if args.set and not args.scenario:
+        parser.error("--set applies to --scenario only")
+    if args.warmup < 0 or args.iters < 1:
+        parser.error("expected --warmup >= 0 and --iters >= 1")
+    for name in ("hardware", "source"):
+        value = getattr(args, name)
+        if value is not None and ("," in value or not value.strip()):
+            parser.error(f"--{name}: expected a non-empty label without commas, found '{value}'")
+    return args
+
+
+def plan(args):
+    """([(m, n, k, count_per_step or None, name)], dtype, description)."""
+    shapes = []
+    seen = {}
+    description = []
+    dtypes = set()
+    if args.shapes or args.scenario:
+        gemms, _, what = common.shapes_from_args(args)
+        if not gemms:
+            raise common.InputError(f"{what}: expected GEMM rows (kind=gemm), found none")
+        description.append(what)
+        for g in gemms:
+            if g.dtype:
+                dtypes.add(g.dtype)
+            key = (g.m, g.n, g.k)
+            if key in seen:
+                i = seen[key]
+                m, n, k, count, name = shapes[i]
+                shapes[i] = (m, n, k, count + g.count, name + "+" + g.name)
+            else:
+                seen[key] = len(shapes)
+                shapes.append((g.m, g.n, g.k, g.count, g.name))
+    if args.square:
+        sizes = common.parse_int_list(args.square, "--square")
+        description.append("square sizes " + args.square)
+        for s in sizes:
+            if (s, s, s) not in seen:
+                seen[(s, s, s)] = len(shapes)
+                shapes.append((s, s, s, None, f"square_{s}"))
+    dtype = args.dtype
+    if dtype is None:
+        known = dtypes & set(common.TORCH_DTYPES)
+        dtype = known.pop() if len(known) == 1 else "bf16"
+    elif dtypes and dtypes != {dtype}:
+        print(f"{PROG}: warning: measuring in {dtype}, the shapes are {','.join(sorted(dtypes))}",
+              file=sys.stderr)
+    return shapes, dtype, "; ".join(description)
+
+
+def measure(torch, args, shapes, dtype):
+    device = torch.device("cuda", args.device)
+    torch.cuda.set_device(device)
+    if dtype == "fp32":
+        torch.backends.cuda.matmul.allow_tf32 = False
+    elem = torch.tensor([], dtype=common.torch_dtype(torch, dtype)).element_size()
+    flush = None if args.no_flush_l2 else common.l2_flusher(torch, device)
+    generator = torch.Generator(device=device)
+    generator.manual_seed(0)
+    rows = []
+    print(f"{'m':>8} {'n':>8} {'k':>8} {'time_us':>12} {'TFLOP/s':>9}  name")
+    for m, n, k, count, name in shapes:
+        need = (m * k + k * n + m * n) * elem
+        free, _ = torch.cuda.mem_get_info(device)
+        if need > 0.9 * free:
+            print(f"{PROG}: skipped {m}x{n}x{k}: needs {need / 2**30:.1f} GiB, "
+                  f"{free / 2**30:.1f} GiB free", file=sys.stderr)
+            continue
+        try:
+            t = common.torch_dtype(torch, dtype)
+            a = torch.randn(m, k, device=device, dtype=t, generator=generator)
+            b = torch.randn(k, n, device=device, dtype=t, generator=generator)
+            c = torch.empty(m, n, device=device, dtype=t)
+            times = common.cuda_times_ms(
+                torch, lambda: torch.matmul(a, b, out=c), args.warmup, args.iters, flush)
+        except torch.cuda.OutOfMemoryError:
+            print(f"{PROG}: skipped {m}x{n}x{k}: out of GPU memory", file=sys.stderr)
+            continue
+        finally:
+            a = b = c = None
+            torch.cuda.empty_cache()
+        seconds = common.median(times) / 1e3
+        tflops = 2.0 * m * n * k / seconds / 1e12
+        print(f"{m:>8} {n:>8} {k:>8} {seconds * 1e6:>12.2f} {tflops:>9.1f}  {name}", flush=True)
+        rows.append((m, n, k, f"{tflops:.1f}", f"{seconds * 1e6:.2f}",
+                     "" if count is None else count, name))
+    return rows
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    shapes, dtype, description = plan(args)
+    torch = common.import_torch(PROG)
+    common.require_cuda(torch)
+    env = common.environment(torch, args.device)
+    hardware = args.hardware or common.hardware_from_gpu_name(torch.cuda.get_device_name(args.device))
+    output = args.output or common.default_output_path(hardware, "gemm.csv")
+    common.check_writable(output)
+    rows = measure(torch, args, shapes, dtype)
+    if not rows:
+        raise common.InputError("no shape could be measured (see the messages above)")
+    comments = common.comment_lines(
+        "clustersim scripts/microbench/gemm.py: C[m,n] = A[m,k] B[k,n] with torch.matmul; "
+        "tflops = 2*m*n*k / time / 1e12", env,
+        [f"{description}; dtype {dtype}; median of {args.iters} calls after {args.warmup} "
+         f"warm-up calls; L2 {'not ' if args.no_flush_l2 else ''}flushed before each call",
+         f"hardware {hardware}" + ("" if args.hardware else " (from the GPU name)")])
+    table = [(hardware, dtype, m, n, k, tflops, args.source, time_us, count, name)
+             for m, n, k, tflops, time_us, count, name in rows]
+    common.write_csv_atomically(output, comments, HEADER, table)
+    print(f"wrote {len(table)} rows to {output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(common.run_main(PROG, main))

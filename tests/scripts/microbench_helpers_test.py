@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""ctest microbench_helpers: the parts of scripts/microbench/ that need no GPU
+and no PyTorch: the hardware-name rule, size lists, busbw factors, group
+layouts, reading `clustersim kernels --csv`, the shape plans, FLOP counts, and
+the CSV writer producing files the clustersim readers accept (the collective
+CSV through `clustersim validate`; the GEMM and attention CSVs against the
+rules of workloads/compute_model.cc parse_csv).
+
+    python3 tests/scripts/microbench_helpers_test.py path/to/clustersim
+"""
+
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+MICROBENCH = os.path.join(REPO, "scripts", "microbench")
+sys.path.insert(0, MICROBENCH)
+
+import attention  # noqa: E402
+import collectives  # noqa: E402
+import common  # noqa: E402
+import gemm  # noqa: E402
+import profile_step  # noqa: E402
+
+CLUSTERSIM = os.environ.get("CLUSTERSIM", os.path.join(REPO, "build", "bin", "clustersim"))
+LLAMA_8B = os.path.join(REPO, "scenarios", "llama3_8b_fsdp_8xh100.yaml")
+
+
+def kernels_csv():
+    return common.run_clustersim_kernels(CLUSTERSIM, LLAMA_8B)
+
+
+def parse_like_compute_model(text, required):
+    """The rules of workloads/compute_model.cc parse_csv: '#' lines and blank
+    lines skipped, the first other line the header holding `required`, every
+    row with as many fields as the header. Returns dicts of the rows."""
+    header = None
+    rows = []
+    for line in text.splitlines():
+        if not line.strip() or line.strip().startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split(",")]
+        if header is None:
+            header = fields
+            missing = [c for c in required if c not in header]
+            assert not missing, f"header {header} lacks {missing}"
+            continue
+        assert len(fields) == len(header), f"{line!r}: {len(fields)} fields, header {len(header)}"
+        rows.append(dict(zip(header, fields)))
+    assert header is not None
+    return rows
+
+
+class HardwareName(unittest.TestCase):
+    def test_rule(self):
+        cases = {
+            "NVIDIA H100 80GB HBM3": "H100-SXM",
+            "NVIDIA H100 PCIe": "H100-PCIe",
+            "NVIDIA H100 NVL": "H100-NVL",
+            "NVIDIA H200": "H200-SXM",
+            "NVIDIA H200 NVL": "H200-NVL",
+            "NVIDIA A100-SXM4-80GB": "A100-SXM",
+            "NVIDIA A100-SXM4-40GB": "A100-SXM",
+            "NVIDIA A100-PCIE-40GB": "A100-PCIe",
+            "NVIDIA A100 80GB PCIe": "A100-PCIe",
+            "Tesla V100-SXM2-32GB": "V100-SXM",
+            "Tesla V100S-PCIE-32GB": "V100S-PCIe",
+            "NVIDIA B200": "B200-SXM",
+            "NVIDIA GH200 480GB": "GH200",
+            "NVIDIA L40S": "L40S",
+            "NVIDIA A10G": "A10G",
+            "NVIDIA GeForce RTX 4090": "RTX4090",
+            "": "unknown-gpu",
+        }
+        for name, expected in cases.items():
+            self.assertEqual(common.hardware_from_gpu_name(name), expected, name)
+
+
+class Sizes(unittest.TestCase):
+    def test_int_lists(self):
+        self.assertEqual(common.parse_int_list("1024..16384", "--square"),
+                         [1024, 2048, 4096, 8192, 16384])
+        self.assertEqual(common.parse_int_list("1000..5000", "--square"), [1024, 2048, 4096])
+        self.assertEqual(common.parse_int_list("64,128", "--head-dim"), [64, 128])
+        self.assertEqual(common.parse_int_list("512", "--seq"), [512])
+        for bad in ("0..8", "16..8", "abc", "", "64,-1", "3..3"):
+            with self.assertRaises(common.InputError) as e:
+                common.parse_int_list(bad, "--square")
+            self.assertIn("--square", str(e.exception))
+
+    def test_bytes(self):
+        self.assertEqual(common.parse_bytes("8", "--min-bytes"), 8)
+        self.assertEqual(common.parse_bytes("64K", "--min-bytes"), 65536)
+        self.assertEqual(common.parse_bytes("1M", "--min-bytes"), 1 << 20)
+        self.assertEqual(common.parse_bytes("8G", "--max-bytes"), 8 << 30)
+        self.assertEqual(common.parse_bytes("1GiB", "--max-bytes"), 1 << 30)
+        self.assertEqual(common.parse_bytes("2gb", "--max-bytes"), 2 << 30)
+        for bad in ("0", "-1", "x", "", "1X", "K"):
+            with self.assertRaises(common.InputError):
+                common.parse_bytes(bad, "--max-bytes")
+
+    def test_powers_of_two(self):
+        self.assertEqual(common.powers_of_two_between(8, 64), [8, 16, 32, 64])
+        self.assertEqual(common.powers_of_two_between(9, 15), [])
+
+
+class Collectives(unittest.TestCase):
+    def test_busbw_factors(self):
+        self.assertAlmostEqual(collectives.busbw_factor("all_reduce", 8), 1.75)
+        self.assertAlmostEqual(collectives.busbw_factor("all_gather", 8), 0.875)
+        self.assertAlmostEqual(collectives.busbw_factor("reduce_scatter", 16), 15 / 16)
+        self.assertEqual(collectives.busbw_factor("all_reduce", 1), 0)
+        with self.assertRaises(ValueError):
+            collectives.busbw_factor("broadcast", 8)
+
+    def test_effective_bytes(self):
+        self.assertEqual(collectives.effective_bytes("all_gather", 8, 8, 2), 0)
+        self.assertEqual(collectives.effective_bytes("all_gather", 1024, 8, 2), 1024)
+        self.assertEqual(collectives.effective_bytes("reduce_scatter", 1000, 3, 2), 996)
+        self.assertEqual(collectives.effective_bytes("all_reduce", 9, 8, 2), 8)
+
+    def test_layouts(self):
+        self.assertEqual(collectives.group_layout(4, 4, "world"), [[0, 1, 2, 3]])
+        self.assertEqual(collectives.group_layout(16, 8, "consecutive"),
+                         [list(range(8)), list(range(8, 16))])
+        strided = collectives.group_layout(16, 2, "strided")
+        self.assertEqual(len(strided), 8)
+        self.assertEqual(strided[0], [0, 8])
+        self.assertEqual(strided[7], [7, 15])
+        self.assertEqual(collectives.members_per_node([0, 8], 8), 1)
+        self.assertEqual(collectives.members_per_node(list(range(16)), 8), 8)
+        self.assertEqual(collectives.members_per_node([0, 1, 2, 3], 8), 4)
+        with self.assertRaises(common.InputError):
+            collectives.members_per_node(list(range(12)), 8)
+        with self.assertRaises(common.InputError):
+            collectives.group_layout(16, 3, "consecutive")
+
+    def test_args(self):
+        args = collectives.parse_args(["--group-size", "8", "--max-bytes", "1M"])
+        self.assertEqual(args.layout, "consecutive")
+        self.assertEqual(args.max_bytes, 1 << 20)
+        self.assertEqual(args.ops, list(collectives.OPS))
+        self.assertEqual(collectives.parse_args(["--ops", "all_reduce,all_gather"]).ops,
+                         ["all_gather", "all_reduce"])
+
+    def test_csv_is_read_by_clustersim_validate(self):
+        rows = [collectives.result_row("all_reduce", 8, 8, 1 << 20, 30.5, "", "world in-place"),
+                collectives.result_row("all_gather", 8, 8, 1 << 20, 25.0, "", "world"),
+                collectives.result_row("reduce_scatter", 16, 8, 1 << 24, 150.25, "Ring", "x")]
+        self.assertEqual(rows[0][4:7], ("30.50", "34.38", "60.16"))
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "sub", "collectives.csv")
+            common.write_csv_atomically(path, ["# a test file, not a measurement"],
+                                        collectives.HEADER, rows)
+            self.assertEqual(os.listdir(os.path.dirname(path)), ["collectives.csv"])
+            done = subprocess.run(
+                [CLUSTERSIM, "validate", os.path.join(REPO, "scenarios", "dgx_h100.yaml"), path],
+                capture_output=True, text=True, check=False)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("cases=3 ", done.stdout)
+
+
+class KernelShapes(unittest.TestCase):
+    def test_reads_clustersim_kernels_csv(self):
+        gemms, attn = common.read_kernel_shapes(kernels_csv(), "kernels")
+        self.assertEqual(len(gemms), 15)
+        self.assertEqual(gemms[0], common.GemmShape("qkv_proj", "bf16", 16384, 6144, 4096, 32))
+        self.assertEqual(len(attn), 1)
+        self.assertEqual(attn[0], common.AttentionConfig(
+            "attention+attention.bwd", "bf16", 2, 8192, 32, 8, 128, True, ("fwd", "bwd"), 64))
+
+    def test_bad_files(self):
+        with self.assertRaises(common.InputError) as e:
+            common.read_kernel_shapes("# c\nhardware,dtype,m,n,k,tflops\n", "bad.csv")
+        self.assertIn("bad.csv:2: expected the header of 'clustersim kernels", str(e.exception))
+        text = kernels_csv().splitlines()
+        text[2] = text[2].replace(",16384,", ",-3,", 1)
+        text[3] = text[3].replace(",true,", ",yes,", 1)
+        with self.assertRaises(common.InputError) as e:
+            common.read_kernel_shapes("\n".join(text), "k.csv")
+        self.assertIn("k.csv:3: m: expected a positive integer, found '-3'", str(e.exception))
+        self.assertIn("k.csv:4: causal: expected true or false, found 'yes'", str(e.exception))
+        with self.assertRaises(common.InputError):
+            common.read_kernel_shapes("", "empty.csv")
+        with self.assertRaises(common.InputError):
+            common.read_kernel_shapes_file("/nonexistent/kernels.csv")
+
+    def test_missing_binary(self):
+        with self.assertRaises(common.InputError) as e:
+            common.run_clustersim_kernels("/nonexistent/clustersim", LLAMA_8B)
+        self.assertIn("--clustersim", str(e.exception))
+        with self.assertRaises(common.InputError) as e:
+            common.run_clustersim_kernels(CLUSTERSIM, "/nonexistent.yaml")
+        self.assertIn("failed", str(e.exception))
+
+
+class Plans(unittest.TestCase):
+    def test_gemm_plan_merges_scenario_and_square_shapes(self):
+        with tempfile.TemporaryDirectory() as folder:
+            shapes = os.path.join(folder, "kernels.csv")
+            with open(shapes, "w", encoding="utf-8") as f:
+                f.write(kernels_csv())
+            args = gemm.parse_args(["--shapes", shapes, "--square", "1024..4096"])
+            planned, dtype, _ = gemm.plan(args)
+        self.assertEqual(dtype, "bf16")
+        self.assertEqual(len(planned), 15 + 3)
+        self.assertEqual(planned[0], (16384, 6144, 4096, 32, "qkv_proj"))
+        self.assertEqual(planned[-1], (4096, 4096, 4096, None, "square_4096"))
+
+    def test_gemm_plan_from_scenario(self):
+        args = gemm.parse_args(["--scenario", LLAMA_8B, "--clustersim", CLUSTERSIM,
+                                "--set", "workload.parallelism.tp=2", "--dtype", "fp16"])
+        planned, dtype, what = gemm.plan(args)
+        self.assertEqual(dtype, "fp16")
+        self.assertEqual(planned[0], (16384, 3072, 4096, 32, "qkv_proj"))
+        self.assertIn("clustersim kernels", what)
+
+    def test_attention_sweep_and_flops(self):
+        configs, _ = attention.plan(attention.parse_args([]))
+        self.assertEqual(len(configs), 6 * 2 * 2)  # seq 512..16384, head_dim 64 and 128, causal
+        first = configs[0]
+        self.assertEqual((first.batch, first.seq, first.heads, first.head_dim, first.causal),
+                         (32, 512, 32, 64, False))
+        self.assertEqual(attention.attention_flops(2, 32, 8192, 128, True, "fwd"), 2.0**40)
+        self.assertEqual(attention.attention_flops(2, 32, 8192, 128, True, "fwd_bwd"),
+                         3.5 * 2.0**40)
+        self.assertEqual(attention.attention_flops(1, 1, 4, 8, False, "fwd"), 4 * 16 * 8)
+
+    def test_attention_plan_from_scenario(self):
+        args = attention.parse_args(["--scenario", LLAMA_8B, "--clustersim", CLUSTERSIM])
+        configs, _ = attention.plan(args)
+        self.assertEqual(len(configs), 1)
+        self.assertEqual(configs[0][:6], (2, 8192, 32, 8, 128, True))
+
+    def test_profile_step_helpers(self):
+        self.assertEqual(profile_step.llama_ffn(4096), 11008)  # Llama 2 7B
+        self.assertEqual(profile_step.parse_rank_list("all", 3), [0, 1, 2])
+        self.assertEqual(profile_step.parse_rank_list("8,0", 16), [0, 8])
+        for bad in ("16", "x", ""):
+            with self.assertRaises(common.InputError):
+                profile_step.parse_rank_list(bad, 16)
+        args = profile_step.parse_args(["--hidden", "1024", "--heads", "8"])
+        self.assertEqual((args.kv_heads, args.ffn), (8, 2816))
+
+
+class Writer(unittest.TestCase):
+    def test_rejects_commas_and_bad_rows(self):
+        with self.assertRaises(ValueError):
+            common.csv_text([], ("a", "b"), [("x,y", 1)])
+        with self.assertRaises(ValueError):
+            common.csv_text([], ("a", "b"), [(1,)])
+
+    def test_gemm_and_attention_layouts_match_the_readers(self):
+        comments = common.comment_lines("test", [("gpu", "none, a test")], ["not a measurement"])
+        gemm_text = common.csv_text(comments, gemm.HEADER, [
+            ("H100-SXM", "bf16", 16384, 6144, 4096, "700.1", "torch-matmul", "1177.88", 32,
+             "qkv_proj"),
+            ("H100-SXM", "bf16", 1024, 1024, 1024, "300.0", "torch-matmul", "7.16", None,
+             "square_1024")])
+        self.assertTrue(gemm_text.startswith("# test\n# gpu: none, a test\n# not a measurement\n"))
+        rows = parse_like_compute_model(
+            gemm_text, ("hardware", "dtype", "m", "n", "k", "tflops", "source"))
+        self.assertEqual(list(gemm.HEADER[:7]),
+                         ["hardware", "dtype", "m", "n", "k", "tflops", "source"])
+        self.assertEqual(rows[1]["count_per_step"], "")
+        for row in rows:
+            self.assertGreater(float(row["tflops"]), 0)
+            self.assertGreater(int(row["m"]), 0)
+        attention_text = common.csv_text(comments, attention.HEADER, [
+            ("H100-SXM", "FA2", "fwd_bwd", 128, "true", 8192, "300.0", 2, 32, 8, "bf16", "1.00",
+             32, "attention")])
+        rows = parse_like_compute_model(
+            attention_text, ("hardware", "kernel", "pass", "head_dim", "causal", "seq", "tflops"))
+        self.assertIn(rows[0]["pass"], ("fwd", "fwd_bwd"))
+        self.assertIn(rows[0]["causal"], ("true", "false"))
+
+
+class CommandLines(unittest.TestCase):
+    """The scripts as a user runs them, without torch where possible."""
+
+    def run_script(self, name, *args):
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"):
+            env.pop(key, None)
+        return subprocess.run([sys.executable, os.path.join(MICROBENCH, name), *args],
+                              capture_output=True, text=True, env=env, check=False)
+
+    def test_bad_shapes_file_exits_1(self):
+        with tempfile.TemporaryDirectory() as folder:
+            bad = os.path.join(folder, "bad.csv")
+            with open(bad, "w", encoding="utf-8") as f:
+                f.write("a,b\n1,2\n")
+            for script in ("gemm.py", "attention.py"):
+                done = self.run_script(script, "--shapes", bad)
+                self.assertEqual(done.returncode, 1, done.stderr)
+                self.assertIn(f"{script}: error: {bad}:1: expected the header", done.stderr)
+
+    def test_usage_errors_exit_2(self):
+        self.assertEqual(self.run_script("gemm.py").returncode, 2)
+        self.assertEqual(self.run_script("gemm.py", "--square", "8", "--iters", "0").returncode, 2)
+        self.assertEqual(self.run_script("collectives.py", "--ops", "alltoall").returncode, 2)
+        self.assertEqual(self.run_script("attention.py", "--passes", "bwd").returncode, 2)
+        self.assertEqual(self.run_script("profile_step.py", "--heads", "7").returncode, 2)
+
+    def test_distributed_scripts_need_torchrun(self):
+        for script in ("collectives.py", "profile_step.py"):
+            done = self.run_script(script)
+            self.assertEqual(done.returncode, 1, done.stderr)
+            self.assertIn("torchrun", done.stderr)
+
+    @unittest.skipIf(importlib.util.find_spec("torch") is not None,
+                     "torch is installed here")
+    def test_without_torch_says_so(self):
+        done = self.run_script("gemm.py", "--square", "1024")
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertIn("gemm.py: error: gemm.py needs PyTorch", done.stderr)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        CLUSTERSIM = sys.argv.pop(1)
+    unittest.main(verbosity=1)
