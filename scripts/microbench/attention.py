@@ -234,8 +234,9 @@ def main(argv=None):
             print(f"{pass_:>7} {c.batch:>6} {c.seq:>6} {c.heads:>5} {c.kv_heads:>3} "
                   f"{c.head_dim:>4} {causal:>6} {seconds * 1e6:>11.2f} {tflops:>8.1f}  {c.name}",
                   flush=True)
-            rows.append((hardware, args.kernel, pass_, c.head_dim, causal, c.seq, f"{tflops:.1f}",
-                         c.batch, c.heads, c.kv_heads, args.dtype, f"{seconds * 1e6:.2f}",
+            rows.append((hardware, args.kernel, pass_, c.head_dim, causal, c.seq,
+                         common.significant(tflops), c.batch, c.heads, c.kv_heads, args.dtype,
+                         common.significant(seconds * 1e6),
                          "" if c.count is None else c.count, c.name))
     if not rows:
         raise common.InputError("no configuration could be measured (see the messages above)")

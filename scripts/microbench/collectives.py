@@ -109,7 +109,8 @@ def result_row(op, n, per_node, nbytes, time_us, algo="", note=""):
     """One CSV row (HEADER order) from a measured time."""
     algbw = nbytes / (time_us * 1e-6) / 1e9
     busbw = algbw * busbw_factor(op, n)
-    return (op, n, per_node, nbytes, f"{time_us:.2f}", f"{algbw:.2f}", f"{busbw:.2f}", algo, note)
+    return (op, n, per_node, nbytes, common.significant(time_us), f"{algbw:.2f}", f"{busbw:.2f}",
+            algo, note)
 
 
 def parse_args(argv):
@@ -242,6 +243,8 @@ def measure(torch, dist, args, layout, device, rank, world):
 def main(argv=None):
     args = parse_args(argv)
     rank, world, local_rank, local_world = torchrun_environment()
+    if world < 2:
+        raise common.InputError(f"expected at least 2 ranks (torchrun --nproc-per-node), found {world}")
     groups = group_layout(world, args.group_size or world, args.layout)
     mine = next(g for g in groups if 0 in g)
     n = len(mine)

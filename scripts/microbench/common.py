@@ -17,6 +17,7 @@ Conventions of every script:
 """
 
 import datetime
+import math
 import os
 import shlex
 import socket
@@ -422,6 +423,16 @@ def write_text_atomically(path, text):
         except OSError:
             pass
         raise
+
+
+def significant(value, digits=4):
+    """`value` > 0 in fixed point with at least `digits` significant digits
+    (never an exponent, never rounded to zero): 794.51 -> '794.5',
+    0.012345 -> '0.01235', 12345.6 -> '12346'."""
+    if value <= 0:
+        raise ValueError(f"expected a positive number, found {value}")
+    decimals = max(digits - 1 - math.floor(math.log10(value)), 0)
+    return f"{value:.{decimals}f}"
 
 
 def csv_text(comments, header, rows):

@@ -150,7 +150,7 @@ def measure(torch, args, shapes, dtype):
         seconds = common.median(times) / 1e3
         tflops = 2.0 * m * n * k / seconds / 1e12
         print(f"{m:>8} {n:>8} {k:>8} {seconds * 1e6:>12.2f} {tflops:>9.1f}  {name}", flush=True)
-        rows.append((m, n, k, f"{tflops:.1f}", f"{seconds * 1e6:.2f}",
+        rows.append((m, n, k, common.significant(tflops), common.significant(seconds * 1e6),
                      "" if count is None else count, name))
     return rows
 

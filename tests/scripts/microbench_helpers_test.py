@@ -153,6 +153,7 @@ class Collectives(unittest.TestCase):
                 collectives.result_row("all_gather", 8, 8, 1 << 20, 25.0, "", "world"),
                 collectives.result_row("reduce_scatter", 16, 8, 1 << 24, 150.25, "Ring", "x")]
         self.assertEqual(rows[0][4:7], ("30.50", "34.38", "60.16"))
+        self.assertEqual(rows[2][4], "150.2")
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "sub", "collectives.csv")
             common.write_csv_atomically(path, ["# a test file, not a measurement"],
@@ -249,6 +250,14 @@ class Plans(unittest.TestCase):
 
 
 class Writer(unittest.TestCase):
+    def test_significant(self):
+        self.assertEqual(common.significant(794.51), "794.5")
+        self.assertEqual(common.significant(0.012345), "0.01235")
+        self.assertEqual(common.significant(12345.6), "12346")
+        self.assertEqual(common.significant(30.5), "30.50")
+        with self.assertRaises(ValueError):
+            common.significant(0)
+
     def test_rejects_commas_and_bad_rows(self):
         with self.assertRaises(ValueError):
             common.csv_text([], ("a", "b"), [("x,y", 1)])
