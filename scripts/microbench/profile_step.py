@@ -16,10 +16,12 @@ output head; cross-entropy on fp32 logits; AdamW. Random tokens (--vocab,
 --seq, --batch sequences per GPU).
 
 Parallelism: --fsdp 2 (default): FSDP2, fully_shard on every block then on
-the root, MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32), the
-default reshard after forward; --fsdp 1: FullyShardedDataParallel
-(FULL_SHARD, one unit per block, MixedPrecision bf16 / fp32 reduce,
-BACKWARD_PRE). --checkpointing full wraps every block in non-reentrant
+the root, MixedPrecisionPolicy(param_dtype=--dtype, reduce_dtype=
+--reduce-dtype), the default reshard after forward; --fsdp 1:
+FullyShardedDataParallel (FULL_SHARD, one unit per block, the same
+MixedPrecision, BACKWARD_PRE). Gradients are reduced in the compute dtype by
+default, as clustersim models them (torchtitan reduces in fp32:
+--reduce-dtype fp32). --checkpointing full wraps every block in non-reentrant
 activation checkpointing; --compile compiles every block (torch.compile)
 before sharding, as torchtitan does.
 
@@ -34,9 +36,11 @@ pay the same overhead); --trace-ranks says which ranks write their trace
 
 Output: -o DIR (default scenarios/measurements/<date>_<hardware>/profile/):
 trace_rank<R>.json per writing rank (written to a temporary name, then
-renamed), and from rank 0 profile_step.txt: '#' lines with the GPU, driver,
+renamed); from rank 0 profile_step.txt: '#' lines with the GPU, driver,
 versions, host, date, command and the model, then the measured wall time of
-every step. Exit codes: 0 ok, 1 bad input, 2 usage.
+every step; and workload.yaml: the `workload` section of a clustersim
+scenario describing this run (custom model), to complete with name, hardware
+and cluster for `clustersim validate`. Exit codes: 0 ok, 1 bad input, 2 usage.
 """
 
 import argparse
@@ -82,7 +86,8 @@ def parse_args(argv):
     model.add_argument("--layers", type=int, default=4, help="blocks (default %(default)s)")
     model.add_argument("--hidden", type=int, default=2048, help="model width (default %(default)s)")
     model.add_argument("--heads", type=int, default=16, help="query heads (default %(default)s)")
-    model.add_argument("--kv-heads", type=int, help="key/value heads (default: --heads)")
+    model.add_argument("--kv-heads", type=int,
+                       help="key/value heads (default: 8 when it divides --heads, else --heads)")
     model.add_argument("--ffn", type=int, help="MLP width (default: Llama's for --hidden)")
     model.add_argument("--vocab", type=int, default=32000, help="vocabulary (default %(default)s)")
     model.add_argument("--seq", type=int, default=2048, help="sequence length (default %(default)s)")
@@ -95,8 +100,9 @@ def parse_args(argv):
                           help="activation checkpointing of every block (default %(default)s)")
     training.add_argument("--compile", action="store_true", help="torch.compile every block")
     training.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16",
-                          help="compute dtype (default %(default)s; parameters and gradient "
-                          "reduction fp32)")
+                          help="compute dtype (default %(default)s; parameters fp32)")
+    training.add_argument("--reduce-dtype", choices=("bf16", "fp16", "fp32"),
+                          help="gradient reduction dtype (default: --dtype)")
     profiling = parser.add_argument_group("profiling")
     profiling.add_argument("--wait", type=int, default=1,
                            help="steps before the profiler starts (default %(default)s)")
@@ -112,7 +118,9 @@ def parse_args(argv):
                         help="output folder (default: scenarios/measurements/<date>_<hardware>/"
                         "profile)")
     args = parser.parse_args(argv)
-    args.kv_heads = args.kv_heads or args.heads
+    if args.kv_heads is None:
+        args.kv_heads = 8 if args.heads % 8 == 0 else args.heads
+    args.reduce_dtype = args.reduce_dtype or args.dtype
     args.ffn = args.ffn or llama_ffn(args.hidden)
     for name in ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq", "batch",
                  "active"):
@@ -229,9 +237,38 @@ def build_model(torch, args):
     return Transformer()
 
 
+def workload_yaml(args, world):
+    """The `workload` section of a clustersim scenario for this run."""
+    return "\n".join([
+        f"# The run of scripts/microbench/profile_step.py ({world} ranks, FSDP{args.fsdp}); add",
+        "# name, hardware and cluster (nodes = ranks / GPUs per node) for a whole scenario.",
+        "workload:",
+        "  model: custom",
+        "  custom_model:",
+        f"    layers: {args.layers}",
+        f"    hidden: {args.hidden}",
+        f"    heads: {args.heads}",
+        f"    kv_heads: {args.kv_heads}",
+        f"    ffn_hidden: {args.ffn}",
+        f"    vocab: {args.vocab}",
+        "    activation: swiglu",
+        f"  seq_len: {args.seq}",
+        f"  local_batch: {args.batch}",
+        f"  dtype: {args.dtype}",
+        f"  activation_checkpointing: {args.checkpointing}",
+        f"  torch_compile: {'true' if args.compile else 'false'}",
+        "  parallelism:",
+        "    strategy: FULL_SHARD",
+        "  fsdp:",
+        # FSDP1 reduces on its own post-backward stream; FSDP2 on its one communicator.
+        f"    separate_reduce_stream: {'true' if args.fsdp == 1 else 'false'}",
+    ]) + "\n"
+
+
 def shard(torch, args, model, local_rank):
     """FSDP2 or FSDP1 over the whole world, one unit per block plus the root."""
     compute = common.torch_dtype(torch, args.dtype)
+    reduce = common.torch_dtype(torch, args.reduce_dtype)
     if args.compile:
         for i, block in enumerate(model.layers):
             model.layers[i] = torch.compile(block)
@@ -245,7 +282,7 @@ def shard(torch, args, model, local_rank):
                 raise common.InputError(
                     f"--fsdp 2 needs torch >= 2.4 (fully_shard), found torch {torch.__version__}; "
                     "use --fsdp 1") from None
-        policy = MixedPrecisionPolicy(param_dtype=compute, reduce_dtype=torch.float32)
+        policy = MixedPrecisionPolicy(param_dtype=compute, reduce_dtype=reduce)
         for block in model.layers:
             fully_shard(block, mp_policy=policy)
         fully_shard(model, mp_policy=policy)
@@ -259,7 +296,7 @@ def shard(torch, args, model, local_rank):
         model,
         auto_wrap_policy=ModuleWrapPolicy({block_type}),
         sharding_strategy=ShardingStrategy.FULL_SHARD,
-        mixed_precision=MixedPrecision(param_dtype=compute, reduce_dtype=torch.float32,
+        mixed_precision=MixedPrecision(param_dtype=compute, reduce_dtype=reduce,
                                        buffer_dtype=torch.float32),
         backward_prefetch=BackwardPrefetch.BACKWARD_PRE,
         device_id=local_rank,
@@ -346,6 +383,7 @@ def main(argv=None):
                  f"kv_heads {args.kv_heads}, ffn {args.ffn}, vocab {args.vocab}, seq {args.seq}, "
                  f"batch {args.batch} per GPU, about {params / 1e6:.0f}M parameters",
                  f"training: FSDP{args.fsdp} over {world} ranks, {args.dtype} compute, "
+                 f"{args.reduce_dtype} gradient reduction, "
                  f"checkpointing {args.checkpointing}, "
                  f"{'torch.compile' if args.compile else 'eager'}, AdamW",
                  f"profiler: wait {args.wait}, warmup {args.warmup}, active {args.active} "
@@ -358,6 +396,8 @@ def main(argv=None):
                 lines.append(f"{step},{phase},{s * 1e3:.3f}")
             common.write_text_atomically(os.path.join(folder, "profile_step.txt"),
                                          "\n".join(lines) + "\n")
+            common.write_text_atomically(os.path.join(folder, "workload.yaml"),
+                                         workload_yaml(args, world))
         dist.barrier(device_ids=[local_rank])
     finally:
         dist.destroy_process_group()

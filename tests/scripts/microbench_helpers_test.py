@@ -9,7 +9,9 @@ rules of workloads/compute_model.cc parse_csv).
     python3 tests/scripts/microbench_helpers_test.py path/to/clustersim
 """
 
+import contextlib
 import importlib.util
+import io
 import os
 import subprocess
 import sys
@@ -216,7 +218,10 @@ class Plans(unittest.TestCase):
     def test_gemm_plan_from_scenario(self):
         args = gemm.parse_args(["--scenario", LLAMA_8B, "--clustersim", CLUSTERSIM,
                                 "--set", "workload.parallelism.tp=2", "--dtype", "fp16"])
-        planned, dtype, what = gemm.plan(args)
+        warning = io.StringIO()
+        with contextlib.redirect_stderr(warning):
+            planned, dtype, what = gemm.plan(args)
+        self.assertIn("warning: measuring in fp16, the shapes are bf16", warning.getvalue())
         self.assertEqual(dtype, "fp16")
         self.assertEqual(planned[0], (16384, 3072, 4096, 32, "qkv_proj"))
         self.assertIn("clustersim kernels", what)
@@ -247,6 +252,28 @@ class Plans(unittest.TestCase):
                 profile_step.parse_rank_list(bad, 16)
         args = profile_step.parse_args(["--hidden", "1024", "--heads", "8"])
         self.assertEqual((args.kv_heads, args.ffn), (8, 2816))
+
+
+class ProfileWorkload(unittest.TestCase):
+    def test_workload_yaml_is_a_valid_scenario_section(self):
+        for argv in ([], ["--fsdp", "1", "--checkpointing", "full", "--compile", "--layers", "2"]):
+            args = profile_step.parse_args(argv)
+            scenario = ("name: profiled\ndescription: profile_step.py\n"
+                        f"hardware: {os.path.join(REPO, 'scenarios', 'hardware', 'h100.yaml')}\n"
+                        "cluster:\n  nodes: 1\n  node: hgx_h100\n"
+                        + profile_step.workload_yaml(args, 8))
+            with tempfile.TemporaryDirectory() as folder:
+                path = os.path.join(folder, "scenario.yaml")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(scenario)
+                done = subprocess.run([CLUSTERSIM, "kernels", path, "--csv"],
+                                      capture_output=True, text=True, check=False)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            gemms, attn = common.read_kernel_shapes(done.stdout, "profiled")
+            # q, k, v fused: n = (16 + 2 * 8) * 128 for hidden 2048, 16 heads, 8 KV heads.
+            self.assertEqual(gemms[0][2:5], (4096, 4096, 2048))
+            self.assertEqual(attn[0].heads, 16)
+            self.assertEqual(attn[0].kv_heads, 8)
 
 
 class Writer(unittest.TestCase):
