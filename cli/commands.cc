@@ -4,6 +4,7 @@
 #include <ostream>
 #include <vector>
 
+#include "cli/calibrate_command.h"
 #include "cli/campaign_command.h"
 #include "cli/collective_command.h"
 #include "cli/command_line.h"
@@ -86,6 +87,8 @@ const std::vector<Command>& commands() {
        [](const ParsedCommand& p, Io& io) { return run_collective_command(p, io.out); }},
       {validate_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_validate_command(p, io.out); }},
+      {calibrate_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_calibrate_command(p, io.out); }},
       {kernels_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_kernels_command(p, io.out); }},
   };

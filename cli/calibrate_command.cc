@@ -1,0 +1,449 @@
+#include "cli/calibrate_command.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibration/collective_fit.h"
+#include "calibration/compute_fit.h"
+#include "calibration/measurement_files.h"
+#include "calibration/profile_writer.h"
+#include "cli/network_scenario.h"
+#include "cli/table_text.h"
+#include "collectives/hardware_profile.h"
+#include "sim/atomic_file.h"
+#include "sim/config_error.h"
+#include "sim/statistics.h"
+#include "sim/units.h"
+
+namespace clustersim::cli {
+
+namespace {
+
+using calibration::AttentionMeasurement;
+using calibration::CollectiveCase;
+using calibration::GemmMeasurement;
+using collectives::HardwareProfile;
+
+// The base: a scenario (its hardware profile and, for collectives, its
+// cluster) or a hardware profile alone.
+struct Base {
+  HardwareProfile profile;
+  std::string profile_path;
+  std::optional<NetworkScenario> scenario;
+  collectives::ForcedChoice forced;
+};
+
+bool is_scenario(const std::string& path) {
+  try {
+    const YAML::Node root = YAML::LoadFile(path);
+    return root.IsMap() && root["cluster"].IsDefined();
+  } catch (const YAML::Exception&) {
+    return false;  // the profile loader reports the problem with its line
+  }
+}
+
+Base load_base(const std::string& path, const std::vector<std::string>& overrides) {
+  Base base;
+  if (is_scenario(path)) {
+    base.scenario.emplace(load_network_scenario(path, overrides));
+    base.profile = base.scenario->profile;
+    base.profile_path = base.profile.source_file;
+    base.forced = collectives::read_forced_choice(base.scenario->values);
+  } else {
+    if (!overrides.empty()) throw UsageError("--set needs a scenario as --base, not a profile");
+    base.profile = collectives::load_hardware_profile(path);
+    base.profile_path = path;
+  }
+  return base;
+}
+
+std::string description_of(const std::string& profile_path) {
+  try {
+    const YAML::Node root = YAML::LoadFile(profile_path);
+    if (root["description"]) return root["description"].as<std::string>();
+  } catch (const YAML::Exception&) {
+  }
+  return "";
+}
+
+// "2026-11-30": SOURCE_DATE_EPOCH when set (reproducible outputs), else today (UTC).
+std::string today() {
+  std::time_t now = std::time(nullptr);
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+    now = static_cast<std::time_t>(std::strtoll(epoch, nullptr, 10));
+  }
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::string percent(double fraction) { return fixed(fraction * 100.0, 2) + "%"; }
+
+struct ErrorSummary {
+  int cases = 0;
+  double median = 0;
+  double max = 0;
+};
+
+ErrorSummary summarize(const std::vector<double>& errors) {
+  sim::Samples s;
+  for (double e : errors) s.add(std::fabs(e));
+  if (s.size() == 0) return {};
+  return {static_cast<int>(s.size()), s.percentile(50), s.percentile(100)};
+}
+
+// Which cases a split holds out. --folds K: case i in fold i mod K.
+// --holdout F: one split; case i is held out when floor((i + 1) F) >
+// floor(i F), which spreads round(F n) held-out cases evenly.
+struct Split {
+  int folds = 0;       // 0: no cross-validation
+  double holdout = 0;  // fraction, when folds == 1
+  bool held_out(size_t i, int fold) const {
+    if (folds == 1) {
+      return std::floor(static_cast<double>(i + 1) * holdout) >
+             std::floor(static_cast<double>(i) * holdout);
+    }
+    return static_cast<int>(i % static_cast<size_t>(folds)) == fold;
+  }
+};
+
+// Cross-validated relative errors of one kind of case: for each fold, fit
+// on the others and predict the fold's cases.
+template <class Case, class Model>
+std::vector<double> cross_validate(const std::vector<Case>& cases, const Split& split,
+                                   const std::function<Model(const std::vector<Case>&)>& fit,
+                                   const std::function<double(const Case&, const Model&)>& error) {
+  std::vector<double> errors;
+  for (int fold = 0; fold < split.folds; ++fold) {
+    std::vector<Case> train, test;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      (split.held_out(i, fold) ? test : train).push_back(cases[i]);
+    }
+    if (train.empty() || test.empty()) continue;
+    const Model model = fit(train);
+    for (const Case& c : test) errors.push_back(error(c, model));
+  }
+  return errors;
+}
+
+Split read_split(const ParsedCommand& parsed) {
+  Split split;
+  if (parsed.has("--folds") && parsed.has("--holdout")) {
+    throw UsageError("give --folds or --holdout, not both");
+  }
+  if (parsed.has("--folds"))
+    split.folds = parsed.positive_int_or("--folds", 5, 1000, "a fold count");
+  if (split.folds == 1) throw UsageError("option '--folds' expects at least 2 folds, found 1");
+  if (parsed.has("--holdout")) {
+    const std::string text = parsed.value_or("--holdout", "");
+    char* end = nullptr;
+    const double f = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(f > 0 && f < 1)) {
+      throw UsageError("option '--holdout' expects a fraction in (0, 1) such as 0.2, found '" +
+                       text + "'");
+    }
+    split.folds = 1;
+    split.holdout = f;
+  }
+  return split;
+}
+
+int64_t read_min_bytes(const ParsedCommand& parsed, int64_t fallback) {
+  if (!parsed.has("--min-bytes")) return fallback;
+  const std::string text = parsed.value_or("--min-bytes", "");
+  const sim::Parsed<int64_t> bytes = sim::parse_bytes(text, "B");
+  if (!bytes || *bytes < 0) {
+    throw UsageError("option '--min-bytes' expects a size such as 65536 or 64KiB, found '" + text +
+                     "'" + (bytes.error.empty() ? "" : ": " + bytes.error));
+  }
+  return *bytes;
+}
+
+void no_rows(const std::string& what) {
+  sim::DiagnosticSink sink;
+  sink.add(sim::SourceLocation{}, "", what);
+  sink.throw_if_any();
+}
+
+}  // namespace
+
+CommandSpec calibrate_command_spec() {
+  return {"calibrate",
+          "Fit a hardware profile to GEMM, attention and collective measurements.",
+          {"MEASUREMENTS..."},
+          {{"--base", "PROFILE|SCENARIO", false,
+            "the profile to start from (required); a scenario also gives the cluster the "
+            "collectives ran on"},
+           {"-o", "FILE", false, "write the fitted profile to FILE, atomically (required)"},
+           {"--name", "NAME", false, "the new profile's name (default: the base's + _calibrated)"},
+           {"--hardware", "PART", false,
+            "the `hardware` rows of compute CSVs to fit (default: the base's "
+            "gpu.curves_fitted_to)"},
+           {"--attention-kernel", "NAME", false, "the attention kernel's rows (default FA2)"},
+           {"--min-bytes", "SIZE", false, "ignore collective rows below SIZE (default 64KiB)"},
+           {"--op", "OP", false, "the collective of nccl-tests files whose name does not say"},
+           {"--folds", "K", false, "report K-fold cross-validated errors"},
+           {"--holdout", "F", false, "report errors on a held-out fraction F of the cases"},
+           {"--set", "KEY=VALUE", true, "override a key of a scenario --base"}},
+          "Measurements: GEMM and attention CSVs (scripts/microbench/gemm.py, attention.py),\n"
+          "collective CSVs or nccl-tests output (scripts/microbench/collectives.py). Every fit\n"
+          "is least squares on the relative error of the predicted time, robust to outliers\n"
+          "(Tukey) and bounded by physics (efficiency <= 1, busbw <= link rate). Constants the\n"
+          "measurements do not inform keep the base's value. Collective rows below 64 KiB are\n"
+          "left out by default: there NCCL's time grows with size inside the latency-bound\n"
+          "range, which one latency per algorithm and protocol does not describe. Set\n"
+          "SOURCE_DATE_EPOCH for a reproducible date in the output."};
+}
+
+int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
+  if (!parsed.has("--base")) throw UsageError("calibrate needs --base PROFILE|SCENARIO");
+  if (!parsed.has("-o")) throw UsageError("calibrate needs -o FILE for the fitted profile");
+  const Split split = read_split(parsed);
+  const int64_t min_bytes = read_min_bytes(parsed, 65536);
+  const std::string base_path = parsed.value_or("--base", "");
+  const Base base = load_base(base_path, parsed.values("--set"));
+  const calibration::MeasurementSet set =
+      calibration::read_measurement_files(parsed.positionals, parsed.value_or("--op", ""));
+
+  const std::string hardware = parsed.value_or("--hardware", base.profile.gpu.curves_fitted_to);
+  const std::string kernel = parsed.value_or("--attention-kernel", "FA2");
+  std::vector<GemmMeasurement> gemm;
+  for (const GemmMeasurement& row : set.gemm) {
+    if (row.hardware == hardware && calibration::is_16_bit_dtype(row.dtype)) gemm.push_back(row);
+  }
+  std::vector<AttentionMeasurement> attention;
+  for (const AttentionMeasurement& row : set.attention) {
+    if (row.hardware == hardware && row.kernel == kernel) attention.push_back(row);
+  }
+  std::vector<CollectiveCase> cases;
+  if (!set.collectives.empty()) {
+    if (!base.scenario) {
+      sim::DiagnosticSink sink;
+      sink.add({base_path, 0, 0}, "",
+               "collective measurements need the cluster they ran on: expected a scenario as "
+               "--base (its `cluster` and `hardware`), found a hardware profile");
+      sink.throw_if_any();
+    }
+    cases = calibration::collective_cases(set.collectives, base.scenario->cluster, base.forced,
+                                          min_bytes);
+  }
+  if (gemm.empty() && attention.empty() && cases.empty()) {
+    no_rows("no measurement rows to fit: expected GEMM or attention rows of hardware '" + hardware +
+            "' (attention kernel " + kernel + ") or collective rows at or above " +
+            std::to_string(min_bytes) + " bytes");
+  }
+
+  HardwareProfile fitted = base.profile;
+  fitted.name = parsed.value_or("--name", base.profile.name + "_calibrated");
+  calibration::ProfileProvenance provenance;
+  provenance.description = description_of(base.profile_path);
+  std::vector<calibration::FitGroupReport> groups;
+  const calibration::RobustFitOptions options;
+
+  if (!gemm.empty()) {
+    const calibration::GemmCurveFit fit = calibration::fit_gemm_curve(gemm, base.profile.gpu);
+    fitted.gpu.gemm = fit.curve;
+    groups.push_back(fit.report);
+  }
+  if (!attention.empty()) {
+    const calibration::AttentionCurveFit fit =
+        calibration::fit_attention_curves(attention, base.profile.gpu);
+    fitted.gpu.attention_fwd = fit.fwd;
+    fitted.gpu.attention_bwd = fit.bwd;
+    groups.push_back(fit.report);
+  }
+  std::map<std::string, std::string> collective_notes;
+  if (!cases.empty()) {
+    const calibration::CollectiveFit fit =
+        calibration::fit_collectives(cases, base.scenario->cluster, base.profile);
+    const collectives::GpuProfile gpu = fitted.gpu;
+    fitted = fit.profile;
+    fitted.gpu = gpu;
+    fitted.name = parsed.value_or("--name", base.profile.name + "_calibrated");
+    collective_notes = fit.key_notes;
+    groups.insert(groups.end(), fit.groups.begin(), fit.groups.end());
+  }
+  if (!gemm.empty() || !attention.empty()) fitted.gpu.curves_fitted_to = hardware;
+
+  // In-sample errors by kind, with the profile as written.
+  struct Kind {
+    std::string name;
+    std::vector<double> in_sample;
+    std::vector<double> cross_validated;
+  };
+  std::vector<Kind> kinds;
+  if (!gemm.empty()) {
+    Kind k{"gemm", {}, {}};
+    for (const GemmMeasurement& row : gemm) {
+      k.in_sample.push_back(row.tflops / calibration::predicted_tflops(row, fitted.gpu) - 1);
+    }
+    if (split.folds > 0) {
+      k.cross_validated = cross_validate<GemmMeasurement, collectives::GpuProfile>(
+          gemm, split,
+          [&](const std::vector<GemmMeasurement>& train) {
+            collectives::GpuProfile gpu = base.profile.gpu;
+            gpu.gemm = calibration::fit_gemm_curve(train, base.profile.gpu).curve;
+            return gpu;
+          },
+          [](const GemmMeasurement& row, const collectives::GpuProfile& gpu) {
+            return row.tflops / calibration::predicted_tflops(row, gpu) - 1;
+          });
+    }
+    kinds.push_back(std::move(k));
+  }
+  if (!attention.empty()) {
+    Kind k{"attention", {}, {}};
+    for (const AttentionMeasurement& row : attention) {
+      k.in_sample.push_back(row.tflops / calibration::predicted_tflops(row, fitted.gpu) - 1);
+    }
+    if (split.folds > 0) {
+      k.cross_validated = cross_validate<AttentionMeasurement, collectives::GpuProfile>(
+          attention, split,
+          [&](const std::vector<AttentionMeasurement>& train) {
+            collectives::GpuProfile gpu = base.profile.gpu;
+            const calibration::AttentionCurveFit fit =
+                calibration::fit_attention_curves(train, base.profile.gpu);
+            gpu.attention_fwd = fit.fwd;
+            gpu.attention_bwd = fit.bwd;
+            return gpu;
+          },
+          [](const AttentionMeasurement& row, const collectives::GpuProfile& gpu) {
+            return row.tflops / calibration::predicted_tflops(row, gpu) - 1;
+          });
+    }
+    kinds.push_back(std::move(k));
+  }
+  if (!cases.empty()) {
+    const topology::Cluster& cluster = base.scenario->cluster;
+    Kind k{"collectives", {}, {}};
+    for (const CollectiveCase& c : cases) {
+      k.in_sample.push_back(calibration::predict_case(fitted, cluster, c).seconds / c.measured_s -
+                            1);
+    }
+    if (split.folds > 0) {
+      k.cross_validated = cross_validate<CollectiveCase, HardwareProfile>(
+          cases, split,
+          [&](const std::vector<CollectiveCase>& train) {
+            return calibration::fit_collectives(train, cluster, base.profile).profile;
+          },
+          [&](const CollectiveCase& c, const HardwareProfile& profile) {
+            return calibration::predict_case(profile, cluster, c).seconds / c.measured_s - 1;
+          });
+    }
+    kinds.push_back(std::move(k));
+  }
+
+  // Provenance: what went in, and how well each group fits.
+  provenance.header_lines.push_back("Written by clustersim calibrate on " + today() + " (UTC).");
+  provenance.header_lines.push_back("Base: " + base_path + " (profile " + base.profile.name +
+                                    "); constants not fitted below keep its values.");
+  provenance.header_lines.push_back("Inputs:");
+  for (const calibration::MeasurementFile& f : set.files) {
+    provenance.header_lines.push_back("  " + f.path + " (" +
+                                      std::string(calibration::measurement_kind_name(f.kind)) +
+                                      (f.kind == calibration::MeasurementKind::kKinetoTrace
+                                           ? ", not used by the fit"
+                                           : ", " + std::to_string(f.rows) + " rows") +
+                                      ")");
+  }
+  provenance.header_lines.push_back(
+      "Used: " + std::to_string(gemm.size()) + " GEMM rows (" + hardware + ", fp16/bf16), " +
+      std::to_string(attention.size()) + " attention rows (" + kernel + "), " +
+      std::to_string(cases.size()) + " collective rows >= " + std::to_string(min_bytes) + " B.");
+  provenance.header_lines.push_back(
+      "Fit residuals (relative error of the predicted time, inliers, per group):");
+  for (const calibration::FitGroupReport& g : groups) {
+    provenance.header_lines.push_back("  " + g.name + ": " + std::to_string(g.cases) + " cases, " +
+                                      std::to_string(g.outliers.size()) + " outliers, rms " +
+                                      percent(g.rms_relative_error));
+  }
+  for (const Kind& k : kinds) {
+    const ErrorSummary s = summarize(k.in_sample);
+    std::string line =
+        "  " + k.name + ": median |error| " + percent(s.median) + ", max " + percent(s.max);
+    if (!k.cross_validated.empty()) {
+      const ErrorSummary cv = summarize(k.cross_validated);
+      line += "; cross-validated median " + percent(cv.median) + ", max " + percent(cv.max);
+    }
+    provenance.header_lines.push_back(line);
+  }
+  const auto comment_of = [](const calibration::FitGroupReport& g) {
+    std::string text = "Fitted by clustersim calibrate: " + std::to_string(g.cases) +
+                       " cases, rms " + percent(g.rms_relative_error) + ".";
+    for (const std::string& note : g.notes) text += "\n" + note;
+    return text;
+  };
+  for (const calibration::FitGroupReport& g : groups) {
+    if (g.name == "gpu.gemm") provenance.key_comments["gpu.gemm"] = comment_of(g);
+    if (g.name == "gpu.attention") {
+      provenance.key_comments["gpu.attention_fwd"] = comment_of(g);
+      provenance.key_comments["gpu.attention_bwd"] = "Fitted together with attention_fwd.";
+    }
+  }
+  for (const auto& [key, note] : collective_notes) {
+    provenance.key_comments[key] = "Fitted by clustersim calibrate: " + note + ".";
+  }
+  const std::string output = parsed.value_or("-o", "");
+  sim::write_file_atomically(output, calibration::hardware_profile_yaml(fitted, provenance));
+
+  // The report.
+  out << "# clustersim calibrate: base " << base_path << " (profile " << base.profile.name
+      << ")\n# inputs\n";
+  for (const calibration::MeasurementFile& f : set.files) {
+    out << "  " << pad_right(f.path, 48) << " "
+        << pad_right(std::string(calibration::measurement_kind_name(f.kind)), 13)
+        << (f.kind == calibration::MeasurementKind::kKinetoTrace
+                ? std::string("not used by the fit (see validate)")
+                : std::to_string(f.rows) + " rows")
+        << "\n";
+  }
+  out << "# used: " << gemm.size() << " GEMM rows (" << hardware << ", fp16/bf16), "
+      << attention.size() << " attention rows (" << kernel << "), " << cases.size()
+      << " collective rows >= " << min_bytes << " B\n";
+  out << "# fit groups (relative error of the predicted time)\n"
+      << pad_right("group", 36) << pad("cases", 6) << pad("outliers", 10) << pad("rms", 9) << "\n";
+  for (const calibration::FitGroupReport& g : groups) {
+    out << pad_right(g.name, 36) << pad(std::to_string(g.cases), 6)
+        << pad(std::to_string(g.outliers.size()), 10) << pad(percent(g.rms_relative_error), 9)
+        << "\n";
+    for (const std::string& note : g.notes) out << "    " << note << "\n";
+  }
+  out << "# errors by kind (|predicted / measured time - 1|)\n"
+      << pad_right("kind", 14) << pad("cases", 6) << pad("median", 9) << pad("max", 9);
+  if (split.folds > 0) {
+    out << pad(split.folds == 1 ? "holdout" : "cv-cases", 10) << pad("cv-median", 11)
+        << pad("cv-max", 9);
+  }
+  out << "\n";
+  for (const Kind& k : kinds) {
+    const ErrorSummary s = summarize(k.in_sample);
+    out << pad_right(k.name, 14) << pad(std::to_string(s.cases), 6) << pad(percent(s.median), 9)
+        << pad(percent(s.max), 9);
+    if (split.folds > 0) {
+      const ErrorSummary cv = summarize(k.cross_validated);
+      out << pad(std::to_string(cv.cases), 10) << pad(percent(cv.median), 11)
+          << pad(percent(cv.max), 9);
+    }
+    out << "\n";
+  }
+  if (split.folds > 1) {
+    out << "# cross-validation: " << split.folds << " folds (case i in fold i mod " << split.folds
+        << ")\n";
+  } else if (split.folds == 1) {
+    out << "# holdout: " << fixed(split.holdout * 100, 0) << "% of the cases, evenly spread\n";
+  }
+  out << "wrote " << output << " (profile " << fitted.name << ")\n";
+  return 0;
+}
+
+}  // namespace clustersim::cli
