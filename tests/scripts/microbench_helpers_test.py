@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 MICROBENCH = os.path.join(REPO, "scripts", "microbench")
 sys.path.insert(0, MICROBENCH)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
 import attention  # noqa: E402
 import collectives  # noqa: E402
