@@ -317,6 +317,53 @@ class Writer(unittest.TestCase):
         self.assertIn(rows[0]["causal"], ("true", "false"))
 
 
+class ReadByCalibrate(unittest.TestCase):
+    """The reference measurements (scenarios/measurements/compute/) written
+    again through the scripts' writer and layouts, with their extra columns,
+    are what `clustersim calibrate` fits."""
+
+    @staticmethod
+    def reference_rows(name):
+        path = os.path.join(REPO, "scenarios", "measurements", "compute", name)
+        with open(path, encoding="utf-8") as f:
+            rows = common._csv_lines(f.read())
+            header = next(rows)[1]
+            return [dict(zip(header, fields)) for _, fields in rows]
+
+    def test_gemm_and_attention_csvs(self):
+        gemm_rows = [
+            (r["hardware"], r["dtype"], r["m"], r["n"], r["k"], r["tflops"], "torch-matmul",
+             common.significant(2 * int(r["m"]) * int(r["n"]) * int(r["k"])
+                                / float(r["tflops"]) / 1e6), None, "square")
+            for r in self.reference_rows("gemm.csv") if r["hardware"] == "H100-SXM"]
+        attention_rows = [
+            (r["hardware"], r["kernel"], r["pass"], r["head_dim"], r["causal"], r["seq"],
+             r["tflops"], 16384 // int(r["seq"]), 2048 // int(r["head_dim"]),
+             2048 // int(r["head_dim"]), "bf16", "1.0", None, "sweep")
+            for r in self.reference_rows("attention.csv") if r["hardware"] == "H100-SXM"]
+        self.assertGreater(len(gemm_rows), 3)
+        self.assertGreater(len(attention_rows), 10)
+        with tempfile.TemporaryDirectory() as folder:
+            comments = ["# reference data rewritten by microbench_helpers_test.py"]
+            common.write_csv_atomically(os.path.join(folder, "gemm.csv"), comments, gemm.HEADER,
+                                        gemm_rows)
+            common.write_csv_atomically(os.path.join(folder, "attention.csv"), comments,
+                                        attention.HEADER, attention_rows)
+            done = subprocess.run(
+                [CLUSTERSIM, "calibrate", os.path.join(folder, "gemm.csv"),
+                 os.path.join(folder, "attention.csv"), "--base",
+                 os.path.join(REPO, "scenarios", "hardware", "h100.yaml"),
+                 "-o", os.path.join(folder, "profile.yaml")],
+                capture_output=True, text=True, check=False)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            self.assertTrue(os.path.isfile(os.path.join(folder, "profile.yaml")))
+        cases = {line.split()[0]: line.split()[1] for line in done.stdout.splitlines()
+                 if line.startswith(("gemm ", "attention "))}
+        self.assertEqual(cases, {"gemm": str(len(gemm_rows)),
+                                 "attention": str(len([r for r in attention_rows
+                                                       if r[1] == "FA2"]))})
+
+
 class CommandLines(unittest.TestCase):
     """The scripts as a user runs them, without torch where possible."""
 
