@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
-#include "calibration/collective_measurements.h"
+#include "calibration/collective_fit.h"
+#include "calibration/compute_fit.h"
+#include "calibration/measurement_files.h"
 #include "cli/network_scenario.h"
 #include "cli/table_text.h"
+#include "cli/validate_kineto.h"
 #include "collectives/group_collectives.h"
 #include "sim/config_error.h"
 #include "sim/statistics.h"
@@ -18,133 +24,240 @@ namespace clustersim::cli {
 
 namespace {
 
-using collectives::CollectiveOp;
+using calibration::AttentionMeasurement;
+using calibration::CollectiveCase;
+using calibration::GemmMeasurement;
 
-CollectiveOp op_of(const std::string& name) {
-  if (name == "all_gather") return CollectiveOp::kAllGather;
-  if (name == "reduce_scatter") return CollectiveOp::kReduceScatter;
-  if (name == "broadcast") return CollectiveOp::kBroadcast;
-  return CollectiveOp::kAllReduce;
+int64_t read_min_bytes(const ParsedCommand& parsed) {
+  if (!parsed.has("--min-bytes")) return 0;
+  const std::string text = parsed.value_or("--min-bytes", "");
+  const sim::Parsed<int64_t> bytes = sim::parse_bytes(text, "B");
+  if (!bytes || *bytes < 0) {
+    throw UsageError("option '--min-bytes' expects a size such as 65536 or 64KiB, found '" + text +
+                     "'" + (bytes.error.empty() ? "" : ": " + bytes.error));
+  }
+  return *bytes;
 }
 
-// The first `gpus` GPUs, `per_node` on each node, as a test launched on
-// whole nodes places them.
-std::vector<int64_t> measured_group(const topology::Cluster& cluster, int gpus, int per_node) {
-  std::vector<int64_t> group;
-  for (int i = 0; i < gpus; ++i) {
-    group.push_back(cluster.first_gpu_of_node(i / per_node) + i % per_node);
+std::optional<double> read_max_error(const ParsedCommand& parsed) {
+  if (!parsed.has("--max-error")) return std::nullopt;
+  std::string text = parsed.value_or("--max-error", "");
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  char* end = nullptr;
+  const double p = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(p >= 0)) {
+    throw UsageError("option '--max-error' expects a percentage such as 5 or 5%, found '" +
+                     parsed.value_or("--max-error", "") + "'");
   }
-  return group;
+  return p;
+}
+
+int64_t non_negative_option(const ParsedCommand& parsed, const std::string& option,
+                            const std::string& what) {
+  const std::string text = parsed.value_or(option, "");
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || value < 0) {
+    throw UsageError("option '" + option + "' expects " + what + " (an integer >= 0), found '" +
+                     text + "'");
+  }
+  return value;
+}
+
+// |errors| in percent, with a per-kind summary line.
+void summarize_kind(const std::string& kind, const std::vector<double>& relative, sim::Samples& all,
+                    std::ostream& out) {
+  sim::Samples samples;
+  for (double e : relative) {
+    samples.add(std::fabs(e) * 100.0);
+    all.add(std::fabs(e) * 100.0);
+  }
+  if (samples.size() == 0) return;
+  out << "# " << kind << ": cases=" << samples.size()
+      << " median_abs_error=" << fixed(samples.percentile(50), 2)
+      << "% max_abs_error=" << fixed(samples.percentile(100), 2) << "%\n";
+}
+
+std::vector<double> validate_gemm(const std::vector<GemmMeasurement>& rows,
+                                  const collectives::GpuProfile& gpu, std::ostream& out) {
+  std::vector<double> errors;
+  out << "#  gemm            m        n        k  dtype  measured-TFLOP/s  predicted-TFLOP/s   "
+         "error  source\n";
+  for (const GemmMeasurement& row : rows) {
+    const double predicted = calibration::predicted_tflops(row, gpu);
+    const double error = row.tflops / predicted - 1;  // of the time
+    errors.push_back(error);
+    out << pad(std::to_string(row.m), 16) << pad(std::to_string(row.n), 9)
+        << pad(std::to_string(row.k), 9) << pad(row.dtype, 7) << pad(fixed(row.tflops, 1), 18)
+        << pad(fixed(predicted, 1), 19) << pad(fixed(error * 100.0, 1) + "%", 8) << "  "
+        << row.where.to_string() << "\n";
+  }
+  return errors;
+}
+
+std::vector<double> validate_attention(const std::vector<AttentionMeasurement>& rows,
+                                       const collectives::GpuProfile& gpu, std::ostream& out) {
+  std::vector<double> errors;
+  out << "#  attention  pass  causal  head_dim    seq  measured-TFLOP/s  predicted-TFLOP/s   "
+         "error  source\n";
+  for (const AttentionMeasurement& row : rows) {
+    const double predicted = calibration::predicted_tflops(row, gpu);
+    const double error = row.tflops / predicted - 1;
+    errors.push_back(error);
+    out << pad(row.kernel, 12) << pad(row.pass, 9) << pad(row.causal ? "true" : "false", 8)
+        << pad(std::to_string(row.head_dim), 10) << pad(std::to_string(row.seq), 7)
+        << pad(fixed(row.tflops, 1), 18) << pad(fixed(predicted, 1), 19)
+        << pad(fixed(error * 100.0, 1) + "%", 8) << "  " << row.where.to_string() << "\n";
+  }
+  return errors;
+}
+
+std::vector<double> validate_collectives(const std::vector<CollectiveCase>& cases,
+                                         const NetworkScenario& net, std::ostream& out) {
+  std::vector<double> errors;
+  out << "#            op  gpus  per-node         bytes  measured-us  predicted-us   error   algo  "
+         "proto  source\n";
+  for (const CollectiveCase& c : cases) {
+    collectives::GroupPrediction prediction;
+    try {
+      prediction = calibration::predict_case(net.profile, net.cluster, c);
+    } catch (const std::invalid_argument& e) {
+      sim::DiagnosticSink invalid;
+      invalid.add(net.values.where("collectives.algorithm"), "collectives",
+                  std::string(e.what()) + " (for the row at " + c.row.where.to_string() + ")");
+      invalid.throw_if_any();
+    }
+    const double measured_us = c.measured_s * 1e6;
+    const double predicted_us = prediction.seconds * 1e6;
+    const double error = (predicted_us - measured_us) / measured_us;
+    errors.push_back(error);
+    out << pad(c.row.op, 15) << pad(std::to_string(c.row.gpus), 6)
+        << pad(std::to_string(c.row.gpus_per_node), 10) << pad(std::to_string(c.row.bytes), 14)
+        << pad(fixed(measured_us, 2), 13) << pad(fixed(predicted_us, 2), 14)
+        << pad(fixed(error * 100.0, 1) + "%", 8)
+        << pad(collectives::to_string(prediction.tuned.choice.algorithm), 7)
+        << pad(collectives::to_string(prediction.tuned.choice.protocol), 7) << "  "
+        << c.row.where.to_string() << "\n";
+  }
+  return errors;
 }
 
 }  // namespace
 
 CommandSpec validate_command_spec() {
   return {"validate",
-          "Compare predicted collective times with measurements (our CSV or nccl-tests output).",
+          "Compare predictions with measurements: GEMM, attention, collectives, Kineto traces.",
           {"SCENARIO", "MEASUREMENTS..."},
-          {{"--min-bytes", "SIZE", false, "ignore rows smaller than SIZE (e.g. 65536 or 64KiB)"},
+          {{"--min-bytes", "SIZE", false, "ignore collective rows smaller than SIZE (e.g. 64KiB)"},
            {"--op", "OP", false, "the collective of nccl-tests files whose name does not say"},
+           {"--hardware", "PART", false,
+            "the `hardware` rows of compute CSVs to compare (default: the profile's "
+            "gpu.curves_fitted_to)"},
+           {"--attention-kernel", "NAME", false, "the attention kernel's rows (default FA2)"},
+           {"--rank", "R", false, "the simulated rank a Kineto trace is compared with (default 0)"},
+           {"--warmup-steps", "N", false,
+            "trace steps to skip (default: the first, when there are several)"},
+           {"--max-error", "P", false,
+            "exit 1 when the median |error| over all cases exceeds P percent (for CI)"},
            {"--set", "KEY=VALUE", true, "override a scenario key"}},
-          "Each row is predicted on the scenario's cluster for the row's GPU count and GPUs\n"
-          "per node (the first nodes of the cluster), with the tuner's choice. Rows with only a\n"
-          "bus bandwidth are compared through the time it implies."};
+          "Files are recognised by content: Kineto traces (torch.profiler JSON), GEMM and\n"
+          "attention CSVs (scripts/microbench), collective CSVs or nccl-tests output. Collective\n"
+          "rows are predicted on the scenario's cluster for the row's GPU count and GPUs per node\n"
+          "(the first nodes), with the tuner's choice; rows with only a bus bandwidth are\n"
+          "compared through the time it implies. GEMM and attention rows are predicted with the\n"
+          "profile's curves at the nominal clock. A Kineto trace is compared, per kernel class\n"
+          "and for the step, with the scenario's simulated step of the same rank. The error is\n"
+          "that of the time: predicted / measured - 1."};
 }
 
 int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
-  int64_t min_bytes = 0;
-  if (parsed.has("--min-bytes")) {
-    const std::string text = parsed.value_or("--min-bytes", "");
-    const sim::Parsed<int64_t> bytes = sim::parse_bytes(text, "B");
-    if (!bytes || *bytes < 0) {
-      throw UsageError("option '--min-bytes' expects a size such as 65536 or 64KiB, found '" +
-                       text + "'" + (bytes.error.empty() ? "" : ": " + bytes.error));
-    }
-    min_bytes = *bytes;
-  }
+  const int64_t min_bytes = read_min_bytes(parsed);
+  const std::optional<double> max_error = read_max_error(parsed);
   const NetworkScenario net = load_network_scenario(parsed.positionals[0], parsed.values("--set"));
+  const std::vector<std::string> files(parsed.positionals.begin() + 1, parsed.positionals.end());
+  const calibration::MeasurementSet set =
+      calibration::read_measurement_files(files, parsed.value_or("--op", ""));
 
-  std::vector<calibration::CollectiveMeasurement> rows;
-  for (size_t i = 1; i < parsed.positionals.size(); ++i) {
-    std::vector<calibration::CollectiveMeasurement> file_rows =
-        calibration::read_collective_measurements(parsed.positionals[i],
-                                                  parsed.value_or("--op", ""));
-    rows.insert(rows.end(), std::make_move_iterator(file_rows.begin()),
-                std::make_move_iterator(file_rows.end()));
-  }
-  sim::DiagnosticSink sink;
-  for (const calibration::CollectiveMeasurement& row : rows) {
-    if (row.gpus > net.cluster.gpu_count()) {
-      sink.add(row.where, "gpus",
-               "expected at most the scenario's " + std::to_string(net.cluster.gpu_count()) +
-                   " GPUs, found " + std::to_string(row.gpus));
-    } else if (row.gpus % row.gpus_per_node != 0 ||
-               row.gpus_per_node > net.cluster.gpus_per_node()) {
-      sink.add(row.where, "gpus_per_node",
-               "expected a divisor of gpus and at most the scenario's " +
-                   std::to_string(net.cluster.gpus_per_node()) + " GPUs per node, found " +
-                   std::to_string(row.gpus_per_node));
-    }
-  }
-  sink.throw_if_any();
-
-  out << "# clustersim validate: " << parsed.positionals[0] << " (hardware profile "
-      << net.profile.name << ")\n"
-      << "#            op  gpus  per-node         bytes  measured-us  predicted-us   error   algo  "
-         "proto  source\n";
-  const collectives::ForcedChoice forced = collectives::read_forced_choice(net.values);
-  sim::Samples errors;
-  int skipped = 0;
-  for (const calibration::CollectiveMeasurement& row : rows) {
-    if (row.bytes < min_bytes) continue;
-    const CollectiveOp op = op_of(row.op);
-    double measured_us = 0;
-    if (row.time_us) {
-      measured_us = *row.time_us;
-    } else if (row.busbw_GBps && *row.busbw_GBps > 0) {
-      measured_us = static_cast<double>(row.bytes) * collectives::busbw_factor(op, row.gpus) /
-                    (*row.busbw_GBps * 1e9) * 1e6;
+  const std::string hardware = parsed.value_or("--hardware", net.profile.gpu.curves_fitted_to);
+  const std::string kernel = parsed.value_or("--attention-kernel", "FA2");
+  std::vector<GemmMeasurement> gemm;
+  int other_gemm = 0;
+  for (const GemmMeasurement& row : set.gemm) {
+    if (row.hardware == hardware && calibration::is_16_bit_dtype(row.dtype)) {
+      gemm.push_back(row);
     } else {
-      ++skipped;  // a bandwidth rounded to 0.00 says nothing about the time
-      continue;
+      ++other_gemm;
     }
-    const std::vector<std::vector<int64_t>> group{
-        measured_group(net.cluster, row.gpus, row.gpus_per_node)};
-    collectives::GroupPrediction prediction;
-    try {
-      prediction =
-          collectives::predict_concurrent(net.profile, net.cluster, group, op, row.bytes, forced)
-              .front();
-    } catch (const std::invalid_argument& e) {
-      sim::DiagnosticSink invalid;
-      invalid.add(net.values.where("collectives.algorithm"), "collectives",
-                  std::string(e.what()) + " (for the row at " + row.where.to_string() + ")");
-      invalid.throw_if_any();
-    }
-    const double predicted_us = prediction.seconds * 1e6;
-    const double error = (predicted_us - measured_us) / measured_us;
-    errors.add(std::fabs(error) * 100.0);
-    out << pad(row.op, 15) << pad(std::to_string(row.gpus), 6)
-        << pad(std::to_string(row.gpus_per_node), 10) << pad(std::to_string(row.bytes), 14)
-        << pad(fixed(measured_us, 2), 13) << pad(fixed(predicted_us, 2), 14)
-        << pad(fixed(error * 100.0, 1) + "%", 8)
-        << pad(collectives::to_string(prediction.tuned.choice.algorithm), 7)
-        << pad(collectives::to_string(prediction.tuned.choice.protocol), 7) << "  "
-        << row.where.to_string() << "\n";
   }
-  if (errors.size() == 0) {
+  std::vector<AttentionMeasurement> attention;
+  int other_attention = 0;
+  for (const AttentionMeasurement& row : set.attention) {
+    if (row.hardware == hardware && row.kernel == kernel) {
+      attention.push_back(row);
+    } else {
+      ++other_attention;
+    }
+  }
+  int skipped = 0;
+  const std::vector<CollectiveCase> cases = calibration::collective_cases(
+      set.collectives, net.cluster, collectives::read_forced_choice(net.values), min_bytes,
+      &skipped);
+  KinetoValidationOptions kineto_options;
+  if (parsed.has("--rank")) kineto_options.rank = non_negative_option(parsed, "--rank", "a rank");
+  if (parsed.has("--warmup-steps")) {
+    kineto_options.warmup_steps =
+        static_cast<int>(non_negative_option(parsed, "--warmup-steps", "a step count"));
+  }
+  if (gemm.empty() && attention.empty() && cases.empty() && set.kineto_traces.empty()) {
     sim::DiagnosticSink none;
     none.add(sim::SourceLocation{parsed.positionals[1], 0, 0}, "",
              "no measurement rows to compare" +
                  (min_bytes > 0 ? " at or above --min-bytes " + std::to_string(min_bytes)
-                                : std::string()));
+                                : std::string()) +
+                 (other_gemm + other_attention > 0
+                      ? " (compute rows of other hardware, dtypes or kernels than " + hardware +
+                            " fp16/bf16, " + kernel + " are not compared)"
+                      : std::string()));
     none.throw_if_any();
+  }
+
+  out << "# clustersim validate: " << parsed.positionals[0] << " (hardware profile "
+      << net.profile.name << ")\n";
+  sim::Samples errors;
+  if (!gemm.empty()) {
+    summarize_kind("gemm", validate_gemm(gemm, net.profile.gpu, out), errors, out);
+  }
+  if (!attention.empty()) {
+    summarize_kind("attention", validate_attention(attention, net.profile.gpu, out), errors, out);
+  }
+  if (other_gemm + other_attention > 0) {
+    out << "# not compared: " << other_gemm << " GEMM and " << other_attention
+        << " attention row(s) of other hardware, dtypes or kernels than " << hardware
+        << " fp16/bf16, " << kernel << " (--hardware, --attention-kernel)\n";
+  }
+  if (!cases.empty()) {
+    summarize_kind("collectives", validate_collectives(cases, net, out), errors, out);
   }
   if (skipped > 0) {
     out << "# skipped " << skipped << " row(s) with neither a time nor a non-zero busbw\n";
   }
+  if (!set.kineto_traces.empty()) {
+    // Simulated once, compared with every trace.
+    const workloads::StepResult simulated = simulate_traced_step(net, kineto_options.rank);
+    std::vector<double> kineto;
+    for (const std::string& trace : set.kineto_traces) {
+      const std::vector<double> e = validate_kineto_trace(simulated, trace, out, kineto_options);
+      kineto.insert(kineto.end(), e.begin(), e.end());
+    }
+    summarize_kind("kineto", kineto, errors, out);
+  }
   out << "cases=" << errors.size() << " median_abs_error=" << fixed(errors.percentile(50), 2)
       << "% max_abs_error=" << fixed(errors.percentile(100), 2) << "%\n";
+  if (max_error && errors.percentile(50) > *max_error) {
+    out << "FAIL: median_abs_error " << fixed(errors.percentile(50), 2) << "% exceeds --max-error "
+        << fixed(*max_error, 2) << "%\n";
+    return 1;
+  }
   return 0;
 }
 
