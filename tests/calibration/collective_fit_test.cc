@@ -85,6 +85,53 @@ TEST(CollectiveFit, RecoversTheConstantsThatMadeTheData) {
   EXPECT_THAT(fit.key_notes.at("nvlink.ring_efficiency"), HasSubstr("fitted to"));
 }
 
+// Several nodes: the network scope's efficiency and per-hop latencies come
+// back from cases on 2, 4 and 8 nodes (ring all_gather; tree all_reduce).
+TEST(CollectiveFit, RecoversNetworkConstantsFromSeveralNodeCounts) {
+  const topology::Cluster cluster = cluster_of("hgx_h100", 8);
+  const HardwareProfile base = collectives::load_hardware_profile(kDir + "hardware/h100.yaml");
+  HardwareProfile truth = base;
+  truth.network_efficiency = 0.85;
+  truth.protocol(Protocol::kSimple).ring.network_hop_us = 9.0;
+  truth.protocol(Protocol::kSimple).ring.base_us = 12.0;
+  std::vector<CollectiveMeasurement> rows;
+  int line = 2;
+  for (int nodes : {2, 4, 8}) {
+    for (int per_node : {1, 8}) {
+      for (int64_t bytes = int64_t{1} << 20; bytes <= (int64_t{1} << 34); bytes *= 8) {
+        CollectiveMeasurement row;
+        row.op = "all_gather";
+        row.gpus = nodes * per_node;
+        row.gpus_per_node = per_node;
+        row.bytes = bytes;
+        row.algo = "Ring";
+        row.where = {"net.csv", line++, 1};
+        row.time_us = 1.0;
+        const std::vector<CollectiveCase> one =
+            collective_cases(std::span(&row, 1), cluster, {}, 0);
+        collectives::ForcedChoice simple = one.front().forced;
+        simple.protocol = Protocol::kSimple;
+        CollectiveCase c = one.front();
+        c.forced = simple;
+        row.time_us = predict_case(truth, cluster, c).seconds * 1e6;
+        rows.push_back(row);
+      }
+    }
+  }
+  collectives::ForcedChoice simple;
+  simple.protocol = Protocol::kSimple;
+  const std::vector<CollectiveCase> cases = collective_cases(rows, cluster, simple, 0);
+  const CollectiveFit fit = fit_collectives(cases, cluster, base);
+  EXPECT_NEAR(fit.profile.network_efficiency, 0.85, 1e-6);
+  EXPECT_NEAR(fit.profile.protocol(Protocol::kSimple).ring.network_hop_us, 9.0, 1e-6);
+  EXPECT_NEAR(fit.profile.protocol(Protocol::kSimple).ring.base_us, 12.0, 1e-6);
+  EXPECT_THAT(fit.key_notes.at("network.efficiency"), HasSubstr("all_gather ring Simple network"));
+  for (const CollectiveCase& c : cases) {
+    EXPECT_NEAR(predict_case(fit.profile, cluster, c).seconds / c.measured_s, 1, 1e-6)
+        << c.row.where.to_string();
+  }
+}
+
 TEST(CollectiveFit, OutliersDoNotMoveTheFit) {
   const topology::Cluster cluster = cluster_of("hgx_h100", 1);
   const HardwareProfile base = collectives::load_hardware_profile(kDir + "hardware/h100.yaml");
