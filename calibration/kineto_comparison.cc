@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "calibration/interval_union.h"
 #include "sim/check.h"
 #include "sim/config_error.h"
 
@@ -18,26 +19,6 @@ std::optional<KernelClass> collective_class(std::string_view kind) {
   if (kind == "reduce_scatter") return KernelClass::kNcclReduceScatter;
   if (kind == "all_reduce") return KernelClass::kNcclAllReduce;
   return KernelClass::kNcclOther;
-}
-
-// Length of the union of [start, end) intervals, in nanoseconds.
-int64_t union_ns(std::vector<std::pair<int64_t, int64_t>>& intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  int64_t total = 0;
-  int64_t start = 0, end = 0;
-  bool open = false;
-  for (const auto& [b, e] : intervals) {
-    if (open && b <= end) {
-      end = std::max(end, e);
-      continue;
-    }
-    if (open) total += end - start;
-    start = b;
-    end = e;
-    open = true;
-  }
-  if (open) total += end - start;
-  return total;
 }
 
 std::optional<double> relative_error(double measured, double simulated) {
@@ -82,7 +63,7 @@ StepSummary simulated_step_summary(const workloads::StepResult& result, int64_t 
   }
   CLUSTERSIM_CHECK(traced, "the simulated step traced rank " + std::to_string(rank) +
                                " (StepConfig::trace_ranks holds the compared rank)");
-  summary.compute_busy_us = static_cast<double>(union_ns(compute)) / 1e3;
+  summary.compute_busy_us = static_cast<double>(union_length(compute)) / 1e3;
   return summary;
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "calibration/interval_union.h"
 #include "sim/json_reader.h"
 #include "sim/text_fields.h"
 
@@ -270,25 +271,6 @@ class TraceReader {
     const auto m = std::prev(after);
     if (t >= m->start_us + m->duration_us) return std::nullopt;
     return static_cast<size_t>(m - markers.begin());
-  }
-
-  static double union_length(std::vector<std::pair<double, double>>& intervals) {
-    std::sort(intervals.begin(), intervals.end());
-    double total = 0;
-    double start = 0, end = 0;
-    bool open = false;
-    for (const auto& [b, e] : intervals) {
-      if (open && b <= end) {
-        end = std::max(end, e);
-        continue;
-      }
-      if (open) total += end - start;
-      start = b;
-      end = e;
-      open = true;
-    }
-    if (open) total += end - start;
-    return total;
   }
 
   const std::string& file_;

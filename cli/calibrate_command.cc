@@ -158,17 +158,6 @@ Split read_split(const ParsedCommand& parsed) {
   return split;
 }
 
-int64_t read_min_bytes(const ParsedCommand& parsed, int64_t fallback) {
-  if (!parsed.has("--min-bytes")) return fallback;
-  const std::string text = parsed.value_or("--min-bytes", "");
-  const sim::Parsed<int64_t> bytes = sim::parse_bytes(text, "B");
-  if (!bytes || *bytes < 0) {
-    throw UsageError("option '--min-bytes' expects a size such as 65536 or 64KiB, found '" + text +
-                     "'" + (bytes.error.empty() ? "" : ": " + bytes.error));
-  }
-  return *bytes;
-}
-
 void no_rows(const std::string& what) {
   sim::DiagnosticSink sink;
   sink.add(sim::SourceLocation{}, "", what);
@@ -209,7 +198,7 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
   if (!parsed.has("--base")) throw UsageError("calibrate needs --base PROFILE|SCENARIO");
   if (!parsed.has("-o")) throw UsageError("calibrate needs -o FILE for the fitted profile");
   const Split split = read_split(parsed);
-  const int64_t min_bytes = read_min_bytes(parsed, 65536);
+  const int64_t min_bytes = parsed.bytes_or("--min-bytes", 65536);
   const std::string base_path = parsed.value_or("--base", "");
   const Base base = load_base(base_path, parsed.values("--set"));
   const calibration::MeasurementSet set =

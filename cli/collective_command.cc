@@ -63,16 +63,6 @@ int64_t positive_int(const std::string& flag, const std::string& value) {
   return n;
 }
 
-int64_t size_flag(const std::string& flag, const std::string& value) {
-  const sim::Parsed<int64_t> bytes = sim::parse_bytes(value, "B");
-  if (!bytes || *bytes <= 0) {
-    throw UsageError("option '" + flag +
-                     "' expects a positive size such as '8' or '64MiB', found '" + value + "'" +
-                     (bytes.error.empty() ? "" : ": " + bytes.error));
-  }
-  return *bytes;
-}
-
 // Group j of `count` groups of `gpus` members `stride` apart: blocks of
 // `stride` interleaved groups, like HSDP's replica groups.
 std::vector<std::vector<int64_t>> place_groups(int64_t gpus, int64_t stride, int64_t count) {
@@ -121,8 +111,8 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
   const CollectiveOp op = parse_op(parsed.value_or("--op", "all_reduce"));
   const int64_t stride = positive_int("--stride", parsed.value_or("--stride", "1"));
   const int64_t concurrent = positive_int("--concurrent", parsed.value_or("--concurrent", "1"));
-  const int64_t min_bytes = size_flag("--min-bytes", parsed.value_or("--min-bytes", "8"));
-  const int64_t max_bytes = size_flag("--max-bytes", parsed.value_or("--max-bytes", "8GiB"));
+  const int64_t min_bytes = parsed.bytes_or("--min-bytes", 8, 1);
+  const int64_t max_bytes = parsed.bytes_or("--max-bytes", int64_t{8} << 30, 1);
   const int64_t factor = positive_int("--step-factor", parsed.value_or("--step-factor", "2"));
   if (factor < 2) throw UsageError("option '--step-factor' expects at least 2, found 1");
   if (min_bytes > max_bytes) {

@@ -4,6 +4,7 @@
 
 #include "sim/suggest.h"
 #include "sim/text_fields.h"
+#include "sim/units.h"
 
 namespace clustersim::cli {
 
@@ -55,6 +56,30 @@ int ParsedCommand::positive_int_or(const std::string& option, int fallback, int6
                      std::to_string(most) + ", found '" + text + "'");
   }
   return static_cast<int>(*n);
+}
+
+int64_t ParsedCommand::bytes_or(const std::string& option, int64_t fallback, int64_t least) const {
+  if (!has(option)) return fallback;
+  const std::string text = value_or(option, "");
+  const sim::Parsed<int64_t> bytes = sim::parse_bytes(text, "B");
+  if (!bytes || *bytes < least) {
+    throw UsageError("option '" + option + "' expects " + (least > 0 ? "a positive" : "a") +
+                     " size such as '65536' or '64KiB', found '" + text + "'" +
+                     (bytes.error.empty() ? "" : ": " + bytes.error));
+  }
+  return *bytes;
+}
+
+int64_t ParsedCommand::non_negative_int_or(const std::string& option, int64_t fallback,
+                                           const std::string& what) const {
+  if (!has(option)) return fallback;
+  const std::string text = value_or(option, "");
+  const std::optional<int64_t> n = sim::parse_number<int64_t>(text);
+  if (!n || *n < 0) {
+    throw UsageError("option '" + option + "' expects " + what + " (an integer >= 0), found '" +
+                     text + "'");
+  }
+  return *n;
 }
 
 ParsedCommand parse_command_args(const CommandSpec& spec, std::span<const std::string> args) {

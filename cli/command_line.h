@@ -53,6 +53,12 @@ struct ParsedCommand {
   // threads") otherwise.
   int positive_int_or(const std::string& option, int fallback, int64_t most,
                       const std::string& what) const;
+  // The option's size in bytes ("65536", "64KiB"), at least `least`, or
+  // `fallback` when it is absent; a UsageError otherwise.
+  int64_t bytes_or(const std::string& option, int64_t fallback, int64_t least = 0) const;
+  // The option's integer >= 0, or `fallback` when it is absent.
+  int64_t non_negative_int_or(const std::string& option, int64_t fallback,
+                              const std::string& what) const;
 };
 
 ParsedCommand parse_command_args(const CommandSpec& spec, std::span<const std::string> args);

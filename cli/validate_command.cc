@@ -28,17 +28,6 @@ using calibration::AttentionMeasurement;
 using calibration::CollectiveCase;
 using calibration::GemmMeasurement;
 
-int64_t read_min_bytes(const ParsedCommand& parsed) {
-  if (!parsed.has("--min-bytes")) return 0;
-  const std::string text = parsed.value_or("--min-bytes", "");
-  const sim::Parsed<int64_t> bytes = sim::parse_bytes(text, "B");
-  if (!bytes || *bytes < 0) {
-    throw UsageError("option '--min-bytes' expects a size such as 65536 or 64KiB, found '" + text +
-                     "'" + (bytes.error.empty() ? "" : ": " + bytes.error));
-  }
-  return *bytes;
-}
-
 std::optional<double> read_max_error(const ParsedCommand& parsed) {
   if (!parsed.has("--max-error")) return std::nullopt;
   std::string text = parsed.value_or("--max-error", "");
@@ -50,18 +39,6 @@ std::optional<double> read_max_error(const ParsedCommand& parsed) {
                      parsed.value_or("--max-error", "") + "'");
   }
   return p;
-}
-
-int64_t non_negative_option(const ParsedCommand& parsed, const std::string& option,
-                            const std::string& what) {
-  const std::string text = parsed.value_or(option, "");
-  char* end = nullptr;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || value < 0) {
-    throw UsageError("option '" + option + "' expects " + what + " (an integer >= 0), found '" +
-                     text + "'");
-  }
-  return value;
 }
 
 // |errors| in percent, with a per-kind summary line.
@@ -171,7 +148,7 @@ CommandSpec validate_command_spec() {
 }
 
 int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
-  const int64_t min_bytes = read_min_bytes(parsed);
+  const int64_t min_bytes = parsed.bytes_or("--min-bytes", 0);
   const std::optional<double> max_error = read_max_error(parsed);
   const NetworkScenario net = load_network_scenario(parsed.positionals[0], parsed.values("--set"));
   const std::vector<std::string> files(parsed.positionals.begin() + 1, parsed.positionals.end());
@@ -203,10 +180,10 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
       set.collectives, net.cluster, collectives::read_forced_choice(net.values), min_bytes,
       &skipped);
   KinetoValidationOptions kineto_options;
-  if (parsed.has("--rank")) kineto_options.rank = non_negative_option(parsed, "--rank", "a rank");
+  if (parsed.has("--rank")) kineto_options.rank = parsed.non_negative_int_or("--rank", 0, "a rank");
   if (parsed.has("--warmup-steps")) {
     kineto_options.warmup_steps =
-        static_cast<int>(non_negative_option(parsed, "--warmup-steps", "a step count"));
+        static_cast<int>(parsed.non_negative_int_or("--warmup-steps", 0, "a step count"));
   }
   if (gemm.empty() && attention.empty() && cases.empty() && set.kineto_traces.empty()) {
     sim::DiagnosticSink none;
