@@ -323,11 +323,14 @@ KernelClass classify_kernel(std::string_view name, std::string_view category) {
   const std::string n = lower(name);
   if (contains_any(n, {"multi_tensor_apply", "adam"})) return KernelClass::kOptimizer;
   if (contains_any(n, {"flash", "fmha", "attention"})) return KernelClass::kFlashAttention;
-  if (contains_any(n, {"gemm", "cutlass", "sm80_xmma", "sm90_xmma", "xmma_", "nvjet", "cublas"})) {
+  if (contains_any(n, {"gemm", "cutlass", "sm80_xmma", "sm90_xmma", "xmma_", "nvjet", "cublas",
+                       "triton_tem_"})) {
     return KernelClass::kGemm;
   }
   if (contains_any(n, {"elementwise", "vectorized", "reduce_kernel", "softmax", "layer_norm",
-                       "layernorm", "rms", "copy", "fill"})) {
+                       "layernorm", "rms", "copy", "fill", "triton_poi_", "triton_red_",
+                       "triton_per_", "index", "embedding", "grad_weight", "sum_and_scatter",
+                       "radixsort", "nll_loss", "cross_entropy", "chunk_cat", "cat_"})) {
     return KernelClass::kElementwise;
   }
   return KernelClass::kOther;

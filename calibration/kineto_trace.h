@@ -77,9 +77,14 @@ bool is_nccl(KernelClass c);
 //     "vectorized" or "elementwise")
 //  4. flash, fmha, attention -> flash_attention (checked before GEMM:
 //     cutlass-based attention kernels contain "cutlass")
-//  5. gemm, cutlass, sm80_xmma, sm90_xmma, xmma_, nvjet, cublas -> gemm
+//  5. gemm, cutlass, sm80_xmma, sm90_xmma, xmma_, nvjet, cublas, triton_tem_
+//     (Inductor's matmul templates) -> gemm
 //  6. elementwise, vectorized, reduce_kernel, softmax, layer_norm,
-//     layernorm, rms, copy, fill -> elementwise
+//     layernorm, rms, copy, fill, Inductor's fused pointwise and reduction
+//     kernels (triton_poi_, triton_red_, triton_per_), and the embedding
+//     and loss kernels (index, embedding, grad_weight, sum_and_scatter,
+//     radixsort, nll_loss, cross_entropy, chunk_cat, cat_) -> elementwise:
+//     the simulator's elementwise, norm, embedding and loss kernels
 //  7. anything else -> other
 KernelClass classify_kernel(std::string_view name, std::string_view category = "kernel");
 

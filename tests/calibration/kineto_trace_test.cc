@@ -52,7 +52,16 @@ TEST(KinetoTrace, ClassifiesKernelNames) {
   EXPECT_EQ(classify_kernel("void at::native::direct_copy_kernel_cuda"), K::kElementwise);
   EXPECT_EQ(classify_kernel("Memcpy DtoD (Device -> Device)", "gpu_memcpy"), K::kMemory);
   EXPECT_EQ(classify_kernel("Memset (Device)", "gpu_memset"), K::kMemory);
-  EXPECT_EQ(classify_kernel("triton_poi_fused_0"), K::kOther);
+  // Inductor: fused pointwise/reduction kernels, matmul templates.
+  EXPECT_EQ(classify_kernel("triton_poi_fused_mul_silu_3"), K::kElementwise);
+  EXPECT_EQ(classify_kernel("triton_red_fused__to_copy_mean_mul_pow_rsqrt_0"), K::kElementwise);
+  EXPECT_EQ(classify_kernel("triton_tem_fused_mm_0"), K::kGemm);
+  // Embedding and loss kernels run as the simulator's elementwise class.
+  EXPECT_EQ(classify_kernel("void at::native::indexSelectLargeIndex<c10::BFloat16>"),
+            K::kElementwise);
+  EXPECT_EQ(classify_kernel("void at::native::nll_loss_forward_reduce_cuda_kernel_2d<float>"),
+            K::kElementwise);
+  EXPECT_EQ(classify_kernel("my_extension_kernel_0"), K::kOther);
   EXPECT_EQ(kernel_class_name(K::kNcclReduceScatter), "nccl_reduce_scatter");
   EXPECT_EQ(kernel_class_name(K::kFlashAttention), "flash_attention");
 }
@@ -68,7 +77,7 @@ TEST(KinetoTrace, ClassifiesKernelNames) {
 //    gemm (nvjet) [1600, 1750), nccl reduce-scatter [1700, 1900),
 //    reduce_kernel [1760, 1780) (no correlation: by its own start),
 //    memcpy [1790, 1800), nccl all-reduce [1800, 1850), fmha [1850, 1890),
-//    triton (other) [1900, 1910).
+//    an extension kernel (other) [1900, 1910).
 //    GPU window [1600, 1910) = 310; compute busy = 150 + 20 + 40 + 10 = 220.
 TEST(KinetoTrace, ReadsStepsPerClassAndComputeBusyTime) {
   const KinetoTrace trace = read_kineto_trace(kFixtures + "kineto_two_steps.json");

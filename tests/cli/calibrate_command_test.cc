@@ -196,8 +196,8 @@ TEST(ValidateCommand, KinetoTraceIsComparedPerKernelClass) {
       {"validate", fixtures + "kineto_small_scenario.yaml", fixtures + "kineto_small_trace.json"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("nccl_reduce_scatter"));
-  EXPECT_THAT(r.out, HasSubstr("# kineto: cases=9 "));
-  EXPECT_EQ(figure(r.out, "cases=", "cases="), 9);
+  EXPECT_THAT(r.out, HasSubstr("# kineto: cases=8 "));
+  EXPECT_EQ(figure(r.out, "cases=", "cases="), 8);
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ TEST(ValidateKineto, PrintsOneRowPerClassAndReturnsTheCountedErrors) {
   std::ostringstream out;
   const std::vector<double> errors = validate_kineto_trace(small_scenario(), kTrace, out);
   const std::vector<std::string> lines = lines_of(out.str());
-  ASSERT_EQ(lines.size(), 13u) << out.str();
+  ASSERT_EQ(lines.size(), 12u) << out.str();
   EXPECT_EQ(lines[0], "# kineto trace " + kTrace +
                           " against simulated rank 0: mean of ProfilerStep#2-3 (2 step(s), 1 "
                           "warm-up skipped)");
@@ -73,9 +73,8 @@ TEST(ValidateKineto, PrintsOneRowPerClassAndReturnsTheCountedErrors) {
       {"nccl_all_gather", "965.00", "2", "3"},
       {"nccl_reduce_scatter", "945.00", "2", "2"},
       {"optimizer", "221.00", "1", "1"},
-      {"elementwise", "2325.50", "41", "45"},
+      {"elementwise", "2513.50", "51", "45"},
       {"memory", "2.00", "1", "0"},
-      {"other", "188.00", "10", "0"},
       {"step", "10585.00", "-", "-"},
       {"compute_busy", "8766.00", "-", "-"},
   };
@@ -87,24 +86,23 @@ TEST(ValidateKineto, PrintsOneRowPerClassAndReturnsTheCountedErrors) {
     EXPECT_EQ(f[4], expected[i][2]) << f[0];
     EXPECT_EQ(f[5], expected[i][3]) << f[0];
   }
-  EXPECT_EQ(lines[12],
+  EXPECT_EQ(lines[11],
             "# step = ProfilerStep marker (iteration period); measured GPU window 10559.00 us; "
             "cases: classes with measured time, and the step");
 
-  // Eight classes with measured time and the step; the classes only the
-  // trace has ("memory", "other") count as -100%.
-  ASSERT_EQ(errors.size(), 9u);
+  // Seven classes with measured time and the step; the class only the
+  // trace has ("memory": the loss's device-to-host copy) counts as -100%.
+  ASSERT_EQ(errors.size(), 8u);
   EXPECT_DOUBLE_EQ(errors[6], -1.0);
-  EXPECT_DOUBLE_EQ(errors[7], -1.0);
   const double step_us = simulated.step_time_s * 1e6;
-  EXPECT_NEAR(errors[8], (step_us - 10585) / 10585, 1e-12);
+  EXPECT_NEAR(errors[7], (step_us - 10585) / 10585, 1e-12);
   const calibration::StepSummary s = calibration::simulated_step_summary(simulated, 0);
   EXPECT_NEAR(errors[0], (s.totals(calibration::KernelClass::kGemm).duration_us - 5430) / 5430,
               1e-12);
   // The printed error of the step is the returned one, in percent.
-  const std::vector<std::string> step_row = fields_of(lines[10]);
+  const std::vector<std::string> step_row = fields_of(lines[9]);
   char percent[32];
-  std::snprintf(percent, sizeof percent, "%.1f%%", errors[8] * 100);
+  std::snprintf(percent, sizeof percent, "%.1f%%", errors[7] * 100);
   EXPECT_EQ(step_row[3], percent);
 }
 
@@ -115,7 +113,7 @@ TEST(ValidateKineto, ASimulatedResultIsReusedForAnotherRankAndWarmUp) {
   options.rank = 3;
   options.warmup_steps = 0;
   const std::vector<double> errors = validate_kineto_trace(rank3, kTrace, out, options);
-  EXPECT_EQ(errors.size(), 9u);
+  EXPECT_EQ(errors.size(), 8u);
   EXPECT_NE(out.str().find("against simulated rank 3: mean of ProfilerStep#1-3 (3 step(s), 0 "
                            "warm-up skipped)"),
             std::string::npos)
