@@ -32,8 +32,8 @@ tflops = FLOPs / median time / 1e12.
 
 Output (-o FILE, default scenarios/measurements/<date>_<hardware>/attention.csv),
 written atomically: '#' lines (GPU, driver, versions, host, date, command),
-then the layout workloads/compute_model.cc reads (parse_attention_csv; extra
-columns after tflops are ignored):
+then the layout calibration/compute_measurements.cc reads
+(parse_attention_csv; extra columns after tflops are ignored):
     hardware,kernel,pass,head_dim,causal,seq,tflops,batch,heads,kv_heads,dtype,time_us,
     count_per_step,name
 kernel: --kernel (default FA2: PyTorch's flash backend is FlashAttention-2).

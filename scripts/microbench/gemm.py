@@ -18,8 +18,9 @@ between two CUDA events, the L2 cache overwritten before each call (unless
 
 Output (-o FILE, default scenarios/measurements/<date>_<hardware>/gemm.csv),
 written atomically: '#' lines recording the GPU, driver, torch/CUDA/NCCL/cuDNN
-versions, host, date and command, then the layout workloads/compute_model.cc
-reads (parse_gemm_csv; it ignores the extra columns after `source`):
+versions, host, date and command, then the layout
+calibration/compute_measurements.cc reads (parse_gemm_csv; it ignores the
+extra columns after `source`):
     hardware,dtype,m,n,k,tflops,source,time_us,count_per_step,name
 `hardware` comes from the GPU name (common.hardware_from_gpu_name, e.g.
 "NVIDIA H100 80GB HBM3" -> H100-SXM) unless --hardware is given.

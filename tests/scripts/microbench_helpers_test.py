@@ -4,7 +4,7 @@ and no PyTorch: the hardware-name rule, size lists, busbw factors, group
 layouts, reading `clustersim kernels --csv`, the shape plans, FLOP counts, and
 the CSV writer producing files the clustersim readers accept (the collective
 CSV through `clustersim validate`; the GEMM and attention CSVs against the
-rules of workloads/compute_model.cc parse_csv).
+rules of calibration/measurement_csv.cc for_each_csv_row).
 
     python3 tests/scripts/microbench_helpers_test.py path/to/clustersim
 """
@@ -39,7 +39,7 @@ def kernels_csv():
 
 
 def parse_like_compute_model(text, required):
-    """The rules of workloads/compute_model.cc parse_csv: '#' lines and blank
+    """The rules of calibration/measurement_csv.cc for_each_csv_row: '#' lines and blank
     lines skipped, the first other line the header holding `required`, every
     row with as many fields as the header. Returns dicts of the rows."""
     header = None
