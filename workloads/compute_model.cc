@@ -38,11 +38,12 @@ GpuComputeSpec h100_sxm_compute() {
   spec.peak_flops = 989e12;
   spec.hbm_Bps = 3.35e12;
   spec.mem_efficiency = kMemEfficiencyPlaceholder;
-  // fitted to scenarios/measurements/compute/gemm.csv rows for H100-SXM
-  spec.gemm = {.e_max = 0.828471234, .x_half = 7.78913116e9};
-  // fitted to scenarios/measurements/compute/attention.csv rows for H100-SXM (FA2)
-  spec.attention_fwd = {.e_max = 0.354400297, .x_half = 201.582314};
-  spec.attention_bwd = {.e_max = 0.344989472, .x_half = 282.377758};
+  // fitted by `clustersim calibrate` to scenarios/measurements/compute/gemm.csv
+  // rows for H100-SXM (as scenarios/hardware/h100.yaml)
+  spec.gemm = {.e_max = 0.832494164, .x_half = 7.84277222e9};
+  // ... and to scenarios/measurements/compute/attention.csv rows for H100-SXM (FA2)
+  spec.attention_fwd = {.e_max = 0.356125565, .x_half = 0, .causal_x_half = 208.282794};
+  spec.attention_bwd = {.e_max = 0.341220600, .x_half = 294.309916};
   spec.comm_overlap_slowdown = kCommOverlapSlowdownPlaceholder;
   return spec;
 }
@@ -55,11 +56,12 @@ GpuComputeSpec a100_sxm_compute() {
   spec.peak_flops = 312e12;
   spec.hbm_Bps = 2.04e12;
   spec.mem_efficiency = kMemEfficiencyPlaceholder;
-  // fitted to scenarios/measurements/compute/gemm.csv rows for A100-SXM
-  spec.gemm = {.e_max = 0.753981072, .x_half = 2.42084065e9};
-  // fitted to scenarios/measurements/compute/attention.csv rows for A100-SXM
+  // fitted by `clustersim calibrate` to scenarios/measurements/compute/gemm.csv
+  // rows for A100-SXM (as scenarios/hardware/a100.yaml)
+  spec.gemm = {.e_max = 0.826944453, .x_half = 2.22239148e9, .dim_half = 119.817987};
+  // ... and to scenarios/measurements/compute/attention.csv rows for A100-SXM
   // (FA2; fwd_bwd rows only, so one curve serves both passes)
-  spec.attention_fwd = {.e_max = 0.620236459, .x_half = 242.267446};
+  spec.attention_fwd = {.e_max = 0.620275541, .x_half = 242.301572};
   spec.attention_bwd = spec.attention_fwd;
   spec.comm_overlap_slowdown = kCommOverlapSlowdownPlaceholder;
   return spec;

@@ -109,10 +109,12 @@ TEST(HardwareProfile, GpuAndHostSectionsOfShippedProfiles) {
   EXPECT_EQ(h100.gpu.memory_bytes, int64_t{81559} << 20);  // nvidia-smi's total
   EXPECT_DOUBLE_EQ(h100.gpu.hbm_Bps, 3.35e12);
   EXPECT_DOUBLE_EQ(h100.gpu.mem_efficiency, 0.90);
-  EXPECT_DOUBLE_EQ(h100.gpu.gemm.e_max, 0.828471234);
-  EXPECT_DOUBLE_EQ(h100.gpu.gemm.x_half, 7.78913116e9);
-  EXPECT_DOUBLE_EQ(h100.gpu.attention_fwd.x_half, 201.582314);
-  EXPECT_DOUBLE_EQ(h100.gpu.attention_bwd.e_max, 0.344989472);
+  EXPECT_DOUBLE_EQ(h100.gpu.gemm.e_max, 0.832494164);
+  EXPECT_DOUBLE_EQ(h100.gpu.gemm.x_half, 7.84277222e9);
+  EXPECT_DOUBLE_EQ(h100.gpu.gemm.dim_half, 0);
+  EXPECT_DOUBLE_EQ(h100.gpu.attention_fwd.x_half, 0);
+  EXPECT_DOUBLE_EQ(h100.gpu.attention_fwd.causal_x_half, 208.282794);
+  EXPECT_DOUBLE_EQ(h100.gpu.attention_bwd.e_max, 0.341220600);
   EXPECT_DOUBLE_EQ(h100.gpu.comm_overlap_slowdown, 1.10);
   EXPECT_DOUBLE_EQ(h100.host.kernel_launch_us, 10.0);
   EXPECT_DOUBLE_EQ(h100.host.graph_launch_us, 8.0);
@@ -134,7 +136,8 @@ TEST(HardwareProfile, GpuAndHostSectionsOfShippedProfiles) {
   EXPECT_DOUBLE_EQ(a100.gpu.peak_flops_per_s, 312e12);
   EXPECT_EQ(a100.gpu.memory_bytes, int64_t{81920} << 20);
   EXPECT_DOUBLE_EQ(a100.gpu.hbm_Bps, 2.04e12);
-  EXPECT_DOUBLE_EQ(a100.gpu.gemm.e_max, 0.753981072);
+  EXPECT_DOUBLE_EQ(a100.gpu.gemm.e_max, 0.826944453);
+  EXPECT_DOUBLE_EQ(a100.gpu.gemm.dim_half, 119.817987);
   // Only fwd_bwd rows for A100: one curve for both passes.
   EXPECT_DOUBLE_EQ(a100.gpu.attention_bwd.e_max, a100.gpu.attention_fwd.e_max);
   EXPECT_DOUBLE_EQ(a100.gpu.attention_bwd.x_half, a100.gpu.attention_fwd.x_half);

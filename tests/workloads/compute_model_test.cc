@@ -72,13 +72,15 @@ TEST(ComputeModelTest, CommActiveSlowsByTheFactorExactly) {
 TEST(ComputeModelTest, EfficiencyBoundedAndMonotone) {
   for (const GpuComputeSpec& spec : {h100_sxm_compute(), a100_sxm_compute()}) {
     for (const EfficiencyCurve& curve : {spec.gemm, spec.attention_fwd, spec.attention_bwd}) {
-      double previous = 0;
-      for (double x = 0; x <= 1e18; x = x == 0 ? 1 : x * 1.5) {
-        const double eff = curve(x);
-        EXPECT_GT(eff, 0.0) << x;
-        EXPECT_LE(eff, 1.0) << x;
-        EXPECT_GE(eff, previous) << x;
-        previous = eff;
+      for (bool causal : {false, true}) {
+        double previous = 0;
+        for (double x = 0; x <= 1e18; x = x == 0 ? 1 : x * 1.5) {
+          const double eff = curve.at(x, 128, causal);
+          EXPECT_GT(eff, 0.0) << x;
+          EXPECT_LE(eff, 1.0) << x;
+          EXPECT_GE(eff, previous * (1 - 1e-15)) << x;  // a flat curve may round down
+          previous = eff;
+        }
       }
     }
     // Through kernels: a 1x1x1 GEMM and a huge one; GEMM efficiency grows with each dim.
@@ -99,15 +101,24 @@ TEST(ComputeModelTest, AttentionUsesForwardOrBackwardCurveAndCausalHalvesSize) {
   a.cls = KernelClass::kAttention;
   a.seq = 4096;
   a.causal = true;
+  a.head_dim = 128;
   a.flops = 1e12;
-  EXPECT_DOUBLE_EQ(kernel_efficiency(a, h100), h100.attention_fwd(2048.0));
+  EXPECT_DOUBLE_EQ(kernel_efficiency(a, h100), h100.attention_fwd.at(2048.0, 128, true));
+  // The causal term: e_max x / (x + x_half + causal_x_half), by hand.
+  const EfficiencyCurve& f = h100.attention_fwd;
+  EXPECT_DOUBLE_EQ(kernel_efficiency(a, h100),
+                   f.e_max * 2048.0 / (2048.0 + f.x_half + f.causal_x_half));
   a.name = "attention.bwd";
-  EXPECT_DOUBLE_EQ(kernel_efficiency(a, h100), h100.attention_bwd(2048.0));
+  EXPECT_DOUBLE_EQ(kernel_efficiency(a, h100), h100.attention_bwd.at(2048.0, 128, true));
   a.causal = false;
   EXPECT_DOUBLE_EQ(kernel_efficiency(a, h100), h100.attention_bwd(4096.0));
 }
 
 void expect_relative(double actual, double expected, const std::string& what) {
+  if (expected == 0) {
+    EXPECT_EQ(actual, 0.0) << what;
+    return;
+  }
   EXPECT_NEAR(actual / expected, 1.0, 1e-6) << what << ": " << actual << " vs " << expected;
 }
 
@@ -115,11 +126,13 @@ void expect_same_curve(const EfficiencyCurve& actual, const EfficiencyCurve& exp
                        const std::string& what) {
   expect_relative(actual.e_max, expected.e_max, what + " e_max");
   expect_relative(actual.x_half, expected.x_half, what + " x_half");
+  expect_relative(actual.dim_half, expected.dim_half, what + " dim_half");
+  expect_relative(actual.causal_x_half, expected.causal_x_half, what + " causal_x_half");
 }
 
 // The profiles hold the numbers; the presets repeat them for tests. Neither
-// may drift from the other (and PresetConstantsReproduceTheFit ties the
-// presets to the measurements).
+// may drift from the other (tests/calibration/compute_fit_test.cc ties the
+// fit to the measurements).
 TEST(ComputeModelTest, ProfilesMatchThePresets) {
   for (const auto& [file, preset] :
        {std::pair{"h100.yaml", h100_sxm_compute()}, std::pair{"a100.yaml", a100_sxm_compute()}}) {
