@@ -1,0 +1,155 @@
+// Execution traces in the Chakra ET format (MLCommons Chakra, the input of
+// ASTRA-sim): one graph per rank, stored as a file of length-delimited
+// Protobuf messages -- a varint byte count, then that many bytes of message
+// -- the first a GlobalMetadata, every following one a Node
+// (proto/et_def.proto, wire-compatible with Chakra's schema/protobuf/
+// et_def.proto for the parts used here). The rank's file is PREFIX.<rank>.et.
+//
+// This header is the plain C++ form of a trace that the rest of clustersim
+// uses (no Protobuf types leak out of chakra_trace_io.cc), and the API of
+// the Chakra features: reading and writing files (chakra_trace_io.cc),
+// checking graphs (chakra_trace_check.cc), communicator groups
+// (chakra_comm_groups.cc), exporting a simulated step (chakra_export.cc) and
+// replaying traces on a cluster (chakra_replay.cc).
+//
+// Attributes (Node.attr, Chakra's names and value kinds as PyTorch's
+// converter writes them; the readers accept any integer kind for integers):
+//   comm_type    int64   CommType of a COMM_COLL_NODE
+//   comm_size    int64   bytes of a collective (nccl-tests convention:
+//                        all_gather total output, reduce_scatter total input)
+//                        or of a send/recv
+//   pg_name      string  the process group of a collective (comm groups)
+//   comm_src, comm_dst, comm_tag  int64  peers and tag of send/recv
+//   num_ops      int64   FLOPs of a COMP_NODE
+//   tensor_size  uint64  bytes a COMP_NODE moves through HBM, or a MEM_*
+//                        node copies over PCIe
+//   is_cpu_op    bool    a host (CPU) operation, not GPU work
+// and clustersim's own, which other tools ignore:
+//   clustersim_duration_ns  int64  exact duration (duration_micros is whole us)
+//   clustersim_stream       int64  the GPU stream the node ran on
+//   clustersim_class        string kernel class (gemm, attention, ...) or
+//                                  collective role
+//
+// Units: bytes, FLOPs, microseconds in the file; nanoseconds where the
+// fields say so.
+// Thread safety: value types.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clustersim::workloads::chakra {
+
+// Chakra's NodeType and CollectiveCommType values (the wire numbers).
+enum class NodeType : int32_t {
+  kInvalid = 0,
+  kMetadata = 1,
+  kMemLoad = 2,
+  kMemStore = 3,
+  kComp = 4,
+  kCommSend = 5,
+  kCommRecv = 6,
+  kCommColl = 7,
+  kStorage = 8,
+  kBatch = 9,
+  kCheckpoint = 10,
+};
+
+enum class CommType : int32_t {
+  kAllReduce = 0,
+  kReduce = 1,
+  kAllGather = 2,
+  kGather = 3,
+  kScatter = 4,
+  kBroadcast = 5,
+  kAllToAll = 6,
+  kReduceScatter = 7,
+  kReduceScatterBlock = 8,
+  kBarrier = 9,
+};
+
+// "COMP_NODE", "ALL_GATHER", ... (Chakra's spelling); "?" when out of range.
+const char* node_type_name(int32_t type);
+const char* comm_type_name(int32_t type);
+
+// One attribute as stored, for attributes clustersim does not interpret
+// (kept so that a read-then-write round trip loses nothing it understands;
+// unknown ones are carried as their encoded bytes).
+struct RawAttribute {
+  std::string name;
+  std::string encoded;  // the serialized AttributeProto
+};
+
+struct Node {
+  uint64_t id = 0;
+  std::string name;
+  int32_t type = 0;  // NodeType value as read (may be out of range: check_traces says so)
+  std::vector<uint64_t> ctrl_deps;
+  std::vector<uint64_t> data_deps;
+  uint64_t start_time_micros = 0;
+  uint64_t duration_micros = 0;
+
+  // Interpreted attributes (absent when the node has none of that name).
+  std::optional<int64_t> comm_type;
+  std::optional<int64_t> comm_size;
+  std::optional<std::string> pg_name;
+  std::optional<int64_t> comm_src;
+  std::optional<int64_t> comm_dst;
+  std::optional<int64_t> comm_tag;
+  std::optional<int64_t> num_ops;
+  std::optional<int64_t> tensor_size;
+  bool is_cpu_op = false;
+  std::optional<int64_t> duration_ns;  // clustersim_duration_ns
+  std::optional<int64_t> stream;       // clustersim_stream
+  std::optional<std::string> kernel_class;  // clustersim_class
+
+  std::vector<RawAttribute> other_attributes;
+
+  // duration_ns when present, else duration_micros x 1000.
+  int64_t duration_in_ns() const {
+    return duration_ns ? *duration_ns : static_cast<int64_t>(duration_micros) * 1000;
+  }
+};
+
+struct Trace {
+  std::string file;     // where it was read from (for errors); empty if built in memory
+  std::string version;  // GlobalMetadata.version
+  std::vector<RawAttribute> metadata;  // GlobalMetadata.attr
+  std::vector<Node> nodes;             // in file order
+};
+
+// Process group name -> its ranks (global rank ids), as in ASTRA-sim's
+// communicator-group JSON: {"<pg_name>": [r0, r1, ...], ...}.
+using CommGroups = std::map<std::string, std::vector<int64_t>>;
+
+// ---- chakra_trace_io.cc ----
+// Reads PREFIX.<rank>.et. Errors (sim::ConfigError) name the file, the byte
+// offset and the message index: truncated length or message, a varint
+// longer than 10 bytes or past the end, bytes that do not parse as the
+// message, an empty file (no GlobalMetadata).
+Trace read_trace_file(const std::string& path);
+Trace parse_trace(const std::string& bytes, const std::string& file);
+std::string serialize_trace(const Trace& trace);
+void write_trace_file(const std::string& path, const Trace& trace);  // atomic
+std::string rank_trace_path(const std::string& prefix, int64_t rank);  // PREFIX.<rank>.et
+
+// ---- chakra_comm_groups.cc ----
+// Reads / writes the communicator-group JSON (errors name file:line:col).
+CommGroups read_comm_groups(const std::string& path);
+std::string comm_groups_json(const CommGroups& groups);
+
+// ---- chakra_trace_check.cc ----
+// Checks the graphs of every rank (rank r = ranks[r]) and reports every
+// problem at once as a sim::ConfigError naming the file and node id:
+// duplicate ids, dangling ctrl/data dependencies, cycles (one node of each
+// cycle named), node types out of range or not replayable (INVALID, STORAGE,
+// BATCH, CHECKPOINT), collectives without or with an unknown comm_type or
+// without comm_size, send/recv without peers or with a peer out of range,
+// a collective's pg_name missing from `groups` (when groups is not empty)
+// or naming a group that does not hold the rank.
+void check_traces(const std::vector<Trace>& ranks, const CommGroups& groups);
+
+}  // namespace clustersim::workloads::chakra
