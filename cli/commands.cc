@@ -8,6 +8,7 @@
 #include "cli/campaign_command.h"
 #include "cli/collective_command.h"
 #include "cli/command_line.h"
+#include "cli/export_chakra_command.h"
 #include "cli/kernels_command.h"
 #include "cli/run_command.h"
 #include "cli/scenario_schema.h"
@@ -91,6 +92,8 @@ const std::vector<Command>& commands() {
        [](const ParsedCommand& p, Io& io) { return run_calibrate_command(p, io.out); }},
       {kernels_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_kernels_command(p, io.out); }},
+      {export_chakra_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_export_chakra_command(p, io.out, io.err); }},
   };
   return kTable;
 }

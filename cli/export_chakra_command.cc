@@ -1,0 +1,191 @@
+#include "cli/export_chakra_command.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/network_scenario.h"
+#include "cli/step_config.h"
+#include "cli/table_text.h"
+#include "sim/atomic_file.h"
+#include "sim/config_error.h"
+#include "sim/rank_list.h"
+#include "sim/text_fields.h"
+#include "workloads/chakra_export.h"
+#include "workloads/chakra_trace.h"
+#include "workloads/memory_model.h"
+
+namespace clustersim::cli {
+
+namespace {
+
+namespace chakra = workloads::chakra;
+
+constexpr size_t kLabel = 18;
+constexpr size_t kManyRanks = 1024;  // past this many files, warn first
+constexpr size_t kGroupsListed = 8;
+
+std::string str(int64_t n) { return std::to_string(n); }
+std::string row(std::string_view label, const std::string& value) {
+  return labelled_row(label, value, kLabel);
+}
+
+std::string size_text(double bytes) {
+  if (bytes < 1024.0 * 1024.0) return fixed(bytes / 1024.0, 1) + " KiB";
+  if (bytes < 1024.0 * 1024.0 * 1024.0) return fixed(bytes / (1024.0 * 1024.0), 1) + " MiB";
+  return fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2) + " GiB";
+}
+
+// --ranks as written: syntax now (a usage error), range once the world
+// size is known.
+std::string ranks_text(const ParsedCommand& parsed) {
+  const std::string text = parsed.value_or("--ranks", "");
+  const std::string problem = sim::rank_list_problem(text);
+  if (!problem.empty()) {
+    throw UsageError("option '--ranks' expects ranks such as '0' or '0,8-15', found '" + text +
+                     "': " + problem);
+  }
+  if (sim::trim_blanks(text).empty()) {
+    throw UsageError("option '--ranks' expects at least one rank, found '" + text + "'");
+  }
+  return text;
+}
+
+std::string prefix_text(const ParsedCommand& parsed) {
+  const std::string prefix = parsed.value_or("--prefix", "");
+  if (prefix.empty() || prefix.find('/') != std::string::npos || prefix == "." || prefix == "..") {
+    throw UsageError("option '--prefix' expects a file name without '/', found '" + prefix + "'");
+  }
+  return prefix;
+}
+
+void make_directory(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    throw sim::OutputError("cannot create directory '" + dir +
+                           "': " + (ec ? ec.message() : std::string("not a directory")));
+  }
+}
+
+std::string groups_text(const chakra::CommGroups& groups) {
+  std::string text = str(static_cast<int64_t>(groups.size()));
+  if (groups.empty()) return text;
+  text += " (";
+  size_t listed = 0;
+  for (const auto& [name, members] : groups) {
+    if (listed == kGroupsListed) {
+      text += ", ...";
+      break;
+    }
+    if (listed > 0) text += ", ";
+    text += name + ": " + str(static_cast<int64_t>(members.size())) + " ranks";
+    ++listed;
+  }
+  return text + ")";
+}
+
+}  // namespace
+
+CommandSpec export_chakra_command_spec() {
+  return {
+      "export-chakra",
+      "Write the scenario's simulated step as Chakra ET traces, one per rank.",
+      {"SCENARIO"},
+      {{"-o", "DIR", false, "directory to write into (created when missing; required)"},
+       {"--ranks", "LIST", false, "ranks to export, e.g. '0' or '0,8-15' (default: every rank)"},
+       {"--prefix", "NAME", false, "file name prefix (default: the scenario's name)"},
+       {"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"}},
+      "Files: DIR/NAME.<rank>.et (length-delimited Chakra ET protobuf: GlobalMetadata,\n"
+      "then the nodes) and DIR/NAME.comm_groups.json (process group name -> ranks), each\n"
+      "written atomically. One node per schedule task (kernels COMP_NODE with their\n"
+      "roofline time, collectives COMM_COLL_NODE with comm_size and pg_name, offload\n"
+      "copies MEM_LOAD/MEM_STORE, the CPU optimizer is_cpu_op) plus is_cpu_op nodes\n"
+      "for the host's kernel launches; see workloads/chakra_export.h. `clustersim\n"
+      "replay` runs the files on a cluster; ASTRA-sim reads them too."};
+}
+
+int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
+  if (!parsed.has("-o")) throw UsageError("option '-o DIR' is required (where to write)");
+  const std::string dir = parsed.value_or("-o", "");
+  if (dir.empty()) throw UsageError("option '-o' expects a directory, found ''");
+  const std::string rank_list = parsed.has("--ranks") ? ranks_text(parsed) : "";
+  const std::string prefix_option = parsed.has("--prefix") ? prefix_text(parsed) : "";
+
+  const std::string& scenario_path = parsed.positionals[0];
+  const NetworkScenario net = load_network_scenario(scenario_path, parsed.values("--set"));
+  const workloads::StepConfig config = step_config_from_scenario(net);
+  const int64_t world = config.workload.world_size;
+  std::vector<int64_t> ranks;
+  if (rank_list.empty()) {
+    ranks.resize(static_cast<size_t>(world));
+    for (int64_t r = 0; r < world; ++r) ranks[static_cast<size_t>(r)] = r;
+  } else {
+    const sim::Parsed<std::vector<int64_t>> parsed_ranks = sim::parse_rank_list(rank_list, world);
+    if (!parsed_ranks) {
+      sim::DiagnosticSink sink;
+      sink.add(sim::SourceLocation{"--ranks " + rank_list, 0, 0}, "",
+               "expected ranks below the world size " + str(world) + " of '" + scenario_path +
+                   "', found '" + rank_list + "': " + parsed_ranks.error);
+      sink.throw_if_any();
+    }
+    ranks = *parsed_ranks;
+  }
+  const std::string scenario_name = net.values.get_string("name");
+  const std::string prefix = prefix_option.empty() ? scenario_name : prefix_option;
+
+  const workloads::MemoryBreakdown memory = workloads::memory_breakdown(config.workload);
+  if (!workloads::fits(memory, config.memory_capacity_bytes)) {
+    err << "clustersim export-chakra: warning: the step does not fit in GPU memory ("
+        << str(memory.total()) << " > " << str(config.memory_capacity_bytes)
+        << " bytes per GPU); exporting it anyway\n";
+  }
+
+  chakra::ExportOptions options;
+  options.scenario = scenario_name;
+  const chakra::StepExporter exporter(net.cluster, net.profile, config, options);
+  make_directory(dir);
+  const std::string base = (std::filesystem::path(dir) / prefix).string();
+
+  chakra::CommGroups groups;
+  int64_t total_bytes = 0;
+  int64_t largest = 0;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const std::string path = chakra::rank_trace_path(base, ranks[i]);
+    chakra::write_trace_file(path, exporter.trace(ranks[i]));
+    std::error_code ec;
+    const auto bytes = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+    if (ec) throw sim::OutputError("cannot read the size of '" + path + "': " + ec.message());
+    total_bytes += bytes;
+    largest = std::max(largest, bytes);
+    exporter.add_groups(ranks[i], groups);
+    if (i == 0 && ranks.size() > kManyRanks) {
+      err << "clustersim export-chakra: warning: writing " << ranks.size() << " trace files of "
+          << size_text(static_cast<double>(bytes)) << " each, about "
+          << size_text(static_cast<double>(bytes) * static_cast<double>(ranks.size()))
+          << " in all (--ranks picks a subset)\n";
+    }
+  }
+  const std::string groups_path = base + ".comm_groups.json";
+  sim::write_file_atomically(groups_path, chakra::comm_groups_json(groups));
+
+  out << "# clustersim export-chakra: " << scenario_path << "\n";
+  out << row("scenario", scenario_name + " (" + str(world) + " ranks)");
+  out << row("ranks written", sim::format_rank_list(ranks) + " (" +
+                                  str(static_cast<int64_t>(ranks.size())) + " of " + str(world) +
+                                  ")");
+  out << row("traces", base + ".<rank>.et");
+  out << row("nodes per rank", str(exporter.nodes_per_rank()) + " (" +
+                                   str(exporter.schedule().size()) + " schedule tasks + " +
+                                   str(exporter.launches_per_rank()) + " host launches)");
+  out << row("bytes", str(largest) + " per rank (largest), " + str(total_bytes) + " in all (" +
+                          size_text(static_cast<double>(total_bytes)) + ")");
+  out << row("process groups", groups_text(groups));
+  out << row("groups file", groups_path);
+  return kExitOk;
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,31 @@
+// `clustersim export-chakra SCENARIO -o DIR`: the scenario's simulated
+// training step as Chakra ET traces (workloads/chakra_export.h), the input
+// of ASTRA-sim and `clustersim replay`.
+//
+// Writes DIR/NAME.<rank>.et for each rank of --ranks (default every rank of
+// the job) and DIR/NAME.comm_groups.json, the process groups those ranks'
+// collectives name (ASTRA-sim's communicator-group JSON). NAME is the
+// scenario's `name`, or --prefix. DIR is created when missing. Each file is
+// written atomically (complete or absent); ranks are written one at a time,
+// so memory stays that of one rank's graph whatever the job's size.
+//
+// Output (stdout): the scenario, the ranks written, nodes per rank (schedule
+// tasks + host launches), bytes per rank and in all, the process groups.
+// Exporting thousands of ranks writes thousands of files: past 1024 ranks a
+// warning on stderr gives the count and the estimated size first.
+//
+// Exit codes: 0 ok; 1 bad scenario, ranks beyond the world size, a
+// directory or file that cannot be written; 2 usage errors (no -o, a
+// malformed rank list, an empty or path-like --prefix).
+#pragma once
+
+#include <ostream>
+
+#include "cli/command_line.h"
+
+namespace clustersim::cli {
+
+CommandSpec export_chakra_command_spec();
+int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err);
+
+}  // namespace clustersim::cli

@@ -1,0 +1,197 @@
+// `clustersim export-chakra` end to end (run_clustersim in-process): the
+// files it writes (read back), --ranks and --prefix, what it prints, and its
+// errors with their exit codes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/commands.h"
+#include "tests/support/run_clustersim.h"
+#include "tests/support/scratch_dir.h"
+#include "workloads/chakra_trace.h"
+
+namespace clustersim::cli {
+namespace {
+
+namespace chakra = workloads::chakra;
+using test_support::Outcome;
+using test_support::read_all;
+using test_support::run;
+using test_support::ScratchDir;
+
+constexpr const char* kH100 = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/h100.yaml";
+
+// HSDP on two HGX H100 nodes: shard groups of 8 (one node), replica groups
+// of 2, a small custom model.
+std::string hsdp_scenario() {
+  return std::string(
+             "name: tiny_hsdp\n"
+             "description: HSDP 8 x 2 on 16 H100\n"
+             "hardware: ") +
+         kH100 +
+         "\n"
+         "cluster:\n"
+         "  nodes: 2\n"
+         "  node: hgx_h100\n"
+         "workload:\n"
+         "  model: custom\n"
+         "  custom_model:\n"
+         "    layers: 2\n"
+         "    hidden: 1024\n"
+         "    heads: 8\n"
+         "    kv_heads: 8\n"
+         "    ffn_hidden: 2816\n"
+         "    vocab: 32000\n"
+         "    activation: swiglu\n"
+         "  seq_len: 1024\n"
+         "  local_batch: 1\n"
+         "  parallelism:\n"
+         "    strategy: HYBRID_SHARD\n"
+         "    shard_group_size: 8\n";
+}
+
+bool contains(const std::string& text, std::string_view piece) {
+  return text.find(piece) != std::string::npos;
+}
+
+TEST(ExportChakraCommand, WritesEveryRankAndTheGroups) {
+  const ScratchDir dir;
+  const std::string scenario = dir.write("s.yaml", hsdp_scenario());
+  const std::string out = dir.file("out");
+  const Outcome o = run({"export-chakra", scenario, "-o", out});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err, "");
+  std::vector<std::string> want;
+  for (int r = 0; r < 16; ++r) want.push_back("tiny_hsdp." + std::to_string(r) + ".et");
+  want.push_back("tiny_hsdp.comm_groups.json");
+  std::vector<std::string> got;
+  for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    got.push_back(entry.path().filename().string());
+  }
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(contains(o.out, "ranks written     0-15 (16 of 16)")) << o.out;
+  EXPECT_TRUE(contains(o.out, "process groups    10 (replica_0: 2 ranks")) << o.out;
+
+  // Read back: rank 9's graph and the groups, checked together.
+  std::vector<chakra::Trace> traces;
+  for (int r = 0; r < 16; ++r) {
+    traces.push_back(chakra::read_trace_file(out + "/tiny_hsdp." + std::to_string(r) + ".et"));
+  }
+  const chakra::CommGroups groups = chakra::read_comm_groups(out + "/tiny_hsdp.comm_groups.json");
+  EXPECT_NO_THROW(chakra::check_traces(traces, groups));
+  // Rank 9: shard group 1 (ranks 8-15), replica group 1 ({1, 9}); every
+  // rank's groups are in the file.
+  const chakra::CommGroups want_groups = {{"replica_0", {0, 8}},
+                                          {"replica_1", {1, 9}},
+                                          {"replica_2", {2, 10}},
+                                          {"replica_3", {3, 11}},
+                                          {"replica_4", {4, 12}},
+                                          {"replica_5", {5, 13}},
+                                          {"replica_6", {6, 14}},
+                                          {"replica_7", {7, 15}},
+                                          {"shard_0", {0, 1, 2, 3, 4, 5, 6, 7}},
+                                          {"shard_1", {8, 9, 10, 11, 12, 13, 14, 15}}};
+  EXPECT_EQ(groups, want_groups);
+  const chakra::Trace& t = traces[9];
+  EXPECT_EQ(t.version, "0.0.4");
+  int64_t shard = 0;
+  int64_t replica = 0;
+  for (const chakra::Node& n : t.nodes) {
+    if (n.pg_name == "shard_1") ++shard;
+    if (n.pg_name == "replica_1") ++replica;
+  }
+  // 3 units (root, 2 blocks): all-gathers 3 forward + 2 backward, 3
+  // reduce-scatters; 3 all-reduces.
+  EXPECT_EQ(shard, 8);
+  EXPECT_EQ(replica, 3);
+  // The nodes-per-rank line agrees with the file.
+  EXPECT_TRUE(contains(o.out, "nodes per rank    " + std::to_string(t.nodes.size()) + " ("))
+      << o.out;
+}
+
+TEST(ExportChakraCommand, RanksSubsetAndPrefix) {
+  const ScratchDir dir;
+  const std::string scenario = dir.write("s.yaml", hsdp_scenario());
+  const Outcome o =
+      run({"export-chakra", scenario, "-o", dir.path(), "--ranks", "3,9", "--prefix", "p"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(dir.list(),
+            (std::vector<std::string>{"p.3.et", "p.9.et", "p.comm_groups.json", "s.yaml"}));
+  const chakra::CommGroups groups = chakra::read_comm_groups(dir.file("p.comm_groups.json"));
+  const chakra::CommGroups want = {{"replica_1", {1, 9}},
+                                   {"replica_3", {3, 11}},
+                                   {"shard_0", {0, 1, 2, 3, 4, 5, 6, 7}},
+                                   {"shard_1", {8, 9, 10, 11, 12, 13, 14, 15}}};
+  EXPECT_EQ(groups, want);
+  const chakra::Trace t = chakra::read_trace_file(dir.file("p.3.et"));
+  EXPECT_EQ(t.file, dir.file("p.3.et"));
+  EXPECT_TRUE(contains(o.out, "ranks written     3,9 (2 of 16)")) << o.out;
+}
+
+TEST(ExportChakraCommand, SameScenarioSameBytes) {
+  const ScratchDir dir;
+  const std::string scenario = dir.write("s.yaml", hsdp_scenario());
+  ASSERT_EQ(run({"export-chakra", scenario, "-o", dir.file("a"), "--ranks", "5"}).code, 0);
+  ASSERT_EQ(run({"export-chakra", scenario, "-o", dir.file("b"), "--ranks", "5"}).code, 0);
+  EXPECT_EQ(read_all(dir.file("a/tiny_hsdp.5.et")), read_all(dir.file("b/tiny_hsdp.5.et")));
+}
+
+TEST(ExportChakraCommand, UsageErrorsExit2) {
+  const ScratchDir dir;
+  const std::string scenario = dir.write("s.yaml", hsdp_scenario());
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"export-chakra", scenario},
+           {"export-chakra", scenario, "-o", dir.path(), "--ranks", "3-1"},
+           {"export-chakra", scenario, "-o", dir.path(), "--ranks", "x"},
+           {"export-chakra", scenario, "-o", dir.path(), "--ranks", ""},
+           {"export-chakra", scenario, "-o", dir.path(), "--prefix", "a/b"},
+           {"export-chakra", scenario, "-o", dir.path(), "--bogus"},
+       }) {
+    const Outcome o = run(args);
+    EXPECT_EQ(o.code, kExitUsage) << args.back() << ": " << o.err;
+    EXPECT_TRUE(contains(o.err, "clustersim export-chakra: error:")) << o.err;
+  }
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"s.yaml"});  // nothing written
+}
+
+TEST(ExportChakraCommand, InputAndOutputErrorsExit1) {
+  const ScratchDir dir;
+  const std::string scenario = dir.write("s.yaml", hsdp_scenario());
+  // A rank beyond the world of 16.
+  Outcome o = run({"export-chakra", scenario, "-o", dir.file("out"), "--ranks", "0,16"});
+  EXPECT_EQ(o.code, kExitError);
+  EXPECT_TRUE(contains(o.err, "below the world size 16")) << o.err;
+  // A directory that cannot be made: a file is in the way.
+  const std::string file = dir.write("taken", "x");
+  o = run({"export-chakra", scenario, "-o", file + "/sub"});
+  EXPECT_EQ(o.code, kExitError);
+  EXPECT_TRUE(contains(o.err, "cannot create directory")) << o.err;
+  // A bad scenario key.
+  o = run({"export-chakra", scenario, "-o", dir.file("out"), "--set", "workload.seq_len=0"});
+  EXPECT_EQ(o.code, kExitError);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out")));
+}
+
+TEST(ExportChakraCommand, UnwritableDirectoryExits1) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes anywhere";
+  const ScratchDir dir;
+  const std::string scenario = dir.write("s.yaml", hsdp_scenario());
+  const std::string ro = dir.file("ro");
+  std::filesystem::create_directory(ro);
+  std::filesystem::permissions(
+      ro, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  const Outcome o = run({"export-chakra", scenario, "-o", ro, "--ranks", "0"});
+  std::filesystem::permissions(ro, std::filesystem::perms::owner_all);
+  EXPECT_EQ(o.code, kExitError) << o.err;
+  EXPECT_TRUE(contains(o.err, "clustersim export-chakra: error:")) << o.err;
+}
+
+}  // namespace
+}  // namespace clustersim::cli
