@@ -14,6 +14,7 @@
 
 #include "sim/check.h"
 #include "topology/cluster_config.h"
+#include "workloads/chakra_replay.h"
 #include "workloads/compute_model.h"
 #include "workloads/model_spec.h"
 
@@ -439,6 +440,139 @@ TEST(ChakraExport, TracesOfDifferentRanksDifferOnlyInGroupsAndRank) {
   EXPECT_EQ(exporter.pg_name(GroupRole::kShard, Stream::kComm, 15), "shard_1");
   EXPECT_EQ(exporter.pg_name(GroupRole::kReplica, Stream::kComm, 15), "replica_7");
   EXPECT_THROW((void)exporter.trace(16), sim::InvariantError);
+}
+
+// ---- Round trip: export every rank, replay, compare with simulate_step ----
+
+struct RoundTrip {
+  double simulated_s = 0;
+  double replayed_s = 0;
+};
+
+RoundTrip round_trip(const Cluster& cluster, const StepConfig& c) {
+  std::vector<int64_t> ranks(static_cast<size_t>(c.workload.world_size));
+  for (size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int64_t>(r);
+  const ExportedStep e = export_step(cluster, h100(), c, ranks);
+  ReplayOptions options;
+  options.compute = c.compute;
+  options.pcie_Bps = c.host.pcie_Bps;
+  options.forced = c.forced;
+  options.routing = c.routing;
+  RoundTrip out;
+  out.simulated_s = simulate_step(cluster, h100(), c).step_time_s;
+  out.replayed_s = replay_traces(cluster, h100(), e.traces, e.groups, options).step_time_s;
+  return out;
+}
+
+struct Case {
+  const char* name;
+  int64_t nodes;
+  WorkloadSpec w;
+};
+
+// Every feature the exporter maps: HSDP, CUDA graphs, offload (copies and
+// the CPU optimizer), TP, accumulation with forward prefetch, the separate
+// reduce stream with no_sync, full checkpointing with SHARD_GRAD_OP,
+// NO_SHARD, and a launch-bound step (short kernels).
+std::vector<Case> round_trip_cases() {
+  std::vector<Case> cases;
+  cases.push_back({"fsdp8", 1, small_spec(8, 8)});
+  cases.push_back({"hsdp16", 2, small_spec(16, 8)});
+  WorkloadSpec g = small_spec(8, 8);
+  g.cuda_graphs = true;
+  cases.push_back({"graphs", 1, g});
+  WorkloadSpec o = small_spec(8, 8);
+  o.cpu_offload = true;
+  cases.push_back({"offload", 1, o});
+  WorkloadSpec t = small_spec(16, 4);
+  t.tp = 2;
+  t.dp_size = 8;
+  t.replica_group_size = 2;
+  cases.push_back({"tp", 2, t});
+  WorkloadSpec a = small_spec(8, 8);
+  a.grad_accum = 2;
+  a.forward_prefetch = true;
+  cases.push_back({"accum", 1, a});
+  WorkloadSpec r = small_spec(16, 8);
+  r.grad_accum = 2;
+  r.separate_reduce_stream = true;
+  r.no_sync = true;
+  cases.push_back({"reduce", 2, r});
+  WorkloadSpec sgo = small_spec(8, 8);
+  sgo.strategy = ShardingStrategy::kShardGradOp;
+  sgo.activation_checkpointing = ActivationCheckpointing::kFull;
+  cases.push_back({"sgo_ac", 1, sgo});
+  WorkloadSpec ddp = small_spec(8, 8);
+  ddp.strategy = ShardingStrategy::kNoShard;
+  ddp.shard_group_size = 1;
+  ddp.replica_group_size = 8;
+  cases.push_back({"ddp", 1, ddp});
+  WorkloadSpec tiny = small_spec(8, 8);
+  tiny.seq_len = 128;
+  cases.push_back({"tiny", 1, tiny});
+  return cases;
+}
+
+StepConfig round_trip_config(const WorkloadSpec& w, double slowdown) {
+  StepConfig c = config_for(w);
+  c.schedule_options.separate_reduce_stream = w.separate_reduce_stream;
+  c.schedule_options.no_sync = w.no_sync;
+  c.compute.comm_overlap_slowdown = slowdown;
+  c.host.pcie_Bps = 50e9;
+  c.host.cpu_adam_params_per_s = 1e9;
+  return c;
+}
+
+// Without SM sharing the replay of every rank ends at the very nanosecond
+// the step simulator does: launches, host waits, segments, collectives,
+// copies and the CPU optimizer all map one to one.
+TEST(ChakraExportRoundTrip, ReplayEqualsTheStepSimulatorToTheNanosecond) {
+  for (const Case& k : round_trip_cases()) {
+    const RoundTrip rt = round_trip(hgx_h100(k.nodes), round_trip_config(k.w, 1.0));
+    EXPECT_EQ(rt.replayed_s, rt.simulated_s) << k.name;
+    EXPECT_GT(rt.simulated_s, 0) << k.name;
+  }
+}
+
+// With SM sharing (comm_overlap_slowdown 1.1) and kernels that are not
+// launch-bound, the only difference is rounding: the replay rounds each
+// slowed kernel's end up to the nanosecond, the simulator each segment's.
+TEST(ChakraExportRoundTrip, WithSmSharingOnlyRoundingDiffers) {
+  for (const Case& k : round_trip_cases()) {
+    const StepConfig c = round_trip_config(k.w, 1.1);
+    const RoundTrip rt = round_trip(hgx_h100(k.nodes), c);
+    const FsdpSchedule s = build_fsdp_schedule(k.w, c.schedule_options);
+    const double kernels = static_cast<double>(s.count(TaskKind::kKernel));
+    EXPECT_LE(std::abs(rt.replayed_s - rt.simulated_s), kernels * 1e-9) << k.name;
+  }
+}
+
+// Launch-bound segments while a transfer is in flight: the simulator times
+// a segment as a whole (work slowed over all the time since its start,
+// launch gaps included, or the launch-bound end with nominal kernel times),
+// the replay slows each kernel while it runs. Either can end first, by at
+// most the slowdown's share of the kernels' time.
+TEST(ChakraExportRoundTrip, LaunchBoundSegmentsUnderSmSharingDifferWithinTheSlowdown) {
+  WorkloadSpec w = small_spec(8, 8);
+  w.grad_accum = 2;
+  w.forward_prefetch = true;
+  double largest = 0;
+  for (const int launch_us : {10, 20}) {
+    StepConfig c = round_trip_config(w, 1.1);
+    c.host.kernel_launch = sim::SimTime::us(launch_us);
+    const RoundTrip rt = round_trip(hgx_h100(1), c);
+    const FsdpSchedule s = build_fsdp_schedule(w);
+    int64_t kernel_ns = 0;
+    for (const Task& t : s.tasks) {
+      if (t.kernel != kNoKernel) {
+        kernel_ns += kernel_time(s.kernels[static_cast<size_t>(t.kernel)], c.compute).count_ns();
+      }
+    }
+    const double diff = std::abs(rt.replayed_s - rt.simulated_s);
+    EXPECT_LE(diff, 0.1 * static_cast<double>(kernel_ns) * 1e-9) << launch_us;
+    largest = std::max(largest, diff);
+  }
+  EXPECT_GT(largest, 1e-6);  // not rounding: microseconds
 }
 
 }  // namespace
