@@ -179,6 +179,12 @@ TEST(ExportChakraCommand, InputAndOutputErrorsExit1) {
   o = run({"export-chakra", scenario, "-o", file + "/sub"});
   EXPECT_EQ(o.code, kExitError);
   EXPECT_TRUE(contains(o.err, "cannot create directory")) << o.err;
+  // A trace that cannot be written (even by root): a directory in its place.
+  std::filesystem::create_directories(dir.file("blocked/tiny_hsdp.0.et"));
+  o = run({"export-chakra", scenario, "-o", dir.file("blocked"), "--ranks", "0"});
+  EXPECT_EQ(o.code, kExitError);
+  EXPECT_TRUE(contains(o.err, "clustersim export-chakra: error:")) << o.err;
+  EXPECT_TRUE(contains(o.err, "tiny_hsdp.0.et")) << o.err;
   // A bad scenario key.
   o = run({"export-chakra", scenario, "-o", dir.file("out"), "--set", "workload.seq_len=0"});
   EXPECT_EQ(o.code, kExitError);
