@@ -105,7 +105,7 @@ CommandSpec export_chakra_command_spec() {
       "roofline time, collectives COMM_COLL_NODE with comm_size and pg_name, offload\n"
       "copies MEM_LOAD/MEM_STORE, the CPU optimizer is_cpu_op) plus is_cpu_op nodes\n"
       "for the host's kernel launches; see workloads/chakra_export.h. `clustersim\n"
-      "replay` runs the files on a cluster; ASTRA-sim reads them too."};
+      "replay` runs the files on a cluster; the format is the one ASTRA-sim reads."};
 }
 
 int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
