@@ -9,14 +9,13 @@
 #include "cli/commands.h"
 #include "cli/network_scenario.h"
 #include "cli/step_config.h"
+#include "cli/step_report.h"
 #include "cli/table_text.h"
 #include "collectives/tuner.h"
 #include "sim/atomic_file.h"
 #include "sim/config_error.h"
 #include "sim/json_writer.h"
 #include "sim/rank_list.h"
-#include "sim/text_fields.h"
-#include "workloads/chrome_trace.h"
 #include "workloads/compute_model.h"
 #include "workloads/memory_model.h"
 #include "workloads/model_spec.h"
@@ -29,11 +28,10 @@ namespace clustersim::cli {
 namespace {
 
 using workloads::MemoryBreakdown;
-using workloads::StepBreakdown;
 using workloads::StepResult;
 using workloads::WorkloadSpec;
 
-constexpr size_t kLabel = 26;  // width of the label column
+constexpr size_t kLabel = kStepLabelWidth;  // width of the label column
 
 double gib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
 std::string gib_text(int64_t bytes) { return fixed(gib(bytes), 2) + " GiB"; }
@@ -42,21 +40,6 @@ std::string str(int64_t n) { return std::to_string(n); }
 
 std::string row(std::string_view label, const std::string& value) {
   return labelled_row(label, value, kLabel);
-}
-
-// A label, then columns right-aligned: table headings, and (indented by
-// two) their rows.
-std::string columns_row(std::string_view label, const std::vector<std::string>& columns) {
-  std::string text = pad_right(std::string(label), kLabel);
-  for (const std::string& c : columns) text += pad(c, 12);
-  return text + "\n";
-}
-std::string figures(std::string_view label, const std::vector<std::string>& columns) {
-  return columns_row("  " + std::string(label), columns);
-}
-
-std::string percent(double part, double whole) {
-  return whole > 0 ? fixed(100.0 * part / whole, 1) + "%" : "-";
 }
 
 // Everything the command knows before simulating.
@@ -148,20 +131,7 @@ std::string summary(const RunInputs& in, const StepResult& r) {
   text += row("MFU", fixed(100.0 * r.mfu, 1) + "%");
   text += "\n";
 
-  const StepBreakdown& b = r.breakdown;
-  text += columns_row("time per rank (mean)", {"s", "% of step"});
-  const auto part = [&](std::string_view label, double seconds) {
-    text += figures(label, {fixed(seconds, 6), percent(seconds, r.step_time_s)});
-  };
-  part("compute", b.compute_s);
-  part("exposed all-gather", b.exposed_all_gather_s);
-  part("exposed reduce-scatter", b.exposed_reduce_scatter_s);
-  part("exposed all-reduce", b.exposed_all_reduce_s);
-  part("exposed TP", b.exposed_tp_s);
-  part("exposed PCIe", b.exposed_pcie_s);
-  part("sync wait", b.sync_wait_s);
-  part("launch-bound", b.launch_bound_s);
-  part("idle", b.idle_s);
+  text += breakdown_table(r);
   text += "\n";
   text += memory_table(r.memory, r.memory_capacity_bytes);
   text += "\n";
@@ -231,18 +201,7 @@ std::string report_json(const RunInputs& in, const StepResult& r, double wall_s)
   json.key("mfu").number(r.mfu);
   json.key("compute_s").number(r.breakdown.compute_s);
   json.key("exposed_comm_s").number(r.breakdown.exposed_comm_s());
-  const StepBreakdown& b = r.breakdown;
-  json.key("breakdown").begin_object();
-  json.key("compute_s").number(b.compute_s);
-  json.key("exposed_all_gather_s").number(b.exposed_all_gather_s);
-  json.key("exposed_reduce_scatter_s").number(b.exposed_reduce_scatter_s);
-  json.key("exposed_all_reduce_s").number(b.exposed_all_reduce_s);
-  json.key("exposed_tp_s").number(b.exposed_tp_s);
-  json.key("exposed_pcie_s").number(b.exposed_pcie_s);
-  json.key("sync_wait_s").number(b.sync_wait_s);
-  json.key("launch_bound_s").number(b.launch_bound_s);
-  json.key("idle_s").number(b.idle_s);
-  json.end_object();
+  write_breakdown_json(json, r.breakdown);
   const MemoryBreakdown& m = r.memory;
   json.key("peak_memory_bytes").int64(m.total());
   json.key("memory_capacity_bytes").int64(r.memory_capacity_bytes);
@@ -268,24 +227,6 @@ std::string report_json(const RunInputs& in, const StepResult& r, double wall_s)
   json.finish();
   out << '\n';
   return out.str();
-}
-
-// --trace-ranks as written: syntax now (a usage error), range once the
-// world size is known.
-std::string trace_ranks_text(const ParsedCommand& parsed) {
-  if (parsed.has("--trace-ranks") && !parsed.has("--trace")) {
-    throw UsageError("option '--trace-ranks' needs '--trace FILE' (the trace to write)");
-  }
-  const std::string text = parsed.value_or("--trace-ranks", "0");
-  const std::string problem = sim::rank_list_problem(text);
-  if (!problem.empty()) {
-    throw UsageError("option '--trace-ranks' expects ranks such as '0' or '0,8-15', found '" +
-                     text + "': " + problem);
-  }
-  if (sim::trim_blanks(text).empty()) {
-    throw UsageError("option '--trace-ranks' expects at least one rank, found '" + text + "'");
-  }
-  return text;
 }
 
 }  // namespace
@@ -314,7 +255,7 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   const auto started = std::chrono::steady_clock::now();
   const bool tracing = parsed.has("--trace");
   const std::string trace_ranks =
-      tracing || parsed.has("--trace-ranks") ? trace_ranks_text(parsed) : "";
+      tracing || parsed.has("--trace-ranks") ? trace_ranks_text(parsed, "--trace") : "";
 
   RunInputs in{parsed.positionals[0],
                load_network_scenario(parsed.positionals[0], parsed.values("--set")),
@@ -325,16 +266,8 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   in.workload = in.config.workload;
   workloads::StepConfig& config = in.config;
   if (tracing) {
-    const sim::Parsed<std::vector<int64_t>> ranks =
-        sim::parse_rank_list(trace_ranks, in.workload.world_size);
-    if (!ranks) {
-      sim::DiagnosticSink sink;
-      sink.add(sim::SourceLocation{"--trace-ranks " + trace_ranks, 0, 0}, "",
-               "expected ranks below the world size " + str(in.workload.world_size) + " of '" +
-                   in.scenario_path + "', found '" + trace_ranks + "': " + ranks.error);
-      sink.throw_if_any();
-    }
-    config.trace_ranks = *ranks;
+    config.trace_ranks =
+        trace_ranks_below(trace_ranks, in.workload.world_size, "'" + in.scenario_path + "'");
   }
   const collectives::HardwareProfile& profile = in.net.profile;
 
@@ -361,11 +294,7 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   if (parsed.has("--json")) {
     sim::write_file_atomically(parsed.value_or("--json", ""), report_json(in, result, wall_s));
   }
-  if (tracing) {
-    std::ostringstream trace;
-    workloads::write_chrome_trace(result.trace, trace);
-    sim::write_file_atomically(parsed.value_or("--trace", ""), trace.str());
-  }
+  if (tracing) write_chrome_trace_file(parsed.value_or("--trace", ""), result.trace);
   out << summary(in, result);
   if (!parsed.has("--no-wall-time")) out << row("wall time", fixed(wall_s, 3) + " s");
   return kExitOk;

@@ -1,0 +1,97 @@
+#include "cli/step_report.h"
+
+#include <sstream>
+
+#include "cli/table_text.h"
+#include "sim/atomic_file.h"
+#include "sim/config_error.h"
+#include "sim/rank_list.h"
+#include "sim/text_fields.h"
+#include "workloads/chrome_trace.h"
+
+namespace clustersim::cli {
+
+std::string columns_row(std::string_view label, const std::vector<std::string>& columns) {
+  std::string text = pad_right(std::string(label), kStepLabelWidth);
+  for (const std::string& c : columns) text += pad(c, 12);
+  return text + "\n";
+}
+
+std::string figures(std::string_view label, const std::vector<std::string>& columns) {
+  return columns_row("  " + std::string(label), columns);
+}
+
+std::string percent(double part, double whole) {
+  return whole > 0 ? fixed(100.0 * part / whole, 1) + "%" : "-";
+}
+
+std::string breakdown_table(const workloads::StepResult& r) {
+  const workloads::StepBreakdown& b = r.breakdown;
+  std::string text = columns_row("time per rank (mean)", {"s", "% of step"});
+  const auto part = [&](std::string_view label, double seconds) {
+    text += figures(label, {fixed(seconds, 6), percent(seconds, r.step_time_s)});
+  };
+  part("compute", b.compute_s);
+  part("exposed all-gather", b.exposed_all_gather_s);
+  part("exposed reduce-scatter", b.exposed_reduce_scatter_s);
+  part("exposed all-reduce", b.exposed_all_reduce_s);
+  part("exposed TP", b.exposed_tp_s);
+  part("exposed PCIe", b.exposed_pcie_s);
+  part("sync wait", b.sync_wait_s);
+  part("launch-bound", b.launch_bound_s);
+  part("idle", b.idle_s);
+  return text;
+}
+
+void write_breakdown_json(sim::JsonWriter& json, const workloads::StepBreakdown& b) {
+  json.key("breakdown").begin_object();
+  json.key("compute_s").number(b.compute_s);
+  json.key("exposed_all_gather_s").number(b.exposed_all_gather_s);
+  json.key("exposed_reduce_scatter_s").number(b.exposed_reduce_scatter_s);
+  json.key("exposed_all_reduce_s").number(b.exposed_all_reduce_s);
+  json.key("exposed_tp_s").number(b.exposed_tp_s);
+  json.key("exposed_pcie_s").number(b.exposed_pcie_s);
+  json.key("sync_wait_s").number(b.sync_wait_s);
+  json.key("launch_bound_s").number(b.launch_bound_s);
+  json.key("idle_s").number(b.idle_s);
+  json.end_object();
+}
+
+std::string trace_ranks_text(const ParsedCommand& parsed, const std::string& trace_option) {
+  if (parsed.has("--trace-ranks") && !parsed.has(trace_option)) {
+    throw UsageError("option '--trace-ranks' needs '" + trace_option +
+                     " FILE' (the trace to write)");
+  }
+  const std::string text = parsed.value_or("--trace-ranks", "0");
+  const std::string problem = sim::rank_list_problem(text);
+  if (!problem.empty()) {
+    throw UsageError("option '--trace-ranks' expects ranks such as '0' or '0,8-15', found '" +
+                     text + "': " + problem);
+  }
+  if (sim::trim_blanks(text).empty()) {
+    throw UsageError("option '--trace-ranks' expects at least one rank, found '" + text + "'");
+  }
+  return text;
+}
+
+std::vector<int64_t> trace_ranks_below(const std::string& text, int64_t world,
+                                       const std::string& what) {
+  const sim::Parsed<std::vector<int64_t>> ranks = sim::parse_rank_list(text, world);
+  if (!ranks) {
+    sim::DiagnosticSink sink;
+    sink.add(sim::SourceLocation{"--trace-ranks " + text, 0, 0}, "",
+             "expected ranks below the world size " + std::to_string(world) + " of " + what +
+                 ", found '" + text + "': " + ranks.error);
+    sink.throw_if_any();
+  }
+  return *ranks;
+}
+
+void write_chrome_trace_file(const std::string& path,
+                             std::span<const workloads::TraceRecord> records) {
+  std::ostringstream trace;
+  workloads::write_chrome_trace(records, trace);
+  sim::write_file_atomically(path, trace.str());
+}
+
+}  // namespace clustersim::cli

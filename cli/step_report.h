@@ -1,0 +1,48 @@
+// What `run` and `replay` print and write about a simulated step
+// (workloads::StepResult): the time-breakdown table of the summary, the
+// JSON breakdown object, the --trace-ranks option and the Chrome trace file.
+// Thread safety: pure functions (the file writers touch only their file).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/command_line.h"
+#include "sim/json_writer.h"
+#include "workloads/step_simulator.h"
+
+namespace clustersim::cli {
+
+// Width of the label column of the step summaries.
+inline constexpr size_t kStepLabelWidth = 26;
+
+// A label, then columns right-aligned in 12 characters: table headings, and
+// (figures(): indented by two) their rows.
+std::string columns_row(std::string_view label, const std::vector<std::string>& columns);
+std::string figures(std::string_view label, const std::vector<std::string>& columns);
+// "12.5%", or "-" when `whole` is not positive.
+std::string percent(double part, double whole);
+
+// "time per rank (mean)" and one row per account, seconds and % of the step.
+std::string breakdown_table(const workloads::StepResult& result);
+
+// "breakdown": {compute_s, exposed_all_gather_s, ..., idle_s}.
+void write_breakdown_json(sim::JsonWriter& json, const workloads::StepBreakdown& breakdown);
+
+// The --trace-ranks LIST option of a command whose trace file option is
+// `trace_option` ("--trace" for run): its text (default "0"), checked for
+// syntax; UsageError when malformed, empty or given without `trace_option`.
+std::string trace_ranks_text(const ParsedCommand& parsed, const std::string& trace_option);
+// The ranks of `text` below `world`; ConfigError naming --trace-ranks and
+// `what` (the job, "'scenario.yaml'") otherwise.
+std::vector<int64_t> trace_ranks_below(const std::string& text, int64_t world,
+                                       const std::string& what);
+
+// Writes (atomically) the Chrome/Perfetto trace of `records` to `path`.
+void write_chrome_trace_file(const std::string& path,
+                             std::span<const workloads::TraceRecord> records);
+
+}  // namespace clustersim::cli
