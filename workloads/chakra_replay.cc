@@ -66,6 +66,11 @@ struct Cause {
 
 // ---- Compiled graphs ----
 
+// Dependency counters of a rank are 15 bits (the 16th marks a cause kept for
+// the node); nodes with more dependencies count in a hash table instead.
+constexpr int32_t kMaxDense = 0x7fff;
+constexpr uint16_t kCauseKept = 0x8000;
+
 enum class Kind : uint8_t { kMeta, kCompute, kHost, kCopy, kColl, kSend, kRecv };
 
 struct TNode {
@@ -75,6 +80,9 @@ struct TNode {
   bool host_thread = false;  // kHost without a stream
   int32_t resource = 0;      // kCompute, kHost, kCopy: the template's resource; kColl: slot
   int32_t indegree = 0;
+  // Nodes with 2 .. kMaxDense dependencies: index of their counter among the
+  // rank's counters (-1 otherwise).
+  int32_t counter = -1;
   int32_t succ_begin = 0;
   int32_t succ_end = 0;
   int32_t seq = 0;          // kColl: position in its slot; kSend/kRecv: among the same (peer, tag)
@@ -98,6 +106,7 @@ struct Template {
   std::vector<int32_t> roots;
   std::vector<TResource> resources;
   std::vector<int32_t> compute_resources;
+  int32_t counters = 0;  // nodes with a dense dependency counter
   std::vector<std::string> slot_names;
   std::vector<std::vector<int32_t>> slot_nodes;  // by slot, in ascending id
   double flops = 0;                              // num_ops of GPU kernels
@@ -180,11 +189,18 @@ class TemplateBuilder {
       }
       std::sort(preds.begin(), preds.end());
       preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-      t_.nodes[i].indegree = static_cast<int32_t>(preds.size());
+      TNode& tn = t_.nodes[i];
+      tn.indegree = static_cast<int32_t>(preds.size());
+      if (tn.indegree >= 2 && tn.indegree <= kMaxDense) tn.counter = t_.counters++;
       for (const int32_t p : preds) edges.emplace_back(p, static_cast<int32_t>(i));
       if (preds.empty()) t_.roots.push_back(static_cast<int32_t>(i));
     }
-    std::sort(edges.begin(), edges.end());
+    // Successors in ascending node id: nodes made ready together queue by id.
+    std::sort(edges.begin(), edges.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      return trace_.nodes[static_cast<size_t>(a.second)].id <
+             trace_.nodes[static_cast<size_t>(b.second)].id;
+    });
     t_.succs.reserve(edges.size());
     size_t e = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -208,6 +224,9 @@ class TemplateBuilder {
       }
     }
     CLUSTERSIM_CHECK(t_.resources.size() < 65536, "fewer than 65536 resources per graph");
+    std::sort(t_.roots.begin(), t_.roots.end(), [&](int32_t a, int32_t b) {
+      return trace_.nodes[static_cast<size_t>(a)].id < trace_.nodes[static_cast<size_t>(b)].id;
+    });
     return std::move(t_);
   }
 
@@ -443,6 +462,15 @@ class PendingTable {
     return slots_[i];
   }
 
+  Pending* find(uint64_t key) {
+    size_t i = home(key);
+    while (slots_[i].key != Pending::kEmpty) {
+      if (slots_[i].key == key) return &slots_[i];
+      i = (i + 1) & (slots_.size() - 1);
+    }
+    return nullptr;
+  }
+
   void erase(Pending& entry) {
     size_t hole = static_cast<size_t>(&entry - slots_.data());
     const size_t mask = slots_.size() - 1;
@@ -509,10 +537,9 @@ struct LaterFirst {
   }
 };
 
-struct ResourceState {
+struct alignas(64) ResourceState {
   std::vector<ReadyEntry> ready;  // min-heap by (ready_ns, node id)
   int32_t running = -1;
-  bool dispatch_pending = false;
   bool slowed_check = false;  // compute: the next look assumed a transfer in flight
   int64_t start_ns = 0;
   // Compute: work at full speed, and overlap_until() at its start.
@@ -528,7 +555,7 @@ struct ChannelState {
   int64_t arrival_ns = 0;
 };
 
-struct RankState {
+struct alignas(64) RankState {
   int32_t done = 0;
   int32_t compute_running = 0;
   int32_t comm_active = 0;
@@ -597,7 +624,6 @@ struct PendingP2p {
 };
 
 enum EventKinds : sim::EventKind {
-  kDispatch,       // data: rank << 16 | resource
   kNodeEnd,        // data: rank << 16 | resource (host work and copies)
   kComputeCheck,   // data: rank << 16 | resource
   kTransferBegin,  // data: comm (kP2pBit | p2p id, or group id)
@@ -651,6 +677,14 @@ class ReplayEngine : public sim::EventHandler {
     }
     resource_begin_.push_back(total);
     resources_.resize(static_cast<size_t>(total));
+    counter_begin_.reserve(ranks_.size() + 1);
+    total = 0;
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      counter_begin_.push_back(total);
+      total += tpl(static_cast<int64_t>(r)).counters;
+    }
+    counter_begin_.push_back(total);
+    counters_.resize(static_cast<size_t>(total));
     for (const int64_t r : options.trace_ranks) {
       CLUSTERSIM_CHECK(r >= 0 && r < job.ranks(), "trace rank " + std::to_string(r));
       traced_[static_cast<size_t>(r)] = 1;
@@ -671,10 +705,6 @@ class ReplayEngine : public sim::EventHandler {
     const auto rank = static_cast<int64_t>(event.data >> 16);
     const auto res = static_cast<int32_t>(event.data & 0xffff);
     switch (event.kind) {
-      case kDispatch:
-        resource(rank, res).dispatch_pending = false;
-        dispatch(rank, res);
-        break;
       case kNodeEnd:
         node_end(rank, res);
         break;
@@ -738,11 +768,16 @@ class ReplayEngine : public sim::EventHandler {
     work_.push_back(WorkItem{r, node, cause});
   }
 
+  static uint64_t rank_node_key(int64_t r, int32_t node) {
+    return (static_cast<uint64_t>(r) << 32) | static_cast<uint64_t>(node);
+  }
+
   // Completes queued nodes and what completes with them at this instant.
   void drain() {
-    while (!work_.empty()) {
-      const WorkItem item = work_.back();
-      work_.pop_back();
+    if (draining_) return;  // the outer drain completes what is queued
+    draining_ = true;
+    for (size_t next = 0; next < work_.size(); ++next) {
+      const WorkItem item = work_[next];
       RankState& st = rank(item.rank);
       ++st.done;
       if (now() >= st.finish_ns) {
@@ -756,16 +791,54 @@ class ReplayEngine : public sim::EventHandler {
         dependency_done(item.rank, t.succs[static_cast<size_t>(s)], item.cause);
       }
     }
+    work_.clear();
+    draining_ = false;
   }
 
+  // One dependency of `node` completed with `cause`. The node's cause is
+  // the last one, unless that is host work and a non-host dependency
+  // completed before: then the latest of those (kept in causes_).
   void dependency_done(int64_t r, int32_t node, const Cause& cause) {
     const TNode& tn = tpl(r).nodes[static_cast<size_t>(node)];
     if (tn.indegree == 1) {
       make_ready(r, node, cause);
       return;
     }
-    const uint64_t key = (static_cast<uint64_t>(r) << 32) | static_cast<uint64_t>(node);
-    Pending& p = pending_.find_or_insert(key, tn.indegree);
+    if (tn.counter < 0) {
+      wide_dependency_done(r, node, tn, cause);
+      return;
+    }
+    uint16_t& c =
+        counters_[static_cast<size_t>(counter_begin_[static_cast<size_t>(r)] + tn.counter)];
+    const int32_t done = (c & kMaxDense) + 1;
+    if (done < tn.indegree) {
+      if (!cause.host) {
+        Pending& p = causes_.find_or_insert(rank_node_key(r, node), 0);
+        if (!(c & kCauseKept) || cause.end_ns >= p.end_ns) {
+          p.account = cause.account;
+          p.group_start_ns = cause.group_start_ns;
+          p.end_ns = cause.end_ns;
+        }
+        c = static_cast<uint16_t>(kCauseKept | done);
+      } else {
+        c = static_cast<uint16_t>((c & kCauseKept) | done);
+      }
+      return;
+    }
+    Cause effective = cause;
+    if (c & kCauseKept) {
+      Pending* p = causes_.find(rank_node_key(r, node));
+      CLUSTERSIM_CHECK(p != nullptr, "a kept cause is in the table");
+      if (cause.host) effective = Cause{p->account, false, p->group_start_ns, p->end_ns};
+      causes_.erase(*p);
+    }
+    c = static_cast<uint16_t>(done);
+    make_ready(r, node, effective);
+  }
+
+  // Nodes with more dependencies than a dense counter holds.
+  void wide_dependency_done(int64_t r, int32_t node, const TNode& tn, const Cause& cause) {
+    Pending& p = wide_.find_or_insert(rank_node_key(r, node), tn.indegree);
     if (!cause.host && (!p.has_cause || cause.end_ns >= p.end_ns)) {
       p.has_cause = true;
       p.account = cause.account;
@@ -777,7 +850,7 @@ class ReplayEngine : public sim::EventHandler {
     if (cause.host && p.has_cause) {
       effective = Cause{p.account, false, p.group_start_ns, p.end_ns};
     }
-    pending_.erase(p);
+    wide_.erase(p);
     make_ready(r, node, effective);
   }
 
@@ -791,14 +864,13 @@ class ReplayEngine : public sim::EventHandler {
       case Kind::kHost:
       case Kind::kCopy: {
         ResourceState& rs = resource(r, tn.resource);
+        if (rs.running < 0 && rs.ready.empty()) {
+          // Idle and nothing waits: start at once.
+          start(r, tn.resource, node, cause);
+          break;
+        }
         rs.ready.push_back(ReadyEntry{now(), tn.id, node, cause});
         std::push_heap(rs.ready.begin(), rs.ready.end(), LaterFirst{});
-        if (rs.running < 0 && !rs.dispatch_pending) {
-          // Picked after every event of this instant queued so far, so that
-          // nodes ready at the same time go by node id.
-          rs.dispatch_pending = true;
-          sim_.schedule_at(sim_.now(), handler_, kDispatch, pack(r, tn.resource));
-        }
         break;
       }
       case Kind::kColl: {
@@ -823,13 +895,18 @@ class ReplayEngine : public sim::EventHandler {
     std::pop_heap(rs.ready.begin(), rs.ready.end(), LaterFirst{});
     const ReadyEntry e = rs.ready.back();
     rs.ready.pop_back();
-    const TNode& tn = tpl(r).nodes[static_cast<size_t>(e.node)];
-    rs.running = e.node;
+    start(r, res, e.node, e.cause);
+  }
+
+  void start(int64_t r, int32_t res, int32_t node, const Cause& cause) {
+    ResourceState& rs = resource(r, res);
+    const TNode& tn = tpl(r).nodes[static_cast<size_t>(node)];
+    rs.running = node;
     rs.start_ns = now();
     if (tn.kind == Kind::kCompute) {
       RankState& st = rank(r);
       if (st.compute_running++ == 0) {
-        charge_gap(r, e.cause);
+        charge_gap(r, cause);
         st.compute_busy_since = now();
       }
       rs.work_ns = static_cast<double>(tn.duration_ns);
@@ -840,17 +917,9 @@ class ReplayEngine : public sim::EventHandler {
     }
   }
 
-  // After a node ends: the next one at once if it was ready before this
-  // instant (nothing ready now can precede it), else after this instant.
+  // After a node ends: the first of the nodes ready by then.
   void next_on(int64_t r, int32_t res) {
-    ResourceState& rs = resource(r, res);
-    if (rs.ready.empty() || rs.dispatch_pending) return;
-    if (rs.ready.front().ready_ns < now()) {
-      dispatch(r, res);
-      return;
-    }
-    rs.dispatch_pending = true;
-    sim_.schedule_at(sim_.now(), handler_, kDispatch, pack(r, res));
+    if (!resource(r, res).ready.empty()) dispatch(r, res);
   }
 
   void node_end(int64_t r, int32_t res) {
@@ -1291,8 +1360,12 @@ class ReplayEngine : public sim::EventHandler {
   std::vector<ChannelState> channels_;  // by job slot
   std::vector<GroupState> groups_;
   std::vector<uint8_t> traced_;
-  PendingTable pending_;
-  std::vector<WorkItem> work_;
+  std::vector<int64_t> counter_begin_;  // by rank, + 1
+  std::vector<uint16_t> counters_;      // dependencies done, by rank then TNode::counter
+  PendingTable causes_;                 // kept causes (kCauseKept)
+  PendingTable wide_;                   // nodes beyond kMaxDense dependencies
+  std::vector<WorkItem> work_;          // completions to process at this instant, in order
+  bool draining_ = false;
   std::vector<int32_t> member_slots_;
   std::map<std::tuple<int, int, int, int, int64_t, bool>, int32_t> tuned_index_;
   std::vector<Tuned> tuned_;
@@ -1376,7 +1449,23 @@ void ReplayEngine::check_finished() const {
             " (tag " + std::to_string(key.tag) + ", #" + std::to_string(key.seq) +
             ") has no matching " + (send ? "receive" : "send") + " that becomes ready");
   }
-  for (const Pending& p : pending_.entries()) {
+  // Nodes some of whose dependencies completed, the others never.
+  for (int64_t r = 0; r < job_.ranks() && found.size() < kShown; ++r) {
+    const Template& t = tpl(r);
+    if (ranks_[static_cast<size_t>(r)].done == static_cast<int32_t>(t.nodes.size())) continue;
+    for (size_t i = 0; i < t.nodes.size() && found.size() < kShown; ++i) {
+      const TNode& tn = t.nodes[i];
+      if (tn.counter < 0) continue;
+      const int32_t done =
+          counters_[static_cast<size_t>(counter_begin_[static_cast<size_t>(r)] + tn.counter)] &
+          kMaxDense;
+      if (done == 0 || done == tn.indegree) continue;
+      add(r, static_cast<int32_t>(i),
+          "waits for " + std::to_string(tn.indegree - done) + " of its " +
+              std::to_string(tn.indegree) + " dependencies, which never complete");
+    }
+  }
+  for (const Pending& p : wide_.entries()) {
     const auto r = static_cast<int64_t>(p.key >> 32);
     const auto node = static_cast<int32_t>(p.key & 0xffffffffULL);
     add(r, node,

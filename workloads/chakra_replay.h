@@ -14,10 +14,13 @@
 // Resources of a rank and what each node costs:
 //  * COMP_NODE (is_cpu_op false): a GPU kernel. One compute resource per
 //    clustersim_stream value (nodes without one share one resource), each
-//    running one node at a time: when it is free it starts the ready node
-//    that became ready first, ties to the lower node id (among the nodes
-//    ready when it picks: the pick happens after every event of that instant
-//    already queued). Duration: clustersim_duration_ns if present, else
+//    running one node at a time: a node that becomes ready while its
+//    resource is idle and nothing waits starts at once; otherwise it waits,
+//    and the resource, when free, starts the waiting node that became ready
+//    first, ties to the lower node id. The nodes one completion makes ready
+//    become ready in ascending id (so the lowest starts first); between
+//    completions at the same instant, the event order (time, then
+//    scheduling order) decides. Duration: clustersim_duration_ns if present, else
 //    duration_micros. With recompute_compute, the compute model's roofline
 //    (compute_model.h kernel_time) from num_ops FLOPs and tensor_size HBM
 //    bytes: a GEMM-class kernel (the GEMM efficiency curve at its FLOPs, no
@@ -78,8 +81,13 @@
 //    (the dependency that completed last, looking through metadata nodes):
 //    a collective -> exposed all_gather / reduce_scatter / all_reduce
 //    (broadcast, barrier and send/recv count as all_reduce), the part before
-//    the collective started -> sync_wait; a copy -> exposed_pcie; host work
-//    -> launch_bound; anything else -> idle. After the rank's last kernel,
+//    the collective started -> sync_wait; a copy, or host work with a
+//    clustersim_stream (the CPU optimizer of offload) -> exposed_pcie, as
+//    simulate_step counts them; a kernel -> idle. When the last dependency
+//    was work of the host thread (a launch), the gap up to the latest other
+//    dependency's end is charged to that one and the rest to launch_bound,
+//    as simulate_step splits a gap between what a kernel waited for and its
+//    launch. After the rank's last kernel,
 //    the wait for its last node is charged the same way, then idle until the
 //    step's end. exposed_tp is always 0 (process groups carry no role).
 //  * tflops_per_gpu and mfu: the traced num_ops of GPU kernels (hardware
