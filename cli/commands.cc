@@ -10,6 +10,7 @@
 #include "cli/command_line.h"
 #include "cli/export_chakra_command.h"
 #include "cli/kernels_command.h"
+#include "cli/replay_command.h"
 #include "cli/run_command.h"
 #include "cli/scenario_schema.h"
 #include "cli/sweep_command.h"
@@ -94,6 +95,8 @@ const std::vector<Command>& commands() {
        [](const ParsedCommand& p, Io& io) { return run_kernels_command(p, io.out); }},
       {export_chakra_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_export_chakra_command(p, io.out, io.err); }},
+      {replay_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_replay_command(p, io.out, io.err); }},
   };
   return kTable;
 }

@@ -95,13 +95,9 @@ std::string out_of_memory_text(const MemoryBreakdown& m, int64_t capacity) {
 
 std::string summary(const RunInputs& in, const StepResult& r) {
   const WorkloadSpec& w = in.workload;
-  const topology::Cluster& cluster = in.net.cluster;
   std::string text = "# clustersim run: " + in.scenario_path + "\n";
   text += row("scenario", in.net.values.get_string("name"));
-  text += row("GPUs", str(cluster.gpu_count()) + " (" + str(cluster.node_count()) +
-                          (cluster.node_count() == 1 ? " node x " : " nodes x ") +
-                          str(cluster.gpus_per_node()) + ", " + cluster.spec().node.preset +
-                          "), hardware profile " + in.net.profile.name);
+  text += row("GPUs", gpus_text(in.net));
   text +=
       row("model", w.model.name + ", " +
                        fixed(static_cast<double>(workloads::parameter_count(w.model)) / 1e9, 2) +
@@ -143,19 +139,7 @@ std::string summary(const RunInputs& in, const StepResult& r) {
 
 void write_inputs_json(sim::JsonWriter& json, const RunInputs& in) {
   const WorkloadSpec& w = in.workload;
-  const topology::Cluster& cluster = in.net.cluster;
-  json.key("scenario").begin_object();
-  json.key("name").str(in.net.values.get_string("name"));
-  json.key("file").str(in.scenario_path);
-  json.key("seed").int64(in.net.values.get_int("seed"));
-  json.end_object();
-  json.key("cluster").begin_object();
-  json.key("gpus").int64(cluster.gpu_count());
-  json.key("nodes").int64(cluster.node_count());
-  json.key("gpus_per_node").int64(cluster.gpus_per_node());
-  json.key("node").str(cluster.spec().node.preset);
-  json.key("hardware_profile").str(in.net.profile.name);
-  json.end_object();
+  write_scenario_json(json, in.scenario_path, in.net);
   json.key("workload").begin_object();
   json.key("model").str(w.model.name);
   json.key("parameters").int64(workloads::parameter_count(w.model));

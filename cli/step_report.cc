@@ -25,6 +25,31 @@ std::string percent(double part, double whole) {
   return whole > 0 ? fixed(100.0 * part / whole, 1) + "%" : "-";
 }
 
+std::string gpus_text(const NetworkScenario& net) {
+  const topology::Cluster& cluster = net.cluster;
+  return std::to_string(cluster.gpu_count()) + " (" + std::to_string(cluster.node_count()) +
+         (cluster.node_count() == 1 ? " node x " : " nodes x ") +
+         std::to_string(cluster.gpus_per_node()) + ", " + cluster.spec().node.preset +
+         "), hardware profile " + net.profile.name;
+}
+
+void write_scenario_json(sim::JsonWriter& json, const std::string& scenario_path,
+                         const NetworkScenario& net) {
+  const topology::Cluster& cluster = net.cluster;
+  json.key("scenario").begin_object();
+  json.key("name").str(net.values.get_string("name"));
+  json.key("file").str(scenario_path);
+  json.key("seed").int64(net.values.get_int("seed"));
+  json.end_object();
+  json.key("cluster").begin_object();
+  json.key("gpus").int64(cluster.gpu_count());
+  json.key("nodes").int64(cluster.node_count());
+  json.key("gpus_per_node").int64(cluster.gpus_per_node());
+  json.key("node").str(cluster.spec().node.preset);
+  json.key("hardware_profile").str(net.profile.name);
+  json.end_object();
+}
+
 std::string breakdown_table(const workloads::StepResult& r) {
   const workloads::StepBreakdown& b = r.breakdown;
   std::string text = columns_row("time per rank (mean)", {"s", "% of step"});

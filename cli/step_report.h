@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/command_line.h"
+#include "cli/network_scenario.h"
 #include "sim/json_writer.h"
 #include "workloads/step_simulator.h"
 
@@ -25,6 +26,13 @@ std::string columns_row(std::string_view label, const std::vector<std::string>& 
 std::string figures(std::string_view label, const std::vector<std::string>& columns);
 // "12.5%", or "-" when `whole` is not positive.
 std::string percent(double part, double whole);
+
+// The summary's GPUs line: "16 (2 nodes x 8, hgx_h100), hardware profile h100".
+std::string gpus_text(const NetworkScenario& net);
+// "scenario": {name, file, seed} and "cluster": {gpus, nodes, gpus_per_node,
+// node, hardware_profile}.
+void write_scenario_json(sim::JsonWriter& json, const std::string& scenario_path,
+                         const NetworkScenario& net);
 
 // "time per rank (mean)" and one row per account, seconds and % of the step.
 std::string breakdown_table(const workloads::StepResult& result);
