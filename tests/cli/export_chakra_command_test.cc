@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/network_scenario.h"
 #include "cli/step_config.h"
+#include "tests/support/json_value.h"
 #include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"
 #include "workloads/chakra_export.h"
@@ -26,6 +27,7 @@ namespace {
 
 namespace chakra = workloads::chakra;
 using test_support::Outcome;
+using test_support::parse_json;
 using test_support::read_all;
 using test_support::run;
 using test_support::ScratchDir;
@@ -263,6 +265,24 @@ TEST(ExportChakraRoundTrip, ShippedScenariosWithSmSharingDifferByRoundingOnly) {
     const RoundTrip rt = round_trip(c.file, c.sets);
     EXPECT_LE(std::abs(rt.replay_s - rt.run_s), 1e-6) << c.file;
   }
+}
+
+// The files end to end: `export-chakra` every rank, `replay` them on the
+// same scenario, against `run` (the profile's comm_overlap_slowdown 1.10:
+// rounding only, see workloads/chakra_export.h).
+TEST(ExportChakraRoundTrip, ExportedFilesReplayToRunsStepTime) {
+  const ScratchDir dir;
+  const std::string scenario = dir.write("s.yaml", hsdp_scenario());
+  ASSERT_EQ(run({"export-chakra", scenario, "-o", dir.file("et")}).code, 0);
+  const Outcome ran = run({"run", scenario, "--json", dir.file("run.json")});
+  ASSERT_EQ(ran.code, 0) << ran.err;
+  const Outcome replayed = run(
+      {"replay", scenario, "--trace", dir.file("et/tiny_hsdp"), "--json", dir.file("replay.json")});
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  const double run_s = parse_json(read_all(dir.file("run.json")))["step_time_s"].number;
+  const double replay_s = parse_json(read_all(dir.file("replay.json")))["step_time_s"].number;
+  EXPECT_GT(run_s, 0);
+  EXPECT_LE(std::abs(replay_s - run_s), 1e-6) << run_s << " " << replay_s;
 }
 
 }  // namespace
