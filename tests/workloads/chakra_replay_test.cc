@@ -458,6 +458,41 @@ TEST(ChakraReplay, GroupsAndRanksMustFitTheCluster) {
       << what;
 }
 
+TEST(ChakraReplay, WideFanInsAndPartlyReadyNodesOfADeadlock) {
+  const Cluster cluster = hgx_h100(1);
+  // A kernel waiting for 40,000 metadata nodes (more than a dense counter
+  // holds) runs once they are done.
+  std::vector<Node> nodes;
+  std::vector<uint64_t> all;
+  for (uint64_t i = 0; i < 40000; ++i) {
+    Node m;
+    m.id = i;
+    m.type = static_cast<int32_t>(NodeType::kMetadata);
+    nodes.push_back(m);
+    all.push_back(i);
+  }
+  nodes.push_back(comp(40000, 5 * kUs, all));
+  const StepResult r = replay_traces(cluster, h100(), {trace_of(nodes)}, {}, {});
+  EXPECT_EQ(ns(r.step_time_s), 5 * kUs);
+  // The same kernel also waiting for a send nobody receives: reported with
+  // the dependencies it still misses; so is a small node waiting for it.
+  nodes.push_back(p2p(40001, true, 1, 64));
+  nodes[40000].data_deps = {40001};
+  nodes.push_back(comp(40002, kUs, {40000, 0}));
+  const std::string what = config_error([&] {
+    replay_traces(cluster, h100(), {trace_of(nodes, "w.0.et"), trace_of({}, "w.1.et")}, {}, {});
+  });
+  EXPECT_TRUE(contains(what, "w.0.et: error: node 40001 (rank 0): send to rank 1")) << what;
+  EXPECT_TRUE(contains(what,
+                       "w.0.et: error: node 40002 (rank 0): waits for 1 of its 2 "
+                       "dependencies, which never complete"))
+      << what;
+  EXPECT_TRUE(contains(what,
+                       "w.0.et: error: node 40000 (rank 0): waits for 1 of its 40001 "
+                       "dependencies"))
+      << what;
+}
+
 // ---- Determinism ----
 
 std::vector<Trace> fsdp_like(int64_t ranks, int64_t layers) {
