@@ -566,6 +566,9 @@ struct alignas(64) RankState {
   int64_t comm_change_ns = 0;
   int64_t finish_ns = 0;
   int64_t finish_group_start_ns = 0;
+  // Second cache line: the time accounts (ns) and where the counters start.
+  std::array<int64_t, kAccountCount> accounts{};
+  int64_t counter_begin = 0;
 };
 
 struct Tuned {
@@ -664,7 +667,6 @@ class ReplayEngine : public sim::EventHandler {
         t_(templates),
         flows_(cluster, profile, options.routing),
         ranks_(static_cast<size_t>(job.ranks())),
-        accounts_(static_cast<size_t>(job.ranks())),
         channels_(job.slot_groups.size()),
         groups_(job.groups.size()),
         traced_(static_cast<size_t>(job.ranks()), 0) {
@@ -677,13 +679,11 @@ class ReplayEngine : public sim::EventHandler {
     }
     resource_begin_.push_back(total);
     resources_.resize(static_cast<size_t>(total));
-    counter_begin_.reserve(ranks_.size() + 1);
     total = 0;
     for (size_t r = 0; r < ranks_.size(); ++r) {
-      counter_begin_.push_back(total);
+      ranks_[r].counter_begin = total;
       total += tpl(static_cast<int64_t>(r)).counters;
     }
-    counter_begin_.push_back(total);
     counters_.resize(static_cast<size_t>(total));
     for (const int64_t r : options.trace_ranks) {
       CLUSTERSIM_CHECK(r >= 0 && r < job.ranks(), "trace rank " + std::to_string(r));
@@ -809,7 +809,7 @@ class ReplayEngine : public sim::EventHandler {
       return;
     }
     uint16_t& c =
-        counters_[static_cast<size_t>(counter_begin_[static_cast<size_t>(r)] + tn.counter)];
+        counters_[static_cast<size_t>(ranks_[static_cast<size_t>(r)].counter_begin + tn.counter)];
     const int32_t done = (c & kMaxDense) + 1;
     if (done < tn.indegree) {
       if (!cause.host) {
@@ -956,7 +956,7 @@ class ReplayEngine : public sim::EventHandler {
   // waited for last (see Cause).
   void charge_gap(int64_t r, const Cause& cause) {
     RankState& st = rank(r);
-    std::array<int64_t, kAccountCount>& a = accounts_[static_cast<size_t>(r)];
+    std::array<int64_t, kAccountCount>& a = st.accounts;
     const int64_t free = st.compute_free_ns;
     const int64_t start = now();
     if (start <= free) return;
@@ -1006,7 +1006,7 @@ class ReplayEngine : public sim::EventHandler {
     const int32_t node = rs.running;
     rs.running = -1;
     if (--st.compute_running == 0) {
-      accounts_[static_cast<size_t>(r)][kCompute] += now() - st.compute_busy_since;
+      st.accounts[kCompute] += now() - st.compute_busy_since;
       st.compute_free_ns = now();
     }
     if (traced(r)) {
@@ -1354,17 +1354,15 @@ class ReplayEngine : public sim::EventHandler {
   sim::HandlerId handler_ = 0;
   collectives::CollectiveFlows flows_;
   std::vector<RankState> ranks_;
-  std::vector<std::array<int64_t, kAccountCount>> accounts_;
   std::vector<int64_t> resource_begin_;  // by rank, + 1
   std::vector<ResourceState> resources_;
   std::vector<ChannelState> channels_;  // by job slot
   std::vector<GroupState> groups_;
   std::vector<uint8_t> traced_;
-  std::vector<int64_t> counter_begin_;  // by rank, + 1
-  std::vector<uint16_t> counters_;      // dependencies done, by rank then TNode::counter
-  PendingTable causes_;                 // kept causes (kCauseKept)
-  PendingTable wide_;                   // nodes beyond kMaxDense dependencies
-  std::vector<WorkItem> work_;          // completions to process at this instant, in order
+  std::vector<uint16_t> counters_;  // dependencies done, by rank then TNode::counter
+  PendingTable causes_;             // kept causes (kCauseKept)
+  PendingTable wide_;               // nodes beyond kMaxDense dependencies
+  std::vector<WorkItem> work_;      // completions to process at this instant, in order
   bool draining_ = false;
   std::vector<int32_t> member_slots_;
   std::map<std::tuple<int, int, int, int, int64_t, bool>, int32_t> tuned_index_;
@@ -1456,9 +1454,9 @@ void ReplayEngine::check_finished() const {
     for (size_t i = 0; i < t.nodes.size() && found.size() < kShown; ++i) {
       const TNode& tn = t.nodes[i];
       if (tn.counter < 0) continue;
-      const int32_t done =
-          counters_[static_cast<size_t>(counter_begin_[static_cast<size_t>(r)] + tn.counter)] &
-          kMaxDense;
+      const int32_t done = counters_[static_cast<size_t>(
+                               ranks_[static_cast<size_t>(r)].counter_begin + tn.counter)] &
+                           kMaxDense;
       if (done == 0 || done == tn.indegree) continue;
       add(r, static_cast<int32_t>(i),
           "waits for " + std::to_string(tn.indegree - done) + " of its " +
@@ -1497,7 +1495,7 @@ StepResult ReplayEngine::result(const GpuComputeSpec& spec) {
   double flops = 0;
   for (int64_t r = 0; r < job_.ranks(); ++r) {
     const RankState& st = ranks_[static_cast<size_t>(r)];
-    std::array<int64_t, kAccountCount> v = accounts_[static_cast<size_t>(r)];
+    std::array<int64_t, kAccountCount> v = st.accounts;
     const int64_t tail = std::max<int64_t>(0, st.finish_ns - st.compute_free_ns);
     if (st.finish_account == kIdle || st.finish_account == kCompute) {
       v[kIdle] += tail;
