@@ -120,8 +120,10 @@ std::string summary(const ReplayInputs& in, const StepResult& r) {
   text += row("step time", fixed(r.step_time_s, 6) + " s");
   text += row("tokens/s per GPU", r.tokens_per_s_per_gpu > 0 ? fixed(r.tokens_per_s_per_gpu, 1)
                                                              : "- (--tokens-per-gpu)");
+  // The traced num_ops count every kernel that ran, recomputation included:
+  // hardware FLOPs, not the model FLOPs `run`'s MFU counts.
   text += row("TFLOP/s per GPU", fixed(r.tflops_per_gpu, 1) + " (traced num_ops)");
-  text += row("MFU", fixed(100.0 * r.mfu, 1) + "%");
+  text += row("HFU", fixed(100.0 * r.mfu, 1) + "% (traced num_ops / peak; with recomputation)");
   text += "\n";
   text += breakdown_table(r);
   text += "\n";
@@ -147,7 +149,7 @@ std::string report_json(const ReplayInputs& in, const StepResult& r, double wall
   json.key("step_time_s").number(r.step_time_s);
   json.key("tokens_per_s_per_gpu").number(r.tokens_per_s_per_gpu);
   json.key("tflops_per_gpu").number(r.tflops_per_gpu);
-  json.key("mfu").number(r.mfu);
+  json.key("hfu").number(r.mfu);
   json.key("compute_s").number(r.breakdown.compute_s);
   json.key("exposed_comm_s").number(r.breakdown.exposed_comm_s());
   write_breakdown_json(json, r.breakdown);
@@ -192,7 +194,7 @@ CommandSpec replay_command_spec() {
       "is reported as a deadlock (exit 1). --scale-to N maps the traced k ranks onto N:\n"
       "groups that span the traced job (the world, HSDP replica groups) widen, other\n"
       "groups (shard, TP) are repeated, comm_size and compute are kept (workloads/\n"
-      "chakra_scale.h). JSON keys: step_time_s, tflops_per_gpu, mfu, breakdown, events,\n"
+      "chakra_scale.h). JSON keys: step_time_s, tflops_per_gpu, hfu, breakdown, events,\n"
       "collectives, ranks, wall_s, and the inputs; only wall_s varies between runs."};
 }
 

@@ -300,5 +300,25 @@ TEST(ReplayCommand, AnExportedStepReplaysToRunsStepTime) {
       << replay_step;
 }
 
+// Issue 8's scaling check, at a size the suite can afford: the 8-rank
+// export of the shipped Llama-3-8B scenario, --scale-to 512, against `run`
+// of the same scenario widened to 512 GPUs (64 nodes). scripts/bench runs
+// the same comparison at 16,384 GPUs.
+TEST(ReplayCommand, AnEightRankExportScaledTo512MatchesRunWidenedWithinTwoPercent) {
+  const ScratchDir dir;
+  const std::string s =
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama3_8b_fsdp_8xh100.yaml";
+  const Outcome exported = run({"export-chakra", s, "-o", dir.file("ex"), "--prefix", "step"});
+  ASSERT_EQ(exported.code, kExitOk) << exported.err;
+  const Outcome simulated = run({"run", s, "--set", "cluster.nodes=64", "--no-wall-time"});
+  ASSERT_EQ(simulated.code, kExitOk) << simulated.err;
+  const Outcome replayed = run({"replay", s, "--trace", dir.file("ex/step"), "--scale-to", "512",
+                                "--set", "cluster.nodes=64", "--no-wall-time"});
+  ASSERT_EQ(replayed.code, kExitOk) << replayed.err;
+  const double run_s = std::stod(line_with(simulated.out, "step time").substr(26));
+  const double replay_s = std::stod(line_with(replayed.out, "step time").substr(26));
+  EXPECT_NEAR(replay_s / run_s, 1.0, 0.02) << run_s << " vs " << replay_s;
+}
+
 }  // namespace
 }  // namespace clustersim::cli
