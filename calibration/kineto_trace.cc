@@ -327,10 +327,12 @@ KernelClass classify_kernel(std::string_view name, std::string_view category) {
                        "triton_tem_"})) {
     return KernelClass::kGemm;
   }
-  if (contains_any(n, {"elementwise", "vectorized", "reduce_kernel", "softmax", "layer_norm",
-                       "layernorm", "rms", "copy", "fill", "triton_poi_", "triton_red_",
-                       "triton_per_", "index", "embedding", "grad_weight", "sum_and_scatter",
-                       "radixsort", "nll_loss", "cross_entropy", "chunk_cat", "cat_"})) {
+  if (contains_any(n, {"elementwise", "vectorized",  "reduce_kernel", "softmax",
+                       "layer_norm",  "layernorm",   "rms",           "copy",
+                       "fill",        "triton_poi_", "triton_red_",   "triton_per_",
+                       "index",       "embedding",   "grad_weight",   "sum_and_scatter",
+                       "radixsort",   "nll_loss",    "cross_entropy", "chunk_cat",
+                       "cat_"})) {
     return KernelClass::kElementwise;
   }
   return KernelClass::kOther;

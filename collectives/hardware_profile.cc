@@ -56,8 +56,7 @@ enum class CurveShape { kGemm, kAttention };
 void add_curve(sim::ConfigSchema& s, const std::string& section, const std::string& what,
                const std::string& size_unit, CurveShape shape) {
   const bool gemm = shape == CurveShape::kGemm;
-  s.add_section(section, "Efficiency curve of " + what +
-                             ": eff = e_max / (1 + x_half / x" +
+  s.add_section(section, "Efficiency curve of " + what + ": eff = e_max / (1 + x_half / x" +
                              (gemm ? " + min_dim_half / min(m, n, k))"
                                    : " + head_dim_half / head_dim), causal masks adding "
                                      "causal_x_half to x_half") +

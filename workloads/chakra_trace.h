@@ -102,8 +102,8 @@ struct Node {
   std::optional<int64_t> num_ops;
   std::optional<int64_t> tensor_size;
   bool is_cpu_op = false;
-  std::optional<int64_t> duration_ns;  // clustersim_duration_ns
-  std::optional<int64_t> stream;       // clustersim_stream
+  std::optional<int64_t> duration_ns;       // clustersim_duration_ns
+  std::optional<int64_t> stream;            // clustersim_stream
   std::optional<std::string> kernel_class;  // clustersim_class
 
   std::vector<RawAttribute> other_attributes;
@@ -133,7 +133,7 @@ using CommGroups = std::map<std::string, std::vector<int64_t>>;
 Trace read_trace_file(const std::string& path);
 Trace parse_trace(const std::string& bytes, const std::string& file);
 std::string serialize_trace(const Trace& trace);
-void write_trace_file(const std::string& path, const Trace& trace);  // atomic
+void write_trace_file(const std::string& path, const Trace& trace);    // atomic
 std::string rank_trace_path(const std::string& prefix, int64_t rank);  // PREFIX.<rank>.et
 
 // ---- chakra_comm_groups.cc ----
