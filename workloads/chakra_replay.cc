@@ -24,6 +24,7 @@
 #include "sim/config_error.h"
 #include "sim/simulator.h"
 #include "workloads/chakra_scale.h"
+#include "workloads/flow_transfers.h"
 #include "workloads/transformer_kernels.h"
 
 namespace clustersim::workloads::chakra {
@@ -697,14 +698,6 @@ uint64_t pack(int64_t rank, int32_t resource) {
   return (static_cast<uint64_t>(rank) << 16) | static_cast<uint64_t>(resource);
 }
 
-struct Transfer {
-  uint64_t comm = 0;
-  double remaining_bytes = 0;
-  double rate_Bps = 0;
-  int64_t last_ns = 0;
-  sim::EventId event;
-};
-
 struct WorkItem {
   int64_t rank;
   int32_t node;
@@ -722,6 +715,7 @@ class ReplayEngine : public sim::EventHandler {
         options_(options),
         t_(templates),
         flows_(cluster, profile, options.routing),
+        transfers_(sim_, flows_),
         ranks_(static_cast<size_t>(job.ranks())),
         channels_(job.slot_groups.size()),
         groups_(job.groups.size()),
@@ -749,6 +743,7 @@ class ReplayEngine : public sim::EventHandler {
 
   void run() {
     handler_ = sim_.add_handler(*this);
+    transfers_.bind(handler_, kTransferEnd, kSolveFlows);
     for (int64_t r = 0; r < job_.ranks(); ++r) {
       for (const int32_t n : tpl(r).roots) make_ready(r, n, Cause{});
       drain();
@@ -777,8 +772,7 @@ class ReplayEngine : public sim::EventHandler {
         end_transfer(static_cast<uint32_t>(event.data));
         break;
       case kSolveFlows:
-        flush_scheduled_ = false;
-        if (flows_.batch_open()) solve_flows();
+        transfers_.on_solve_event();
         break;
       default:
         CLUSTERSIM_CHECK(false, "unknown replay event kind " + std::to_string(event.kind));
@@ -1195,18 +1189,8 @@ class ReplayEngine : public sim::EventHandler {
       bytes = tn.bytes;
       tuned = gs.tuned;
     }
-    open_flow_batch();
-    const collectives::FlowId flow =
-        flows_.start(*fp, factor, tuned_[static_cast<size_t>(tuned)].alone_Bps);
-    const auto f = static_cast<size_t>(flow);
-    if (transfers_.size() <= f) transfers_.resize(f + 1);
-    Transfer& tr = transfers_[f];
-    tr.comm = comm;
-    tr.remaining_bytes = static_cast<double>(bytes);
-    tr.last_ns = now();
-    tr.rate_Bps = 0;  // until the batch is solved
-    tr.event = sim::EventId{};
-    close_or_defer_batch();
+    transfers_.start(*fp, factor, tuned_[static_cast<size_t>(tuned)].alone_Bps,
+                     static_cast<double>(bytes), comm);
     for_members(comm, [&](int64_t m) { comm_changes(m, +1); });
   }
 
@@ -1221,49 +1205,7 @@ class ReplayEngine : public sim::EventHandler {
     for (const int64_t m : job_.groups[static_cast<size_t>(comm)].ranks) f(m);
   }
 
-  void open_flow_batch() {
-    if (!flows_.batch_open()) flows_.begin_batch();
-  }
-
-  void close_or_defer_batch() {
-    if (flows_.batch_trivial()) {
-      solve_flows();
-      return;
-    }
-    if (flush_scheduled_) return;
-    flush_scheduled_ = true;
-    sim_.schedule_at(sim_.now(), handler_, kSolveFlows);
-  }
-
-  void schedule_transfer_end(uint32_t flow) {
-    Transfer& tr = transfers_[flow];
-    const auto ns = static_cast<int64_t>(std::ceil(tr.remaining_bytes / tr.rate_Bps * 1e9));
-    tr.event = sim_.schedule_cancellable_at(SimTime::ns(now() + ns), handler_, kTransferEnd, flow);
-  }
-
-  void solve_flows() {
-    flows_.end_batch();
-    for (const collectives::FlowId id : flows_.last_changed()) {
-      const auto f = static_cast<uint32_t>(id);
-      Transfer& tr = transfers_[f];
-      const double rate = flows_.rate(id);
-      if (rate == tr.rate_Bps) continue;
-      tr.remaining_bytes = std::max(
-          0.0, tr.remaining_bytes - tr.rate_Bps * static_cast<double>(now() - tr.last_ns) * 1e-9);
-      tr.last_ns = now();
-      tr.rate_Bps = rate;
-      sim_.cancel(tr.event);
-      schedule_transfer_end(f);
-    }
-  }
-
-  void end_transfer(uint32_t flow) {
-    const Transfer tr = transfers_[flow];
-    open_flow_batch();
-    flows_.finish(collectives::FlowId{flow});
-    close_or_defer_batch();
-    end_comm(tr.comm, /*transferred=*/true);
-  }
+  void end_transfer(uint32_t flow) { end_comm(transfers_.finish(flow), /*transferred=*/true); }
 
   void end_comm(uint64_t comm, bool transferred) {
     if (comm & kP2pBit) {
@@ -1409,6 +1351,7 @@ class ReplayEngine : public sim::EventHandler {
   sim::Simulator sim_;
   sim::HandlerId handler_ = 0;
   collectives::CollectiveFlows flows_;
+  FlowTransfers transfers_;
   std::vector<RankState> ranks_;
   std::vector<int64_t> resource_begin_;  // by rank, + 1
   std::vector<ResourceState> resources_;
@@ -1423,13 +1366,11 @@ class ReplayEngine : public sim::EventHandler {
   std::vector<int32_t> member_slots_;
   std::map<std::tuple<int, int, int, int, int64_t, bool>, int32_t> tuned_index_;
   std::vector<Tuned> tuned_;
-  std::vector<Transfer> transfers_;  // by flow id
   std::vector<P2p> p2ps_;
   std::vector<size_t> free_p2ps_;
   std::unordered_map<P2pKey, PendingP2p, P2pKeyHash> pending_p2p_;
   std::map<std::pair<int64_t, int64_t>, collectives::Footprint> pair_footprints_;
   double comm_slowdown_rate_ = 1;
-  bool flush_scheduled_ = false;
   int64_t collectives_ = 0;
   std::vector<TraceRecord> trace_;
 };

@@ -11,6 +11,7 @@
 #include "collectives/collective_flows.h"
 #include "sim/check.h"
 #include "sim/simulator.h"
+#include "workloads/flow_transfers.h"
 #include "workloads/step_program.h"
 #include "workloads/transformer_kernels.h"
 
@@ -94,15 +95,6 @@ struct GroupState {
   int64_t start_ns = 0;
 };
 
-struct Transfer {
-  int32_t channel = 0;
-  int64_t group = 0;
-  double remaining_bytes = 0;
-  double rate_Bps = 0;
-  int64_t last_ns = 0;
-  sim::EventId event;
-};
-
 enum EventKinds : sim::EventKind {
   kComputeEnd,     // data: rank
   kGroupStart,     // data: channel << 40 | group
@@ -136,6 +128,7 @@ class StepEngine : public sim::EventHandler {
         p_(program),
         layout_(layout),
         flows_(cluster, profile, config.routing),
+        transfers_(sim_, flows_),
         ranks_(static_cast<size_t>(layout.world)),
         accounts_(static_cast<size_t>(layout.world)),
         slowdown_(static_cast<size_t>(layout.world), 1.0),
@@ -163,6 +156,7 @@ class StepEngine : public sim::EventHandler {
 
   void run() {
     handler_ = sim_.add_handler(*this);
+    transfers_.bind(handler_, kTransferEnd, kSolveFlows);
     for (int64_t r = 0; r < layout_.world; ++r) {
       pass_open_gates(r);
       try_all(r, Cause{});
@@ -188,8 +182,7 @@ class StepEngine : public sim::EventHandler {
         end_transfer(static_cast<uint32_t>(event.data));
         break;
       case kSolveFlows:
-        flush_scheduled_ = false;
-        if (flows_.batch_open()) solve_flows();
+        transfers_.on_solve_event();
         break;
       case kLocalEnd:
         local_end(static_cast<int64_t>(event.data >> 8), static_cast<int>(event.data & 0xff));
@@ -465,72 +458,19 @@ class StepEngine : public sim::EventHandler {
     const Op& op = p_.ops[static_cast<size_t>(gs.op)];
     const int64_t size = layout_.group_size(op.role);
     const collectives::Footprint& fp = footprint(op.role, g);
-    open_flow_batch();
-    const collectives::FlowId flow =
-        flows_.start(fp, collectives::busbw_factor(op.op, static_cast<int>(size)), op.alone_Bps);
-    const auto f = static_cast<size_t>(flow);
-    if (transfers_.size() <= f) transfers_.resize(f + 1);
-    Transfer& tr = transfers_[f];
-    tr.channel = channel;
-    tr.group = g;
-    tr.remaining_bytes = static_cast<double>(op.bytes);
-    tr.last_ns = now();
-    tr.rate_Bps = 0;  // until the batch is solved
-    tr.event = sim::EventId{};
-    close_or_defer_batch();
+    transfers_.start(fp, collectives::busbw_factor(op.op, static_cast<int>(size)), op.alone_Bps,
+                     static_cast<double>(op.bytes), pack(channel, g));
     for (int64_t i = 0; i < size; ++i) {
       const int64_t m = layout_.member(op.role, g, i);
       comm_changes(m, +1);
     }
   }
 
-  void schedule_transfer_end(uint32_t flow) {
-    Transfer& tr = transfers_[flow];
-    const auto ns = static_cast<int64_t>(std::ceil(tr.remaining_bytes / tr.rate_Bps * 1e9));
-    tr.event = sim_.schedule_cancellable_at(SimTime::ns(now() + ns), handler_, kTransferEnd, flow);
-  }
-
-  // Transfers starting or ending at one instant are solved together, once,
-  // after every event of that instant queued so far -- unless the batch is
-  // trivial (no flow it touches is coupled to another), which ends at once.
-  void open_flow_batch() {
-    if (!flows_.batch_open()) flows_.begin_batch();
-  }
-
-  void close_or_defer_batch() {
-    if (flows_.batch_trivial()) {
-      solve_flows();
-      return;
-    }
-    if (flush_scheduled_) return;
-    flush_scheduled_ = true;
-    sim_.schedule_at(sim_.now(), handler_, kSolveFlows);
-  }
-
-  // Flows whose rate the batch changed: bring their progress up to date at
-  // the old rate, then reschedule their end at the new one.
-  void solve_flows() {
-    flows_.end_batch();
-    for (const collectives::FlowId id : flows_.last_changed()) {
-      const auto f = static_cast<uint32_t>(id);
-      Transfer& tr = transfers_[f];
-      const double rate = flows_.rate(id);
-      if (rate == tr.rate_Bps) continue;
-      tr.remaining_bytes = std::max(
-          0.0, tr.remaining_bytes - tr.rate_Bps * static_cast<double>(now() - tr.last_ns) * 1e-9);
-      tr.last_ns = now();
-      tr.rate_Bps = rate;
-      sim_.cancel(tr.event);
-      schedule_transfer_end(f);
-    }
-  }
-
   void end_transfer(uint32_t flow) {
-    const Transfer tr = transfers_[flow];
-    open_flow_batch();
-    flows_.finish(collectives::FlowId{flow});
-    close_or_defer_batch();
-    end_collective(tr.channel, tr.group, /*transferred=*/true);
+    const uint64_t owner = transfers_.finish(flow);
+    end_collective(static_cast<int32_t>(owner >> kGroupBits),
+                   static_cast<int64_t>(owner & ((uint64_t{1} << kGroupBits) - 1)),
+                   /*transferred=*/true);
   }
 
   void end_collective(int32_t channel, int64_t g, bool transferred) {
@@ -643,6 +583,7 @@ class StepEngine : public sim::EventHandler {
   sim::Simulator sim_;
   sim::HandlerId handler_ = 0;
   collectives::CollectiveFlows flows_;
+  FlowTransfers transfers_;
   std::vector<RankState> ranks_;
   std::vector<std::array<int64_t, kAccountCount>> accounts_;  // by rank
   // When ranks are traced (else empty), by rank: host start of the running segment.
@@ -652,10 +593,8 @@ class StepEngine : public sim::EventHandler {
   std::vector<int64_t> arrivals_;  // world x kStreams when ranks are traced, else empty
   std::vector<std::vector<GroupState>> groups_;  // by channel, then group
   std::vector<std::vector<std::optional<collectives::Footprint>>> footprints_;  // by role
-  std::vector<Transfer> transfers_;                                             // by flow id
   std::vector<int64_t> gpus_;
   double comm_slowdown_rate_ = 1;
-  bool flush_scheduled_ = false;  // a kSolveFlows event is pending for now
 
   int64_t collectives_ = 0;
   std::vector<TraceRecord> trace_;
