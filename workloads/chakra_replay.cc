@@ -25,6 +25,7 @@
 #include "sim/simulator.h"
 #include "workloads/chakra_scale.h"
 #include "workloads/flow_transfers.h"
+#include "workloads/step_accounts.h"
 #include "workloads/transformer_kernels.h"
 
 namespace clustersim::workloads::chakra {
@@ -34,31 +35,7 @@ namespace {
 using collectives::CollectiveOp;
 using sim::SimTime;
 
-// ---- Accounts (the step simulator's) ----
-
-enum Account : uint8_t {
-  kCompute,
-  kExposedAllGather,
-  kExposedReduceScatter,
-  kExposedAllReduce,
-  kExposedTp,
-  kExposedPcie,
-  kSyncWait,
-  kLaunchBound,
-  kIdle,
-  kAccountCount
-};
-
-Account exposed_account(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllGather:
-      return kExposedAllGather;
-    case CollectiveOp::kReduceScatter:
-      return kExposedReduceScatter;
-    default:
-      return kExposedAllReduce;
-  }
-}
+using namespace step_accounts;  // NOLINT: the step simulator's accounts
 
 // What a node's completion means to the kernels waiting for it. A gap in
 // compute is charged to `account` until `end_ns` (the part before
@@ -624,7 +601,7 @@ struct alignas(64) RankState {
   int64_t finish_ns = 0;
   int64_t finish_group_start_ns = 0;
   // Second cache line: the time accounts (ns) and where the counters start.
-  std::array<int64_t, kAccountCount> accounts{};
+  Accounts accounts{};
   int64_t counter_begin = 0;
 };
 
@@ -1006,7 +983,7 @@ class ReplayEngine : public sim::EventHandler {
   // waited for last (see Cause).
   void charge_gap(int64_t r, const Cause& cause) {
     RankState& st = rank(r);
-    std::array<int64_t, kAccountCount>& a = st.accounts;
+    Accounts& a = st.accounts;
     const int64_t free = st.compute_free_ns;
     const int64_t start = now();
     if (start <= free) return;
@@ -1492,22 +1469,13 @@ StepResult ReplayEngine::result(const GpuComputeSpec& spec) {
   double flops = 0;
   for (int64_t r = 0; r < job_.ranks(); ++r) {
     const RankState& st = ranks_[static_cast<size_t>(r)];
-    std::array<int64_t, kAccountCount> v = st.accounts;
-    const int64_t tail = std::max<int64_t>(0, st.finish_ns - st.compute_free_ns);
-    if (st.finish_account == kIdle || st.finish_account == kCompute) {
-      v[kIdle] += tail;
-    } else {
-      const int64_t sync =
-          std::clamp(st.finish_group_start_ns - st.compute_free_ns, int64_t{0}, tail);
-      v[kSyncWait] += sync;
-      v[st.finish_account] += tail - sync;
-    }
-    v[kIdle] += end - std::max(st.finish_ns, st.compute_free_ns);
+    Accounts v = st.accounts;
+    close_rank(v, st.finish_account, st.finish_ns, st.compute_free_ns, st.finish_group_start_ns,
+               end);
     for (size_t a = 0; a < kAccountCount; ++a) sum[a] += static_cast<double>(v[a]);
     flops += tpl(r).flops;
   }
   const auto n = static_cast<double>(job_.ranks());
-  for (double& v : sum) v /= n * 1e9;
   out.step_time_s = static_cast<double>(end) * 1e-9;
   out.ranks = job_.ranks();
   out.events = sim_.events_processed();
@@ -1515,16 +1483,7 @@ StepResult ReplayEngine::result(const GpuComputeSpec& spec) {
   for (const Template& t : t_) {
     out.tasks_per_rank = std::max(out.tasks_per_rank, static_cast<int64_t>(t.nodes.size()));
   }
-  StepBreakdown& b = out.breakdown;
-  b.compute_s = sum[kCompute];
-  b.exposed_all_gather_s = sum[kExposedAllGather];
-  b.exposed_reduce_scatter_s = sum[kExposedReduceScatter];
-  b.exposed_all_reduce_s = sum[kExposedAllReduce];
-  b.exposed_tp_s = sum[kExposedTp];
-  b.exposed_pcie_s = sum[kExposedPcie];
-  b.sync_wait_s = sum[kSyncWait];
-  b.launch_bound_s = sum[kLaunchBound];
-  b.idle_s = sum[kIdle];
+  out.breakdown = mean_breakdown(sum, job_.ranks());
   if (out.step_time_s > 0) {
     out.tflops_per_gpu = flops / n / out.step_time_s * 1e-12;
     if (spec.peak_flops > 0) out.mfu = out.tflops_per_gpu * 1e12 / spec.peak_flops;

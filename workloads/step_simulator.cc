@@ -12,6 +12,7 @@
 #include "sim/check.h"
 #include "sim/simulator.h"
 #include "workloads/flow_transfers.h"
+#include "workloads/step_accounts.h"
 #include "workloads/step_program.h"
 #include "workloads/transformer_kernels.h"
 
@@ -30,29 +31,10 @@ using step::Program;
 
 constexpr int32_t kNoGate = std::numeric_limits<int32_t>::max();
 
-enum Account : uint8_t {
-  kCompute,
-  kExposedAllGather,
-  kExposedReduceScatter,
-  kExposedAllReduce,
-  kExposedTp,
-  kExposedPcie,
-  kSyncWait,
-  kLaunchBound,
-  kIdle,
-  kAccountCount
-};
+using namespace step_accounts;  // NOLINT: the account names are this file's vocabulary
 
 Account exposed_account(const Op& op) {
-  if (op.role == GroupRole::kTp) return kExposedTp;
-  switch (op.op) {
-    case CollectiveOp::kAllGather:
-      return kExposedAllGather;
-    case CollectiveOp::kReduceScatter:
-      return kExposedReduceScatter;
-    default:
-      return kExposedAllReduce;
-  }
+  return op.role == GroupRole::kTp ? kExposedTp : step_accounts::exposed_account(op.op);
 }
 
 // ---- Per-rank and per-group state ----
@@ -201,7 +183,7 @@ class StepEngine : public sim::EventHandler {
 
  private:
   int64_t now() const { return sim_.now().count_ns(); }
-  std::array<int64_t, kAccountCount>& account(const RankState& st) {
+  Accounts& account(const RankState& st) {
     return accounts_[static_cast<size_t>(&st - ranks_.data())];
   }
   // When traced rank r reached (or started) the op running on stream s.
@@ -585,7 +567,7 @@ class StepEngine : public sim::EventHandler {
   collectives::CollectiveFlows flows_;
   FlowTransfers transfers_;
   std::vector<RankState> ranks_;
-  std::vector<std::array<int64_t, kAccountCount>> accounts_;  // by rank
+  std::vector<Accounts> accounts_;  // by rank
   // When ranks are traced (else empty), by rank: host start of the running segment.
   std::vector<int64_t> seg_host_start_;
   std::vector<double> slowdown_;
@@ -619,26 +601,16 @@ class StepEngine : public sim::EventHandler {
     }
     return end;
   }
-  std::array<double, kAccountCount> mean_accounts(int64_t step_end) const {
+  std::array<double, kAccountCount> summed_accounts(int64_t step_end) const {
     std::array<double, kAccountCount> sum{};
     for (const RankState& st : ranks_) {
-      std::array<int64_t, kAccountCount> v = accounts_[static_cast<size_t>(&st - ranks_.data())];
-      // After its last kernel: what it still waited for, then the others.
-      const int64_t tail = std::max<int64_t>(0, st.finish_ns - st.compute_free_ns);
-      if (st.finish_account == kIdle || st.finish_account == kCompute) {
-        v[kIdle] += tail;
-      } else {
-        const int64_t sync =
-            std::clamp(st.finish_group_start_ns - st.compute_free_ns, int64_t{0}, tail);
-        v[kSyncWait] += sync;
-        v[st.finish_account] += tail - sync;
-      }
-      v[kIdle] += step_end - std::max(st.finish_ns, st.compute_free_ns);
+      Accounts v = accounts_[static_cast<size_t>(&st - ranks_.data())];
+      close_rank(v, st.finish_account, st.finish_ns, st.compute_free_ns, st.finish_group_start_ns,
+                 step_end);
       for (int a = 0; a < kAccountCount; ++a) {
         sum[static_cast<size_t>(a)] += static_cast<double>(v[static_cast<size_t>(a)]);
       }
     }
-    for (double& v : sum) v /= static_cast<double>(layout_.world) * 1e9;
     return sum;
   }
   uint64_t events() const { return sim_.events_processed(); }
@@ -683,16 +655,7 @@ StepResult simulate_step(const topology::Cluster& cluster,
   out.events = engine.events();
   out.collectives = engine.collectives();
   out.tasks_per_rank = schedule.size();
-  const std::array<double, kAccountCount> a = engine.mean_accounts(end);
-  out.breakdown.compute_s = a[kCompute];
-  out.breakdown.exposed_all_gather_s = a[kExposedAllGather];
-  out.breakdown.exposed_reduce_scatter_s = a[kExposedReduceScatter];
-  out.breakdown.exposed_all_reduce_s = a[kExposedAllReduce];
-  out.breakdown.exposed_tp_s = a[kExposedTp];
-  out.breakdown.exposed_pcie_s = a[kExposedPcie];
-  out.breakdown.sync_wait_s = a[kSyncWait];
-  out.breakdown.launch_bound_s = a[kLaunchBound];
-  out.breakdown.idle_s = a[kIdle];
+  out.breakdown = mean_breakdown(engine.summed_accounts(end), layout.world);
 
   const double tokens_per_gpu =
       static_cast<double>(w.local_batch * w.seq_len * w.grad_accum) / static_cast<double>(w.tp);
