@@ -179,13 +179,7 @@ std::string report_json(const RunInputs& in, const StepResult& r, double wall_s)
   sim::JsonWriter json(out, 2);
   json.begin_object();
   write_inputs_json(json, in);
-  json.key("step_time_s").number(r.step_time_s);
-  json.key("tokens_per_s_per_gpu").number(r.tokens_per_s_per_gpu);
-  json.key("tflops_per_gpu").number(r.tflops_per_gpu);
-  json.key("mfu").number(r.mfu);
-  json.key("compute_s").number(r.breakdown.compute_s);
-  json.key("exposed_comm_s").number(r.breakdown.exposed_comm_s());
-  write_breakdown_json(json, r.breakdown);
+  write_step_figures_json(json, r, "mfu");
   const MemoryBreakdown& m = r.memory;
   json.key("peak_memory_bytes").int64(m.total());
   json.key("memory_capacity_bytes").int64(r.memory_capacity_bytes);
@@ -201,11 +195,7 @@ std::string report_json(const RunInputs& in, const StepResult& r, double wall_s)
   json.key("reserve_bytes").int64(m.reserve);
   json.key("host_bytes").int64(m.host_bytes);
   json.end_object();
-  json.key("ranks").int64(r.ranks);
-  json.key("slowest_rank").int64(r.slowest_rank);
-  json.key("events").uint64(r.events);
-  json.key("collectives").int64(r.collectives);
-  json.key("tasks_per_rank").int64(r.tasks_per_rank);
+  write_simulation_counts_json(json, r, "tasks_per_rank");
   json.key("wall_s").number(wall_s);
   json.end_object();
   json.finish();

@@ -68,7 +68,15 @@ std::string breakdown_table(const workloads::StepResult& r) {
   return text;
 }
 
-void write_breakdown_json(sim::JsonWriter& json, const workloads::StepBreakdown& b) {
+void write_step_figures_json(sim::JsonWriter& json, const workloads::StepResult& r,
+                             std::string_view utilization_key) {
+  json.key("step_time_s").number(r.step_time_s);
+  json.key("tokens_per_s_per_gpu").number(r.tokens_per_s_per_gpu);
+  json.key("tflops_per_gpu").number(r.tflops_per_gpu);
+  json.key(utilization_key).number(r.mfu);
+  const workloads::StepBreakdown& b = r.breakdown;
+  json.key("compute_s").number(b.compute_s);
+  json.key("exposed_comm_s").number(b.exposed_comm_s());
   json.key("breakdown").begin_object();
   json.key("compute_s").number(b.compute_s);
   json.key("exposed_all_gather_s").number(b.exposed_all_gather_s);
@@ -80,6 +88,15 @@ void write_breakdown_json(sim::JsonWriter& json, const workloads::StepBreakdown&
   json.key("launch_bound_s").number(b.launch_bound_s);
   json.key("idle_s").number(b.idle_s);
   json.end_object();
+}
+
+void write_simulation_counts_json(sim::JsonWriter& json, const workloads::StepResult& r,
+                                  std::string_view per_rank_key) {
+  json.key("ranks").int64(r.ranks);
+  json.key("slowest_rank").int64(r.slowest_rank);
+  json.key("events").uint64(r.events);
+  json.key("collectives").int64(r.collectives);
+  json.key(per_rank_key).int64(r.tasks_per_rank);
 }
 
 std::string trace_ranks_text(const ParsedCommand& parsed, const std::string& trace_option) {

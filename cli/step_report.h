@@ -37,8 +37,17 @@ void write_scenario_json(sim::JsonWriter& json, const std::string& scenario_path
 // "time per rank (mean)" and one row per account, seconds and % of the step.
 std::string breakdown_table(const workloads::StepResult& result);
 
-// "breakdown": {compute_s, exposed_all_gather_s, ..., idle_s}.
-void write_breakdown_json(sim::JsonWriter& json, const workloads::StepBreakdown& breakdown);
+// The step's figures: step_time_s, tokens_per_s_per_gpu, tflops_per_gpu,
+// `utilization_key` ("mfu" for run's model FLOPs, "hfu" for replay's traced
+// FLOPs), compute_s, exposed_comm_s and "breakdown": {compute_s,
+// exposed_all_gather_s, ..., idle_s}.
+void write_step_figures_json(sim::JsonWriter& json, const workloads::StepResult& result,
+                             std::string_view utilization_key);
+
+// What the simulation did: ranks, slowest_rank, events, collectives and
+// `per_rank_key` (tasks or nodes per rank).
+void write_simulation_counts_json(sim::JsonWriter& json, const workloads::StepResult& result,
+                                  std::string_view per_rank_key);
 
 // The --trace-ranks LIST option of a command whose trace file option is
 // `trace_option` ("--trace" for run): its text (default "0"), checked for
