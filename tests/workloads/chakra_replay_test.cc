@@ -15,6 +15,7 @@
 #include "collectives/group_collectives.h"
 #include "collectives/tuner.h"
 #include "sim/config_error.h"
+#include "tests/support/step_fixtures.h"
 #include "topology/cluster_config.h"
 #include "workloads/chakra_scale.h"
 #include "workloads/compute_model.h"
@@ -24,20 +25,11 @@ namespace clustersim::workloads::chakra {
 namespace {
 
 using collectives::CollectiveOp;
+using test_support::hgx_h100;
 using topology::Cluster;
 using topology::ClusterSpec;
 
 const std::string kHardware = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/";
-
-Cluster hgx_h100(int64_t nodes) {
-  ClusterSpec spec;
-  spec.nodes = nodes;
-  EXPECT_TRUE(topology::node_preset("hgx_h100", spec.node));
-  spec.fabric.type = topology::FabricType::kRailOptimized;
-  spec.fabric.switch_radix = 64;
-  spec.latency = {sim::SimTime::ns(100), sim::SimTime::ns(200), sim::SimTime::ns(500)};
-  return topology::build_cluster(spec);
-}
 
 // The H100 profile without SM sharing (comm_overlap_slowdown 1) unless asked.
 collectives::HardwareProfile h100(double overlap_slowdown = 1.0) {

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "collectives/group_collectives.h"
+#include "tests/support/step_fixtures.h"
 #include "topology/cluster_config.h"
 #include "workloads/model_spec.h"
 #include "workloads/transformer_kernels.h"
@@ -13,46 +14,10 @@
 namespace clustersim::workloads {
 namespace {
 
+using test_support::h100;
+using test_support::hgx_h100;
+using test_support::small_spec;
 using topology::Cluster;
-using topology::ClusterSpec;
-
-const std::string kHardware = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/";
-
-Cluster hgx_h100(int64_t nodes) {
-  ClusterSpec spec;
-  spec.nodes = nodes;
-  EXPECT_TRUE(topology::node_preset("hgx_h100", spec.node));
-  spec.fabric.type = topology::FabricType::kRailOptimized;
-  spec.fabric.switch_radix = 64;
-  spec.latency = {sim::SimTime::ns(100), sim::SimTime::ns(200), sim::SimTime::ns(500)};
-  return topology::build_cluster(spec);
-}
-
-const collectives::HardwareProfile& h100() {
-  static const collectives::HardwareProfile p =
-      collectives::load_hardware_profile(kHardware + "h100.yaml");
-  return p;
-}
-
-// A small Llama-style model whose step takes milliseconds.
-WorkloadSpec small_spec(int64_t world, int64_t shard) {
-  WorkloadSpec w;
-  w.model.name = "custom";
-  w.model.layers = 4;
-  w.model.hidden = 2048;
-  w.model.heads = 16;
-  w.model.kv_heads = 8;
-  w.model.ffn_hidden = 5632;
-  w.model.vocab = 32000;
-  w.seq_len = 2048;
-  w.local_batch = 1;
-  w.world_size = world;
-  w.dp_size = world;
-  w.shard_group_size = shard;
-  w.replica_group_size = world / shard;
-  w.strategy = shard == world ? ShardingStrategy::kFullShard : ShardingStrategy::kHybridShard;
-  return w;
-}
 
 StepConfig config_for(const WorkloadSpec& w, double overlap_slowdown = 1.0) {
   StepConfig c;
