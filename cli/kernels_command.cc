@@ -78,8 +78,8 @@ std::string table_text(std::span<const KernelShape> shapes, const std::string& s
   double gemm_flops = 0;
   double attention_flops = 0;
   for (const KernelShape& s : shapes) {
-    const double total = s.flops * static_cast<double>(s.count_per_step);
-    (s.cls == KernelClass::kGemm ? gemm_flops : attention_flops) += total;
+    const double total = s.kernel.flops * static_cast<double>(s.count_per_step);
+    (s.kernel.cls == KernelClass::kGemm ? gemm_flops : attention_flops) += total;
   }
   std::string text = "scenario: " + scenario + "\n";
   text += "model: " + spec.model.name + ", " + std::string(workloads::dtype_name(spec.dtype)) +
@@ -96,11 +96,11 @@ std::string table_text(std::span<const KernelShape> shapes, const std::string& s
   text += pad("m", 8) + pad("n", 8) + pad("k", 8) + pad("count", 7) + pad("GFLOP/call", 12) +
           pad("step %", 8) + "  names\n";
   for (const KernelShape& s : shapes) {
-    if (s.cls != KernelClass::kGemm) continue;
-    text += pad(str(s.m), 8) + pad(str(s.n), 8) + pad(str(s.k), 8) + pad(str(s.count_per_step), 7) +
-            pad(fixed(s.flops / 1e9, 1), 12) +
-            pad(share_text(s.flops * static_cast<double>(s.count_per_step), step_flops), 8) + "  " +
-            s.name + "\n";
+    if (s.kernel.cls != KernelClass::kGemm) continue;
+    text += pad(str(s.kernel.m), 8) + pad(str(s.kernel.n), 8) + pad(str(s.kernel.k), 8) +
+            pad(str(s.count_per_step), 7) + pad(fixed(s.kernel.flops / 1e9, 1), 12) +
+            pad(share_text(s.kernel.flops * static_cast<double>(s.count_per_step), step_flops), 8) +
+            "  " + s.name + "\n";
   }
 
   text += "\nattention (flash; heads per rank)\n";
@@ -108,13 +108,14 @@ std::string table_text(std::span<const KernelShape> shapes, const std::string& s
           pad("head_dim", 10) + pad("causal", 8) + pad("count", 7) + pad("GFLOP/call", 12) +
           pad("step %", 8) + "  names\n";
   for (const KernelShape& s : shapes) {
-    if (s.cls != KernelClass::kAttention) continue;
-    text += pad(s.backward ? "bwd" : "fwd", 5) + pad(str(s.batch), 7) + pad(str(s.seq), 7) +
-            pad(str(s.heads), 7) + pad(str(s.kv_heads), 10) + pad(str(s.head_dim), 10) +
-            pad(s.causal ? "true" : "false", 8) + pad(str(s.count_per_step), 7) +
-            pad(fixed(s.flops / 1e9, 1), 12) +
-            pad(share_text(s.flops * static_cast<double>(s.count_per_step), step_flops), 8) + "  " +
-            s.name + "\n";
+    if (s.kernel.cls != KernelClass::kAttention) continue;
+    text += pad(s.backward ? "bwd" : "fwd", 5) + pad(str(s.kernel.batch), 7) +
+            pad(str(s.kernel.seq), 7) + pad(str(s.kernel.heads), 7) +
+            pad(str(s.kernel.kv_heads), 10) + pad(str(s.kernel.head_dim), 10) +
+            pad(s.kernel.causal ? "true" : "false", 8) + pad(str(s.count_per_step), 7) +
+            pad(fixed(s.kernel.flops / 1e9, 1), 12) +
+            pad(share_text(s.kernel.flops * static_cast<double>(s.count_per_step), step_flops), 8) +
+            "  " + s.name + "\n";
   }
   return text;
 }
@@ -133,18 +134,8 @@ std::vector<KernelShape> distinct_kernel_shapes(const workloads::FsdpSchedule& s
     const auto [it, inserted] = row_of.emplace(key_of(kernel), shapes.size());
     if (inserted) {
       KernelShape s;
-      s.cls = kernel.cls;
-      s.m = kernel.m;
-      s.n = kernel.n;
-      s.k = kernel.k;
-      s.batch = kernel.batch;
-      s.seq = kernel.seq;
-      s.heads = kernel.heads;
-      s.kv_heads = kernel.kv_heads;
-      s.head_dim = kernel.head_dim;
-      s.causal = kernel.causal;
+      s.kernel = kernel;
       s.backward = kernel.cls == KernelClass::kAttention && is_backward(kernel.name);
-      s.flops = kernel.flops;
       shapes.push_back(std::move(s));
     }
     KernelShape& row = shapes[it->second];
@@ -161,16 +152,16 @@ std::string kernel_shapes_csv(std::span<const KernelShape> shapes, const std::st
   text +=
       "kind,name,dtype,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,pass,count_per_step,flops\n";
   for (const KernelShape& s : shapes) {
-    const bool gemm = s.cls == KernelClass::kGemm;
+    const bool gemm = s.kernel.cls == KernelClass::kGemm;
     text += std::string(gemm ? "gemm" : "attention") + "," + s.name + "," + dtype + ",";
     if (gemm) {
-      text += str(s.m) + "," + str(s.n) + "," + str(s.k) + ",,,,,,,,";
+      text += str(s.kernel.m) + "," + str(s.kernel.n) + "," + str(s.kernel.k) + ",,,,,,,,";
     } else {
-      text += ",,," + str(s.batch) + "," + str(s.seq) + "," + str(s.heads) + "," + str(s.kv_heads) +
-              "," + str(s.head_dim) + "," + (s.causal ? "true" : "false") + "," +
-              (s.backward ? "bwd" : "fwd") + ",";
+      text += ",,," + str(s.kernel.batch) + "," + str(s.kernel.seq) + "," + str(s.kernel.heads) +
+              "," + str(s.kernel.kv_heads) + "," + str(s.kernel.head_dim) + "," +
+              (s.kernel.causal ? "true" : "false") + "," + (s.backward ? "bwd" : "fwd") + ",";
     }
-    text += str(s.count_per_step) + "," + flops_text(s.flops) + "\n";
+    text += str(s.count_per_step) + "," + flops_text(s.kernel.flops) + "\n";
   }
   return text;
 }

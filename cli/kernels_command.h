@@ -47,22 +47,12 @@ namespace clustersim::cli {
 
 // One distinct GEMM shape or attention configuration of a step.
 struct KernelShape {
-  workloads::KernelClass cls = workloads::KernelClass::kGemm;  // kGemm or kAttention
-  std::string name;  // distinct kernel names joined by '+'
-  // kGemm: C[m x n] = A[m x k] * B[k x n].
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t k = 0;
-  // kAttention (per-rank heads).
-  int64_t batch = 0;
-  int64_t seq = 0;
-  int64_t heads = 0;
-  int64_t kv_heads = 0;
-  int64_t head_dim = 0;
-  bool causal = false;
-  bool backward = false;
+  // The first kernel of the shape (cls kGemm: m, n, k; kAttention: batch,
+  // seq, per-rank heads, kv_heads, head_dim, causal; flops of one run).
+  workloads::Kernel kernel;
+  std::string name;            // distinct kernel names joined by '+'
+  bool backward = false;       // attention: a backward kernel
   int64_t count_per_step = 0;  // runs per rank and step
-  double flops = 0;            // of one run
 };
 
 // The GEMM and attention rows of `schedule`, grouped as described above.
