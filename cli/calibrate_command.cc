@@ -232,36 +232,33 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
             std::to_string(min_bytes) + " bytes");
   }
 
+  // Collective constants first (the fit starts from the base profile), then
+  // the compute curves on top.
   HardwareProfile fitted = base.profile;
-  fitted.name = parsed.value_or("--name", base.profile.name + "_calibrated");
-  calibration::ProfileProvenance provenance;
-  provenance.description = description_of(base.profile_path);
   std::vector<calibration::FitGroupReport> groups;
-  const calibration::RobustFitOptions options;
-
+  std::map<std::string, std::string> collective_notes;
+  if (!cases.empty()) {
+    calibration::CollectiveFit fit =
+        calibration::fit_collectives(cases, base.scenario->cluster, base.profile);
+    fitted = std::move(fit.profile);
+    collective_notes = std::move(fit.key_notes);
+    groups = std::move(fit.groups);
+  }
+  fitted.name = parsed.value_or("--name", base.profile.name + "_calibrated");
   if (!gemm.empty()) {
     const calibration::GemmCurveFit fit = calibration::fit_gemm_curve(gemm, base.profile.gpu);
     fitted.gpu.gemm = fit.curve;
-    groups.push_back(fit.report);
+    groups.insert(groups.begin(), fit.report);
   }
   if (!attention.empty()) {
     const calibration::AttentionCurveFit fit =
         calibration::fit_attention_curves(attention, base.profile.gpu);
     fitted.gpu.attention_fwd = fit.fwd;
     fitted.gpu.attention_bwd = fit.bwd;
-    groups.push_back(fit.report);
+    groups.insert(groups.begin() + (gemm.empty() ? 0 : 1), fit.report);
   }
-  std::map<std::string, std::string> collective_notes;
-  if (!cases.empty()) {
-    const calibration::CollectiveFit fit =
-        calibration::fit_collectives(cases, base.scenario->cluster, base.profile);
-    const collectives::GpuProfile gpu = fitted.gpu;
-    fitted = fit.profile;
-    fitted.gpu = gpu;
-    fitted.name = parsed.value_or("--name", base.profile.name + "_calibrated");
-    collective_notes = fit.key_notes;
-    groups.insert(groups.end(), fit.groups.begin(), fit.groups.end());
-  }
+  calibration::ProfileProvenance provenance;
+  provenance.description = description_of(base.profile_path);
   if (!gemm.empty() || !attention.empty()) fitted.gpu.curves_fitted_to = hardware;
 
   // In-sample errors by kind, with the profile as written.
