@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "collectives/group_collectives.h"
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 #include "topology/cluster.h"
 #include "topology/cluster_config.h"
 

@@ -4,10 +4,10 @@
 // 98,304-GPU scenario itself is timed end to end by scripts/bench.
 #include <benchmark/benchmark.h>
 
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 #include "topology/cluster_config.h"
-#include "workloads/model_spec.h"
-#include "workloads/step_simulator.h"
+#include "model/model_spec.h"
+#include "schedules/step_simulator.h"
 
 namespace {
 

@@ -48,9 +48,9 @@
 #include "calibration/robust_fit.h"
 #include "collectives/collective_cost.h"
 #include "collectives/group_collectives.h"
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 #include "collectives/tuner.h"
-#include "sim/config_error.h"
+#include "config/config_error.h"
 #include "topology/cluster.h"
 
 namespace clustersim::calibration {

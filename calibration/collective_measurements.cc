@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "sim/text_fields.h"
+#include "config/text_fields.h"
 
 namespace clustersim::calibration {
 

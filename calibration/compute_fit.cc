@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "sim/check.h"
-#include "workloads/compute_model.h"
+#include "model/compute_model.h"
 
 namespace clustersim::calibration {
 

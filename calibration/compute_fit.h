@@ -1,4 +1,4 @@
-// Fitting the compute model's efficiency curves (workloads/compute_model.h)
+// Fitting the compute model's efficiency curves (model/compute_model.h)
 // to measured GEMM and attention timings, and predicting those timings from
 // a profile.
 //
@@ -34,7 +34,7 @@
 
 #include "calibration/compute_measurements.h"
 #include "calibration/robust_fit.h"
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 
 namespace clustersim::calibration {
 

@@ -6,7 +6,7 @@
 
 #include "calibration/interval_union.h"
 #include "sim/check.h"
-#include "sim/config_error.h"
+#include "config/config_error.h"
 
 namespace clustersim::calibration {
 

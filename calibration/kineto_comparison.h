@@ -71,7 +71,7 @@
 #include <vector>
 
 #include "calibration/kineto_trace.h"
-#include "workloads/step_simulator.h"
+#include "schedules/step_simulator.h"
 
 namespace clustersim::calibration {
 

@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "calibration/interval_union.h"
-#include "sim/json_reader.h"
-#include "sim/text_fields.h"
+#include "config/json_reader.h"
+#include "config/text_fields.h"
 
 namespace clustersim::calibration {
 

@@ -43,7 +43,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/config_error.h"
+#include "config/config_error.h"
 
 namespace clustersim::calibration {
 

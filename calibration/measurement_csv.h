@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/config_error.h"
-#include "sim/text_fields.h"
+#include "config/config_error.h"
+#include "config/text_fields.h"
 
 namespace clustersim::calibration {
 

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "sim/check.h"
-#include "sim/config_schema.h"
+#include "config/config_schema.h"
 #include "sim/sim_time.h"
 
 namespace clustersim::calibration {

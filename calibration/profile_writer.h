@@ -16,7 +16,7 @@
 //  * Round trip: collectives::load_hardware_profile of the text gives back a
 //    profile equal to `profile` in every field but source_file, exactly:
 //    doubles are written in their shortest round-tripping form, sizes and
-//    bandwidths exactly (sim/units.h). Two exceptions, because the struct
+//    bandwidths exactly (config/units.h). Two exceptions, because the struct
 //    holds a value that the file cannot say: durations (struct microseconds,
 //    double) are written rounded to the nanosecond, the loader's resolution,
 //    so they come back exactly when they are whole nanoseconds (every loaded
@@ -43,7 +43,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 
 namespace clustersim::calibration {
 

@@ -17,11 +17,11 @@
 #include "calibration/profile_writer.h"
 #include "cli/network_scenario.h"
 #include "cli/table_text.h"
-#include "collectives/hardware_profile.h"
-#include "sim/atomic_file.h"
-#include "sim/config_error.h"
+#include "hardware/hardware_profile.h"
+#include "config/atomic_file.h"
+#include "config/config_error.h"
 #include "sim/statistics.h"
-#include "sim/units.h"
+#include "config/units.h"
 
 namespace clustersim::cli {
 

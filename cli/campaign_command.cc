@@ -18,13 +18,13 @@
 #include "failures/checkpoint_interval.h"
 #include "failures/failure_config.h"
 #include "failures/recovery_policy.h"
-#include "sim/atomic_file.h"
-#include "sim/json_writer.h"
-#include "sim/text_fields.h"
+#include "config/atomic_file.h"
+#include "config/json_writer.h"
+#include "config/text_fields.h"
 #include "topology/cluster_config.h"
-#include "workloads/memory_model.h"
-#include "workloads/step_simulator.h"
-#include "workloads/workload_config.h"
+#include "model/memory_model.h"
+#include "schedules/step_simulator.h"
+#include "model/workload_config.h"
 
 namespace clustersim::cli {
 

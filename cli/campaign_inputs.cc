@@ -7,8 +7,8 @@
 #include "failures/campaign_config.h"
 #include "failures/failure_config.h"
 #include "topology/cluster_config.h"
-#include "workloads/memory_model.h"
-#include "workloads/workload_config.h"
+#include "model/memory_model.h"
+#include "model/workload_config.h"
 
 namespace clustersim::cli {
 

@@ -16,13 +16,13 @@
 #include <functional>
 #include <string>
 
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 #include "failures/campaign.h"
 #include "failures/failure_model.h"
 #include "failures/recovery_policy.h"
-#include "sim/config_values.h"
+#include "config/config_values.h"
 #include "topology/cluster.h"
-#include "workloads/step_simulator.h"
+#include "schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

@@ -12,10 +12,10 @@
 #include "cli/network_scenario.h"
 #include "cli/table_text.h"
 #include "collectives/group_collectives.h"
-#include "sim/atomic_file.h"
-#include "sim/config_error.h"
-#include "sim/suggest.h"
-#include "sim/units.h"
+#include "config/atomic_file.h"
+#include "config/config_error.h"
+#include "config/suggest.h"
+#include "config/units.h"
 
 namespace clustersim::cli {
 

@@ -2,9 +2,9 @@
 
 #include <optional>
 
-#include "sim/suggest.h"
-#include "sim/text_fields.h"
-#include "sim/units.h"
+#include "config/suggest.h"
+#include "config/text_fields.h"
+#include "config/units.h"
 
 namespace clustersim::cli {
 

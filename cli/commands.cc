@@ -16,11 +16,11 @@
 #include "cli/sweep_command.h"
 #include "cli/topo_command.h"
 #include "cli/validate_command.h"
-#include "sim/atomic_file.h"
+#include "config/atomic_file.h"
 #include "sim/check.h"
-#include "sim/config_error.h"
-#include "sim/scenario_loader.h"
-#include "sim/suggest.h"
+#include "config/config_error.h"
+#include "config/scenario_loader.h"
+#include "config/suggest.h"
 
 namespace clustersim::cli {
 

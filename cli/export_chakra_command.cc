@@ -10,13 +10,13 @@
 #include "cli/network_scenario.h"
 #include "cli/step_config.h"
 #include "cli/table_text.h"
-#include "sim/atomic_file.h"
-#include "sim/config_error.h"
-#include "sim/rank_list.h"
-#include "sim/text_fields.h"
-#include "workloads/chakra_export.h"
-#include "workloads/chakra_trace.h"
-#include "workloads/memory_model.h"
+#include "config/atomic_file.h"
+#include "config/config_error.h"
+#include "config/rank_list.h"
+#include "config/text_fields.h"
+#include "chakra/chakra_export.h"
+#include "chakra/chakra_trace.h"
+#include "model/memory_model.h"
 
 namespace clustersim::cli {
 
@@ -104,7 +104,7 @@ CommandSpec export_chakra_command_spec() {
       "written atomically. One node per schedule task (kernels COMP_NODE with their\n"
       "roofline time, collectives COMM_COLL_NODE with comm_size and pg_name, offload\n"
       "copies MEM_LOAD/MEM_STORE, the CPU optimizer is_cpu_op) plus is_cpu_op nodes\n"
-      "for the host's kernel launches; see workloads/chakra_export.h. `clustersim\n"
+      "for the host's kernel launches; see chakra/chakra_export.h. `clustersim\n"
       "replay` runs the files on a cluster; the format is the one ASTRA-sim reads."};
 }
 

@@ -9,9 +9,9 @@
 #include "cli/network_scenario.h"
 #include "cli/step_config.h"
 #include "cli/table_text.h"
-#include "sim/atomic_file.h"
+#include "config/atomic_file.h"
 #include "sim/check.h"
-#include "workloads/workload_config.h"
+#include "model/workload_config.h"
 
 namespace clustersim::cli {
 

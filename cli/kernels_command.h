@@ -8,7 +8,7 @@
 // schedule of one step (workloads::build_fsdp_schedule): every kernel task
 // (all micro-batches, recomputation under activation checkpointing, tensor
 // parallel slices) counts once. Shapes are per rank, as the compute model
-// times them (workloads/transformer_kernels.h).
+// times them (model/transformer_kernels.h).
 //
 // Grouping: GEMMs with the same (m, n, k) are one row whatever their names
 // (qkv_proj and a dgrad of the same shape time the same); attention kernels
@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "cli/command_line.h"
-#include "workloads/fsdp_schedule.h"
+#include "schedules/fsdp_schedule.h"
 
 namespace clustersim::cli {
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "cli/scenario_schema.h"
-#include "sim/scenario_loader.h"
+#include "config/scenario_loader.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::cli {

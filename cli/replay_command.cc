@@ -13,13 +13,13 @@
 #include "cli/step_report.h"
 #include "cli/table_text.h"
 #include "collectives/tuner.h"
-#include "sim/atomic_file.h"
-#include "sim/config_error.h"
-#include "sim/json_writer.h"
-#include "sim/rank_list.h"
-#include "workloads/chakra_replay.h"
-#include "workloads/chakra_scale.h"
-#include "workloads/chakra_trace.h"
+#include "config/atomic_file.h"
+#include "config/config_error.h"
+#include "config/json_writer.h"
+#include "config/rank_list.h"
+#include "chakra/chakra_replay.h"
+#include "chakra/chakra_scale.h"
+#include "chakra/chakra_trace.h"
 
 namespace clustersim::cli {
 

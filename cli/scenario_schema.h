@@ -3,7 +3,7 @@
 // `check`, `describe-config` and every command see the same keys.
 #pragma once
 
-#include "sim/config_schema.h"
+#include "config/config_schema.h"
 
 namespace clustersim::cli {
 

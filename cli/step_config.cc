@@ -1,9 +1,9 @@
 #include "cli/step_config.h"
 
 #include "collectives/tuner.h"
-#include "workloads/compute_model.h"
-#include "workloads/straggler_config.h"
-#include "workloads/workload_config.h"
+#include "model/compute_model.h"
+#include "schedules/straggler_config.h"
+#include "model/workload_config.h"
 
 namespace clustersim::cli {
 

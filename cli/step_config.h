@@ -5,7 +5,7 @@
 #pragma once
 
 #include "cli/network_scenario.h"
-#include "workloads/step_simulator.h"
+#include "schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

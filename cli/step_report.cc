@@ -3,11 +3,11 @@
 #include <sstream>
 
 #include "cli/table_text.h"
-#include "sim/atomic_file.h"
-#include "sim/config_error.h"
-#include "sim/rank_list.h"
-#include "sim/text_fields.h"
-#include "workloads/chrome_trace.h"
+#include "config/atomic_file.h"
+#include "config/config_error.h"
+#include "config/rank_list.h"
+#include "config/text_fields.h"
+#include "timeline/chrome_trace.h"
 
 namespace clustersim::cli {
 

@@ -12,8 +12,8 @@
 
 #include "cli/command_line.h"
 #include "cli/network_scenario.h"
-#include "sim/json_writer.h"
-#include "workloads/step_simulator.h"
+#include "config/json_writer.h"
+#include "schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

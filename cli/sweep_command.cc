@@ -25,16 +25,16 @@
 #include "cli/step_config.h"
 #include "cli/sweep_grid.h"
 #include "cli/table_text.h"
-#include "collectives/hardware_profile.h"
-#include "sim/atomic_file.h"
+#include "hardware/hardware_profile.h"
+#include "config/atomic_file.h"
 #include "sim/check.h"
-#include "sim/config_error.h"
-#include "sim/scenario_loader.h"
-#include "sim/suggest.h"
-#include "sim/text_fields.h"
+#include "config/config_error.h"
+#include "config/scenario_loader.h"
+#include "config/suggest.h"
+#include "config/text_fields.h"
 #include "topology/cluster.h"
 #include "topology/cluster_config.h"
-#include "workloads/step_simulator.h"
+#include "schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

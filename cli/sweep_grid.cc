@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "sim/text_fields.h"
+#include "config/text_fields.h"
 
 namespace clustersim::cli {
 

@@ -32,8 +32,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/config_schema.h"
-#include "sim/units.h"
+#include "config/config_schema.h"
+#include "config/units.h"
 
 namespace clustersim::cli {
 

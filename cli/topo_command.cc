@@ -5,8 +5,8 @@
 
 #include "cli/commands.h"
 #include "cli/scenario_schema.h"
-#include "sim/atomic_file.h"
-#include "sim/scenario_loader.h"
+#include "config/atomic_file.h"
+#include "config/scenario_loader.h"
 #include "topology/cluster.h"
 #include "topology/cluster_config.h"
 #include "topology/cluster_graphviz.h"

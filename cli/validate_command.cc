@@ -16,9 +16,9 @@
 #include "cli/table_text.h"
 #include "cli/validate_kineto.h"
 #include "collectives/group_collectives.h"
-#include "sim/config_error.h"
+#include "config/config_error.h"
 #include "sim/statistics.h"
-#include "sim/units.h"
+#include "config/units.h"
 
 namespace clustersim::cli {
 

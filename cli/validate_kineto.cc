@@ -7,8 +7,8 @@
 #include "calibration/kineto_trace.h"
 #include "cli/step_config.h"
 #include "cli/table_text.h"
-#include "sim/config_error.h"
-#include "sim/rank_list.h"
+#include "config/config_error.h"
+#include "config/rank_list.h"
 
 namespace clustersim::cli {
 

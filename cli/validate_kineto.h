@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "cli/network_scenario.h"
-#include "workloads/step_simulator.h"
+#include "schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

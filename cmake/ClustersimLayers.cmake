@@ -1,8 +1,9 @@
 # One library per layer, linking only downward.
 #
-# The order below is the design's (DESIGN.md, "Layers and folders"): a layer
-# may depend on any layer to its left and on none to its right.
-set(CLUSTERSIM_LAYERS sim topology collectives workloads failures calibration cli
+# The order below is docs/architecture.md's: a layer may depend on any layer
+# to its left and on none to its right.
+set(CLUSTERSIM_LAYERS sim config topology hardware collectives model exec schedules chakra timeline
+    failures calibration cli
     CACHE INTERNAL "clustersim layers, bottom to top")
 
 # Warnings are errors for our own code only (not for the GoogleTest/Benchmark

@@ -30,7 +30,7 @@
 #include <cstdint>
 #include <string>
 
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 #include "sim/sim_time.h"
 
 namespace clustersim::collectives {

@@ -26,7 +26,7 @@
 #include <span>
 #include <vector>
 
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 #include "collectives/max_min_fairness.h"
 #include "topology/cluster.h"
 

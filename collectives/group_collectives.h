@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "collectives/collective_cost.h"
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 #include "collectives/tuner.h"
 #include "topology/cluster.h"
 

@@ -18,8 +18,8 @@
 
 #include "collectives/collective_cost.h"
 #include "collectives/collective_flows.h"
-#include "sim/config_schema.h"
-#include "sim/config_values.h"
+#include "config/config_schema.h"
+#include "config/config_values.h"
 
 namespace clustersim::collectives {
 

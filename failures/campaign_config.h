@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "sim/config_schema.h"
-#include "sim/config_values.h"
+#include "config/config_schema.h"
+#include "config/config_values.h"
 #include "sim/sim_time.h"
 
 namespace clustersim::failures {

@@ -6,7 +6,7 @@
 #include <variant>
 
 #include "failures/llama3_fit.h"
-#include "sim/config_error.h"
+#include "config/config_error.h"
 
 namespace clustersim::failures {
 

@@ -38,8 +38,8 @@
 #include <cstdint>
 
 #include "failures/failure_model.h"
-#include "sim/config_schema.h"
-#include "sim/config_values.h"
+#include "config/config_schema.h"
+#include "config/config_values.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::failures {

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "sim/check.h"
-#include "sim/config_error.h"
-#include "sim/named_choices.h"
+#include "config/config_error.h"
+#include "config/named_choices.h"
 
 namespace clustersim::failures {
 

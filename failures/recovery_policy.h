@@ -50,8 +50,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/config_schema.h"
-#include "sim/config_values.h"
+#include "config/config_schema.h"
+#include "config/config_values.h"
 #include "sim/sim_time.h"
 
 namespace clustersim::failures {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_error.h"
+#include "config/config_error.h"
 
 namespace clustersim::topology {
 

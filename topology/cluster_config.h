@@ -24,8 +24,8 @@
 #include <string>
 #include <string_view>
 
-#include "sim/config_schema.h"
-#include "sim/config_values.h"
+#include "config/config_schema.h"
+#include "config/config_values.h"
 #include "sim/sim_time.h"
 
 namespace clustersim::topology {

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "sim/check.h"
-#include "sim/units.h"
+#include "config/units.h"
 
 namespace clustersim::topology {
 

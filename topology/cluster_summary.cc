@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "sim/units.h"
+#include "config/units.h"
 #include "topology/routing.h"
 
 namespace clustersim::topology {

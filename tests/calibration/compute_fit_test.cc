@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 
 namespace clustersim::calibration {
 namespace {

@@ -5,12 +5,12 @@
 #include <map>
 #include <string>
 
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 #include "sim/check.h"
 #include "topology/cluster_config.h"
-#include "workloads/compute_model.h"
-#include "workloads/fsdp_schedule.h"
-#include "workloads/transformer_kernels.h"
+#include "model/compute_model.h"
+#include "schedules/fsdp_schedule.h"
+#include "model/transformer_kernels.h"
 
 namespace clustersim::calibration {
 namespace {

@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 #include "sim/check.h"
-#include "sim/scenario_loader.h"
+#include "config/scenario_loader.h"
 #include "tests/support/scratch_dir.h"
 
 namespace clustersim::calibration {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 #include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "sim/text_fields.h"
+#include "config/text_fields.h"
 #include "tests/support/json_value.h"
 #include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"

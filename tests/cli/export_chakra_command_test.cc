@@ -17,10 +17,10 @@
 #include "tests/support/json_value.h"
 #include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"
-#include "workloads/chakra_export.h"
-#include "workloads/chakra_replay.h"
-#include "workloads/chakra_trace.h"
-#include "workloads/step_simulator.h"
+#include "chakra/chakra_export.h"
+#include "chakra/chakra_replay.h"
+#include "chakra/chakra_trace.h"
+#include "schedules/step_simulator.h"
 
 namespace clustersim::cli {
 namespace {
@@ -269,7 +269,7 @@ TEST(ExportChakraRoundTrip, ShippedScenariosWithSmSharingDifferByRoundingOnly) {
 
 // The files end to end: `export-chakra` every rank, `replay` them on the
 // same scenario, against `run` (the profile's comm_overlap_slowdown 1.10:
-// rounding only, see workloads/chakra_export.h).
+// rounding only, see chakra/chakra_export.h).
 TEST(ExportChakraRoundTrip, ExportedFilesReplayToRunsStepTime) {
   const ScratchDir dir;
   const std::string scenario = dir.write("s.yaml", hsdp_scenario());

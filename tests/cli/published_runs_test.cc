@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/text_fields.h"
+#include "config/text_fields.h"
 #include "tests/support/json_value.h"
 #include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"

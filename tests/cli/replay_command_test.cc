@@ -14,7 +14,7 @@
 #include "tests/support/json_value.h"
 #include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"
-#include "workloads/chakra_trace.h"
+#include "chakra/chakra_trace.h"
 
 namespace clustersim::cli {
 namespace {

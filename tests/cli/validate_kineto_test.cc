@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "calibration/kineto_comparison.h"
-#include "sim/config_error.h"
+#include "config/config_error.h"
 #include "tests/support/scratch_dir.h"
 
 namespace clustersim::cli {

@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "failures/llama3_fit.h"
-#include "sim/config_error.h"
-#include "sim/scenario_loader.h"
+#include "config/config_error.h"
+#include "config/scenario_loader.h"
 
 namespace clustersim::failures {
 namespace {

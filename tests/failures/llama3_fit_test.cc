@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "failures/failure_sampler.h"
-#include "sim/text_fields.h"
+#include "config/text_fields.h"
 
 namespace clustersim::failures {
 namespace {

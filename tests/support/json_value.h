@@ -1,11 +1,11 @@
 // Test support: the reports and traces the commands write, read back with
-// the project's strict JSON reader (sim/json_reader.h); a malformed document
+// the project's strict JSON reader (config/json_reader.h); a malformed document
 // fails the test with the reader's ConfigError (its line and column).
 #pragma once
 
 #include <string_view>
 
-#include "sim/json_reader.h"
+#include "config/json_reader.h"
 
 namespace clustersim::test_support {
 

@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <string>
 
-#include "collectives/hardware_profile.h"
+#include "hardware/hardware_profile.h"
 #include "sim/sim_time.h"
 #include "topology/cluster.h"
 #include "topology/cluster_config.h"
-#include "workloads/workload_config.h"
+#include "model/workload_config.h"
 
 namespace clustersim::test_support {
 

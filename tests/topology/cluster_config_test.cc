@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "sim/config_error.h"
+#include "config/config_error.h"
 #include "tests/topology/topology_test_util.h"
 
 namespace clustersim::topology {

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "sim/config_schema.h"
-#include "sim/scenario_loader.h"
+#include "config/config_schema.h"
+#include "config/scenario_loader.h"
 #include "topology/cluster.h"
 #include "topology/cluster_config.h"
 

@@ -1,0 +1,323 @@
+#include "chakra/chakra_export.h"
+
+#include <cmath>
+#include <string_view>
+#include <utility>
+
+#include "sim/check.h"
+#include "sim/sim_time.h"
+#include "model/compute_model.h"
+#include "schedules/step_program.h"
+#include "model/transformer_kernels.h"
+
+namespace clustersim::workloads::chakra {
+
+namespace {
+
+using step::Layout;
+using step::Op;
+using step::OpKind;
+
+// ---- AttributeProto encoding (proto/et_def.proto) ----
+
+void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void put_tag(std::string& out, uint32_t field, uint32_t wire_type) {
+  put_varint(out, (uint64_t{field} << 3) | wire_type);
+}
+
+void put_bytes(std::string& out, uint32_t field, const std::string& bytes) {
+  put_tag(out, field, 2);
+  put_varint(out, bytes.size());
+  out += bytes;
+}
+
+constexpr uint32_t kNameField = 1;
+constexpr uint32_t kInt64Field = 9;
+constexpr uint32_t kStringField = 29;
+
+Layout layout_of(const WorkloadSpec& w) {
+  Layout layout;
+  layout.world = w.world_size;
+  layout.tp = w.tp;
+  layout.shard = w.shard_group_size;
+  layout.replica = w.replica_group_size;
+  return layout;
+}
+
+int64_t comm_type_of(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::kAllGather:
+      return static_cast<int64_t>(CommType::kAllGather);
+    case TaskKind::kReduceScatter:
+      return static_cast<int64_t>(CommType::kReduceScatter);
+    default:
+      return static_cast<int64_t>(CommType::kAllReduce);
+  }
+}
+
+uint64_t micros_rounded(int64_t ns) { return static_cast<uint64_t>((ns + 500) / 1000); }
+
+std::string unit_name(int32_t unit) {
+  if (unit == kRootUnit) return "root";
+  if (unit == kWholeModel) return "model";
+  return "block" + std::to_string(unit);
+}
+
+// "forward/block3/mb0/qkv_proj": what a reader of the trace needs to find
+// the task again.
+std::string task_name(const Task& t, std::string_view what) {
+  return std::string(phase_name(t.phase)) + "/" + unit_name(t.unit) + "/mb" +
+         std::to_string(t.micro_batch) + "/" + std::string(what);
+}
+
+void set_duration(Node& node, int64_t ns) {
+  node.duration_ns = ns;
+  node.duration_micros = micros_rounded(ns);
+}
+
+}  // namespace
+
+RawAttribute string_attribute(const std::string& name, const std::string& value) {
+  RawAttribute a;
+  a.name = name;
+  put_bytes(a.encoded, kNameField, name);
+  put_bytes(a.encoded, kStringField, value);
+  return a;
+}
+
+RawAttribute int64_attribute(const std::string& name, int64_t value) {
+  RawAttribute a;
+  a.name = name;
+  put_bytes(a.encoded, kNameField, name);
+  put_tag(a.encoded, kInt64Field, 0);
+  put_varint(a.encoded, static_cast<uint64_t>(value));
+  return a;
+}
+
+StepExporter::StepExporter(const topology::Cluster& cluster,
+                           const collectives::HardwareProfile& profile, const StepConfig& config,
+                           ExportOptions options)
+    : config_(config), options_(std::move(options)) {
+  const WorkloadSpec& w = config_.workload;
+  CLUSTERSIM_CHECK(w.world_size > 0 && w.world_size <= cluster.gpu_count(),
+                   "world size " + std::to_string(w.world_size) + " within the cluster's " +
+                       std::to_string(cluster.gpu_count()) + " GPUs");
+  CLUSTERSIM_CHECK(cluster.spec().node.gpus_per_node % w.tp == 0, "tp divides the GPUs of a node");
+  CLUSTERSIM_CHECK(w.shard_group_size * w.replica_group_size * w.tp == w.world_size,
+                   "shard x replica x tp = world size");
+  schedule_ = build_fsdp_schedule(w, config_.schedule_options);
+  build(cluster, profile);
+}
+
+void StepExporter::build(const topology::Cluster& cluster,
+                         const collectives::HardwareProfile& profile) {
+  const Layout layout = layout_of(config_.workload);
+  // The simulator's own compilation: its segments and host costs are what
+  // the launch nodes reproduce.
+  const step::Program program = step::compile_program(schedule_, config_, layout, cluster, profile);
+  const auto n = static_cast<size_t>(schedule_.size());
+  std::vector<int32_t> op_of(n, -1);
+  for (size_t o = 0; o < program.ops.size(); ++o) {
+    const Op& op = program.ops[o];
+    for (int32_t k = 0; k < op.task_count; ++k) {
+      op_of[static_cast<size_t>(op.first_task + k)] = static_cast<int32_t>(o);
+    }
+  }
+  const bool graphs = config_.workload.cuda_graphs;
+  const int64_t kernel_launch = config_.host.kernel_launch.count_ns();
+  const int64_t graph_launch = config_.host.graph_launch.count_ns();
+
+  template_.version = kExportVersion;
+  std::vector<Node>& nodes = template_.nodes;
+  task_node_.assign(n, 0);
+  std::vector<int64_t> op_launch_ns(program.ops.size(), 0);  // launch cost emitted per op
+  int64_t last_launch = -1;
+
+  const auto add_launch = [&](int32_t task, int32_t op_id, int64_t cost,
+                              std::string_view what) -> uint64_t {
+    const Task& t = schedule_.tasks[static_cast<size_t>(task)];
+    Node node;
+    node.id = nodes.size();
+    node.name = "launch:" + task_name(t, what);
+    node.type = static_cast<int32_t>(NodeType::kComp);
+    node.is_cpu_op = true;
+    node.kernel_class =
+        graphs && op_id >= 0 && program.ops[static_cast<size_t>(op_id)].kind == OpKind::kSegment
+            ? "graph_launch"
+            : "launch";
+    set_duration(node, cost);
+    if (last_launch >= 0) node.ctrl_deps.push_back(static_cast<uint64_t>(last_launch));
+    if (t.host_wait != kNoHostWait) {
+      // limit_all_gathers: the host waits here for the free's kernels.
+      node.ctrl_deps.push_back(task_node_[static_cast<size_t>(t.host_wait)]);
+    }
+    op_launch_ns[static_cast<size_t>(op_id)] += cost;
+    last_launch = static_cast<int64_t>(node.id);
+    nodes.push_back(std::move(node));
+    ++launches_;
+    return static_cast<uint64_t>(last_launch);
+  };
+
+  for (int32_t i = 0; i < schedule_.size(); ++i) {
+    const Task& t = schedule_.tasks[static_cast<size_t>(i)];
+    const int32_t op_id = op_of[static_cast<size_t>(i)];
+    const Op* op = op_id >= 0 ? &program.ops[static_cast<size_t>(op_id)] : nullptr;
+    const Kernel* kernel =
+        t.kernel != kNoKernel ? &schedule_.kernels[static_cast<size_t>(t.kernel)] : nullptr;
+    const std::string_view what = kernel ? kernel->name : task_kind_name(t.kind);
+
+    // The host's part: which launch (if any) this node waits for.
+    int64_t launch = -1;
+    if (t.kind == TaskKind::kFree) {
+      CLUSTERSIM_CHECK(op == nullptr, "a free is no operation of the step program");
+    } else {
+      CLUSTERSIM_CHECK(op != nullptr, "task " + std::to_string(i) + " has an operation");
+      if (t.kind == TaskKind::kCpuOptimizer) {
+        launch = last_launch;  // issued once the host got there; costs it nothing
+      } else if (op->kind == OpKind::kSegment && graphs) {
+        if (op->first_task == i)
+          launch = static_cast<int64_t>(add_launch(i, op_id, graph_launch, what));
+      } else {
+        launch = static_cast<int64_t>(add_launch(i, op_id, kernel_launch, what));
+      }
+      CLUSTERSIM_CHECK(t.host_wait == kNoHostWait || op->first_task == i,
+                       "a host wait opens an operation");
+    }
+
+    Node node;
+    node.id = nodes.size();
+    node.name = task_name(t, what);
+    node.stream = static_cast<int64_t>(t.stream);
+    if (launch >= 0) node.ctrl_deps.push_back(static_cast<uint64_t>(launch));
+    for (const int32_t d : schedule_.deps_of(i)) {
+      const Task& dep = schedule_.tasks[static_cast<size_t>(d)];
+      const uint64_t id = task_node_[static_cast<size_t>(d)];
+      (dep.stream == t.stream ? node.ctrl_deps : node.data_deps).push_back(id);
+    }
+    switch (t.kind) {
+      case TaskKind::kKernel:
+      case TaskKind::kOptimizer:
+        node.type = static_cast<int32_t>(NodeType::kComp);
+        set_duration(node, program.kernel_ns[static_cast<size_t>(t.kernel)]);
+        node.num_ops = std::llround(kernel->flops);
+        node.tensor_size = std::llround(kernel->bytes);
+        node.kernel_class = std::string(kernel_class_name(kernel->cls));
+        break;
+      case TaskKind::kFree:
+        node.type = static_cast<int32_t>(NodeType::kComp);
+        set_duration(node, 0);
+        node.kernel_class = "free";
+        break;
+      case TaskKind::kAllGather:
+      case TaskKind::kReduceScatter:
+      case TaskKind::kAllReduce: {
+        node.type = static_cast<int32_t>(NodeType::kCommColl);
+        node.comm_type = comm_type_of(t.kind);
+        node.comm_size = t.bytes;
+        node.kernel_class = std::string(group_role_name(t.group));
+        node.duration_micros = micros_rounded(op->latency_ns + op->transfer_ns);
+        int32_t channel = -1;
+        for (size_t c = 0; c < channels_.size(); ++c) {
+          if (channels_[c].role == t.group && channels_[c].stream == t.stream) {
+            channel = static_cast<int32_t>(c);
+          }
+        }
+        if (channel < 0) {
+          channels_.push_back(Channel{t.group, t.stream});
+          channel = static_cast<int32_t>(channels_.size() - 1);
+        }
+        collective_nodes_.push_back(nodes.size());
+        collective_channel_.push_back(channel);
+        break;
+      }
+      case TaskKind::kCopyToDevice:
+      case TaskKind::kCopyToHost:
+        node.type = static_cast<int32_t>(t.kind == TaskKind::kCopyToDevice ? NodeType::kMemLoad
+                                                                           : NodeType::kMemStore);
+        node.tensor_size = t.bytes;
+        node.kernel_class = std::string(task_kind_name(t.kind));
+        set_duration(node, op->duration_ns);
+        break;
+      case TaskKind::kCpuOptimizer:
+        node.type = static_cast<int32_t>(NodeType::kComp);
+        node.is_cpu_op = true;
+        node.kernel_class = std::string(task_kind_name(t.kind));
+        set_duration(node, op->duration_ns);
+        break;
+    }
+    task_node_[static_cast<size_t>(i)] = node.id;
+    nodes.push_back(std::move(node));
+  }
+  // The launches charge the host what the simulator does, op by op.
+  for (size_t o = 0; o < program.ops.size(); ++o) {
+    CLUSTERSIM_CHECK(op_launch_ns[o] == program.ops[o].host_cost_ns,
+                     "launch nodes of operation " + std::to_string(o) + " cost its host time");
+  }
+}
+
+std::string StepExporter::pg_name(GroupRole role, Stream stream, int64_t rank) const {
+  const Layout layout = layout_of(config_.workload);
+  const int64_t size = layout.group_size(role);
+  std::string name =
+      size == layout.world && layout.world > 1
+          ? std::string("world")
+          : std::string(group_role_name(role)) + "_" + std::to_string(layout.group_of(role, rank));
+  if (stream == Stream::kReduce) name += ".reduce";
+  return name;
+}
+
+Trace StepExporter::trace(int64_t rank) const {
+  CLUSTERSIM_CHECK(
+      rank >= 0 && rank < world_size(),
+      "rank " + std::to_string(rank) + " below the world size " + std::to_string(world_size()));
+  Trace trace = template_;
+  trace.metadata.push_back(string_attribute("clustersim_generator", "clustersim"));
+  trace.metadata.push_back(string_attribute("clustersim_scenario", options_.scenario));
+  trace.metadata.push_back(int64_attribute("clustersim_rank", rank));
+  trace.metadata.push_back(int64_attribute("clustersim_world_size", world_size()));
+  std::vector<std::string> names;
+  names.reserve(channels_.size());
+  for (const Channel& c : channels_) names.push_back(pg_name(c.role, c.stream, rank));
+  for (size_t k = 0; k < collective_nodes_.size(); ++k) {
+    trace.nodes[collective_nodes_[k]].pg_name = names[static_cast<size_t>(collective_channel_[k])];
+  }
+  return trace;
+}
+
+void StepExporter::add_groups(int64_t rank, CommGroups& groups) const {
+  const Layout layout = layout_of(config_.workload);
+  for (const Channel& c : channels_) {
+    const std::string name = pg_name(c.role, c.stream, rank);
+    if (groups.contains(name)) continue;
+    const int64_t g = layout.group_of(c.role, rank);
+    std::vector<int64_t>& members = groups[name];
+    for (int64_t i = 0; i < layout.group_size(c.role); ++i) {
+      members.push_back(layout.member(c.role, g, i));
+    }
+  }
+}
+
+ExportedStep export_step(const topology::Cluster& cluster,
+                         const collectives::HardwareProfile& profile, const StepConfig& config,
+                         std::span<const int64_t> ranks, const ExportOptions& options) {
+  const StepExporter exporter(cluster, profile, config, options);
+  ExportedStep out;
+  out.ranks.assign(ranks.begin(), ranks.end());
+  out.tasks_per_rank = exporter.schedule().size();
+  out.launches_per_rank = exporter.launches_per_rank();
+  out.traces.reserve(ranks.size());
+  for (const int64_t r : ranks) {
+    out.traces.push_back(exporter.trace(r));
+    exporter.add_groups(r, out.groups);
+  }
+  return out;
+}
+
+}  // namespace clustersim::workloads::chakra

@@ -1,0 +1,188 @@
+// clustersim's simulated training step written as Chakra ET traces
+// (chakra/chakra_trace.h): one graph per rank that a Chakra consumer
+// (ASTRA-sim, `clustersim replay`) can run, describing exactly what
+// simulate_step (schedules/step_simulator.h) runs for that rank.
+//
+// Node mapping. Every task of the rank's FsdpSchedule becomes one node, in
+// host issue order, plus the host's launch nodes:
+//   kKernel, kOptimizer  COMP_NODE; duration = kernel_time(kernel,
+//                        config.compute) (clustersim_duration_ns exact,
+//                        duration_micros rounded to the nearest us),
+//                        num_ops = FLOPs, tensor_size = HBM bytes,
+//                        clustersim_class = the kernel class, clustersim_stream.
+//   kFree                COMP_NODE of zero duration on the compute stream
+//                        (clustersim_class "free"): the point a host wait of
+//                        limit_all_gathers waits for.
+//   kAllGather, kReduceScatter, kAllReduce
+//                        COMM_COLL_NODE; comm_type; comm_size = Task::bytes,
+//                        which is already the nccl-tests size the tuner takes
+//                        (all-gather total output, reduce-scatter total
+//                        input, all-reduce the buffer); pg_name = the rank's
+//                        group of the task's role (pg_name() below);
+//                        clustersim_class = the role; duration_micros = the
+//                        tuner's uncontended time on idle links (a hint: a
+//                        replay times collectives itself), no duration_ns.
+//   kCopyToDevice        MEM_LOAD_NODE, kCopyToHost MEM_STORE_NODE;
+//                        tensor_size = bytes over PCIe, duration = bytes /
+//                        StepHostCosts::pcie_Bps.
+//   kCpuOptimizer        COMP_NODE with is_cpu_op; duration = parameters /
+//                        StepHostCosts::cpu_adam_params_per_s.
+//   launches             COMP_NODEs with is_cpu_op (clustersim_class
+//                        "launch", or "graph_launch" with CUDA graphs, no
+//                        clustersim_stream): the host thread. Each costs what
+//                        the step simulator charges the host (StepHostCosts):
+//                        one kernel_launch per eager kernel, collective and
+//                        copy; with cuda_graphs one graph_launch per segment
+//                        of consecutive kernels (step_program.h's segments);
+//                        nothing for frees and the CPU optimizer. Launches
+//                        form one chain (each a ctrl dep of the next) and each
+//                        GPU node depends on its launch, so a node cannot start
+//                        before the host issued it, as in the simulator. A
+//                        limit_all_gathers host wait is a ctrl dep of the
+//                        waiting launch on the free node the host waits for.
+//                        The CPU optimizer depends on the last launch (the
+//                        host reaches it after issuing everything before).
+// Node ids are the positions in the file (0, 1, ...), a launch just before
+// the node it launches; every dependency names a lower id.
+//
+// Dependencies: a task's schedule dependency on the previous task of its
+// own stream (CUDA stream order) is a ctrl dep, one on another stream's task
+// (the all-gather a kernel needs, the gradients a reduce-scatter sends, a
+// TP collective's activations, the buffer a free releases) a data dep; host
+// order (launch chain, host waits, launch -> GPU node) is ctrl.
+//
+// Process groups (pg_name, CommGroups): ranks are laid out as the step
+// simulator's [replica, shard, tp] mesh (step_simulator.h). A collective of
+// role R on rank r runs on "<R>_<g>" (shard_0, replica_3, tp_5), g being
+// r's group of that role in step::Layout numbering, or on "world" when the
+// group holds every rank (world > 1). A role's collectives on the separate
+// reduce stream (FsdpScheduleOptions::separate_reduce_stream) use a group of
+// the same members named with a ".reduce" suffix ("shard_0.reduce"): the
+// simulator runs them concurrently with that group's all-gathers, as on a
+// communicator of their own. Members are global ranks in group order.
+//
+// GlobalMetadata: version "0.0.4" (Chakra's) and string attributes
+// clustersim_generator ("clustersim") and clustersim_scenario, int64
+// clustersim_rank and clustersim_world_size.
+//
+// Round trip. Replaying every rank's graph with replay_traces
+// (chakra_replay.h) on the same cluster and profile, with the config's
+// compute spec, PCIe rate, forcing and routing, gives simulate_step's step
+// time, and the differences have exactly these causes (measured in
+// tests/chakra/chakra_export_test.cc and tests/cli/
+// export_chakra_command_test.cc):
+//  * comm_overlap_slowdown = 1 (no SM sharing), no stragglers: equal to the
+//    nanosecond -- every kernel, launch, host wait, collective (tuned from
+//    comm_size on the same groups in the same ring order, same contention),
+//    copy and CPU optimizer starts and ends when the simulator's does
+//    (FSDP, HSDP, TP, CUDA graphs, offload, accumulation, prefetch, the
+//    separate reduce stream, no_sync, checkpointing, SHARD_GRAD_OP,
+//    NO_SHARD; Llama-3-8B on 8 H100, HSDP 8 x 2 on 16, 70B TP 4 x FSDP 16
+//    on 64).
+//  * comm_overlap_slowdown > 1, kernels not launch-bound: rounding. The
+//    simulator times a segment of consecutive kernels as one piece of work
+//    and rounds its slowed end to the nanosecond once; the replay rounds
+//    each slowed kernel's end. At most about 1 ns per kernel that runs while
+//    a transfer is in flight: with the shipped profiles (1.10) +376 ns on
+//    2.84 s for the 8B step on 8 GPUs, +439 ns for HSDP on 16, +237 ns for
+//    70B on 64.
+//  * comm_overlap_slowdown > 1 and a segment that is launch-bound while a
+//    transfer is in flight: the simulator ends the segment at the later of
+//    its start plus its work slowed by all the transfer time since the
+//    segment's start (launch gaps, where no kernel runs, included) and its
+//    launch-bound end computed with nominal kernel times; the replay slows
+//    each kernel only while it runs, and also the kernels after the last
+//    launch the segment waited for. Either may end the segment first, by at
+//    most (comm_overlap_slowdown - 1) x the segment's kernel time (for the
+//    step: -0.01% to +0.23% for a small model with 10-20 us launches). The
+//    trace cannot carry the simulator's rule, which is not one of a
+//    per-node graph; the replay's per-kernel rule is the more faithful.
+//  * Stragglers (StepConfig::stragglers) are not in the graphs: every rank
+//    has the nominal kernel_time durations, so the graphs of all ranks are
+//    the same but for pg_name and the metadata.
+//
+// Units: nanoseconds, bytes, FLOPs (microseconds only in duration_micros).
+// Thread safety: StepExporter is immutable after construction; trace() may
+// be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hardware/hardware_profile.h"
+#include "topology/cluster.h"
+#include "chakra/chakra_trace.h"
+#include "schedules/fsdp_schedule.h"
+#include "schedules/step_simulator.h"
+
+namespace clustersim::workloads::chakra {
+
+inline constexpr const char* kExportVersion = "0.0.4";
+
+struct ExportOptions {
+  std::string scenario;  // GlobalMetadata's clustersim_scenario
+};
+
+struct ExportedStep {
+  std::vector<int64_t> ranks;  // as requested
+  std::vector<Trace> traces;   // traces[i] is the graph of ranks[i]
+  CommGroups groups;           // every group a collective of those ranks names
+  int64_t tasks_per_rank = 0;  // schedule tasks (nodes without the launches)
+  int64_t launches_per_rank = 0;
+};
+
+// Builds the schedule and the rank-independent part of the graph once;
+// trace(r) then costs one copy of it. Preconditions as simulate_step's
+// (InvariantError otherwise): world_size <= cluster GPUs, tp divides the
+// GPUs of a node, shard x replica x tp = world size.
+class StepExporter {
+ public:
+  StepExporter(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
+               const StepConfig& config, ExportOptions options = {});
+
+  int64_t world_size() const { return config_.workload.world_size; }
+  const FsdpSchedule& schedule() const { return schedule_; }
+  int64_t launches_per_rank() const { return launches_; }
+  int64_t nodes_per_rank() const { return static_cast<int64_t>(template_.nodes.size()); }
+  // The id of the node of schedule task `task`.
+  uint64_t task_node(int32_t task) const { return task_node_[static_cast<size_t>(task)]; }
+
+  // The graph of `rank` (0 <= rank < world size; InvariantError otherwise).
+  Trace trace(int64_t rank) const;
+  // Adds the groups `rank`'s collectives name (name -> members) to `groups`.
+  void add_groups(int64_t rank, CommGroups& groups) const;
+  // The process group rank uses for collectives of `role` on `stream`.
+  std::string pg_name(GroupRole role, Stream stream, int64_t rank) const;
+
+ private:
+  struct Channel {
+    GroupRole role;
+    Stream stream;
+  };
+
+  void build(const topology::Cluster& cluster, const collectives::HardwareProfile& profile);
+
+  StepConfig config_;
+  ExportOptions options_;
+  FsdpSchedule schedule_;
+  Trace template_;                           // pg_name of collectives left empty
+  std::vector<uint64_t> task_node_;          // by schedule task
+  std::vector<size_t> collective_nodes_;     // positions in template_.nodes
+  std::vector<int32_t> collective_channel_;  // index into channels_, parallel to the above
+  std::vector<Channel> channels_;
+  int64_t launches_ = 0;
+};
+
+// The traces of `ranks` (each < world size) and their groups.
+ExportedStep export_step(const topology::Cluster& cluster,
+                         const collectives::HardwareProfile& profile, const StepConfig& config,
+                         std::span<const int64_t> ranks, const ExportOptions& options = {});
+
+// A string or int64 attribute encoded as Chakra's AttributeProto (for
+// Trace::metadata and Node::other_attributes).
+RawAttribute string_attribute(const std::string& name, const std::string& value);
+RawAttribute int64_attribute(const std::string& name, int64_t value);
+
+}  // namespace clustersim::workloads::chakra

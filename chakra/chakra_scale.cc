@@ -1,0 +1,193 @@
+#include "chakra/chakra_scale.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/check.h"
+#include "config/config_error.h"
+
+namespace clustersim::workloads::chakra {
+
+namespace {
+
+std::string location(const Trace& trace, int64_t rank) {
+  return trace.file.empty() ? "rank " + std::to_string(rank) : trace.file;
+}
+
+// How one process group maps onto the scaled job.
+struct Plan {
+  bool widened = false;  // spans the traced job: one group of N / stride members
+  int32_t first = -1;    // its group in the job; local groups: copy c is first + c
+};
+
+// True when `members` (distinct, in [0, k)) are l, l + q, ..., covering
+// every q-th rank of the k traced ranks (q * size == k); sets l and q.
+bool spans_job(const std::vector<int64_t>& members, int64_t k, int64_t* first, int64_t* stride) {
+  std::vector<int64_t> s = members;
+  std::sort(s.begin(), s.end());
+  const auto n = static_cast<int64_t>(s.size());
+  if (n == k) {
+    *first = 0;
+    *stride = 1;
+    return true;
+  }
+  if (n < 2) return false;
+  const int64_t q = s[1] - s[0];
+  for (size_t i = 1; i < s.size(); ++i) {
+    if (s[i] - s[i - 1] != q) return false;
+  }
+  if (q * n != k) return false;
+  *first = s[0];
+  *stride = q;
+  return true;
+}
+
+}  // namespace
+
+ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& groups, int64_t ranks) {
+  const auto k = static_cast<int64_t>(traces.size());
+  sim::DiagnosticSink sink;
+  if (k == 0) {
+    sink.add(sim::SourceLocation{"replay", 0, 0}, "", "expected at least one rank's trace");
+    sink.throw_if_any();
+  }
+  if (ranks < k || ranks % k != 0) {
+    sink.add(sim::SourceLocation{"--scale-to " + std::to_string(ranks), 0, 0}, "",
+             "expected a multiple of the " + std::to_string(k) + " traced ranks, found " +
+                 std::to_string(ranks));
+    sink.throw_if_any();
+  }
+  const int64_t copies = ranks / k;
+
+  ReplayJob job;
+  job.templates = traces;
+  std::vector<std::vector<std::string>> slots(static_cast<size_t>(k));
+  for (int64_t t = 0; t < k; ++t) {
+    slots[static_cast<size_t>(t)] = collective_pg_names(traces[static_cast<size_t>(t)]);
+  }
+
+  std::map<std::string, Plan> plans;
+  const auto world_group = [&](const std::string& name) {
+    Plan plan{true, static_cast<int32_t>(job.groups.size())};
+    ReplayGroup g;
+    g.name = name.empty() ? "world" : name;
+    g.ranks.resize(static_cast<size_t>(ranks));
+    for (int64_t r = 0; r < ranks; ++r) g.ranks[static_cast<size_t>(r)] = r;
+    job.groups.push_back(std::move(g));
+    return plan;
+  };
+
+  // Which groups the graphs use, in name order.
+  std::map<std::string, bool> used;
+  for (const std::vector<std::string>& names : slots) {
+    for (const std::string& name : names) used[name] = true;
+  }
+  for (const auto& [name, members] : groups) {
+    const sim::SourceLocation where{"comm groups", 0, 0};
+    const std::string key = "process group '" + name + "'";
+    std::vector<int64_t> sorted = members;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.empty()) {
+      sink.add(where, key, "expected at least one rank");
+      continue;
+    }
+    if (sorted.front() < 0 || sorted.back() >= k) {
+      sink.add(where, key,
+               "expected ranks of the traces (0.." + std::to_string(k - 1) + "), found rank " +
+                   std::to_string(sorted.front() < 0 ? sorted.front() : sorted.back()));
+      continue;
+    }
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      sink.add(where, key,
+               "expected distinct ranks, found rank " +
+                   std::to_string(*std::adjacent_find(sorted.begin(), sorted.end())) + " twice");
+      continue;
+    }
+    if (!used.contains(name)) continue;
+    int64_t first = 0;
+    int64_t stride = 1;
+    Plan plan;
+    plan.first = static_cast<int32_t>(job.groups.size());
+    if (spans_job(members, k, &first, &stride)) {
+      plan.widened = true;
+      ReplayGroup g;
+      g.name = name;
+      if (copies == 1) {
+        g.ranks = members;
+      } else {
+        for (int64_t r = first; r < ranks; r += stride) g.ranks.push_back(r);
+      }
+      job.groups.push_back(std::move(g));
+    } else {
+      for (int64_t c = 0; c < copies; ++c) {
+        ReplayGroup g;
+        g.name = copies == 1 ? name : name + " (copy " + std::to_string(c) + ")";
+        g.ranks.reserve(members.size());
+        for (const int64_t m : members) g.ranks.push_back(m + c * k);
+        job.groups.push_back(std::move(g));
+      }
+    }
+    plans.emplace(name, plan);
+  }
+  sink.throw_if_any();
+  for (const auto& [name, flag] : used) {
+    (void)flag;
+    if (groups.empty() || (name.empty() && !groups.contains(name))) {
+      plans.emplace(name, world_group(name));
+    }
+  }
+
+  // Each graph's process groups -> plans, checked once per graph.
+  std::vector<std::vector<const Plan*>> slot_plans(static_cast<size_t>(k));
+  for (int64_t t = 0; t < k; ++t) {
+    const Trace& trace = traces[static_cast<size_t>(t)];
+    for (const std::string& name : slots[static_cast<size_t>(t)]) {
+      const auto it = plans.find(name);
+      const auto first_node = [&]() -> std::string {
+        for (const Node& n : trace.nodes) {
+          if (n.type == static_cast<int32_t>(NodeType::kCommColl) && n.pg_name.value_or("") == name)
+            return "node " + std::to_string(n.id);
+        }
+        return "";
+      };
+      if (it == plans.end()) {
+        sink.add(sim::SourceLocation{location(trace, t), 0, 0}, first_node(),
+                 "pg_name '" + name + "' is not a group of the communicator groups");
+        slot_plans[static_cast<size_t>(t)].push_back(nullptr);
+        continue;
+      }
+      const auto group = groups.find(name);
+      if (group != groups.end() &&
+          std::find(group->second.begin(), group->second.end(), t) == group->second.end()) {
+        sink.add(sim::SourceLocation{location(trace, t), 0, 0}, first_node(),
+                 "pg_name '" + name + "' names a group without rank " + std::to_string(t));
+      }
+      slot_plans[static_cast<size_t>(t)].push_back(&it->second);
+    }
+  }
+  sink.throw_if_any();
+
+  job.template_of.resize(static_cast<size_t>(ranks));
+  job.peer_base.resize(static_cast<size_t>(ranks));
+  job.slot_begin.reserve(static_cast<size_t>(ranks) + 1);
+  for (int64_t r = 0; r < ranks; ++r) {
+    const int64_t c = r / k;
+    const int64_t t = r % k;
+    job.template_of[static_cast<size_t>(r)] = static_cast<int32_t>(t);
+    job.peer_base[static_cast<size_t>(r)] = c * k;
+    job.slot_begin.push_back(static_cast<int64_t>(job.slot_groups.size()));
+    for (const Plan* plan : slot_plans[static_cast<size_t>(t)]) {
+      job.slot_groups.push_back(plan->widened ? plan->first
+                                              : plan->first + static_cast<int32_t>(c));
+    }
+  }
+  job.slot_begin.push_back(static_cast<int64_t>(job.slot_groups.size()));
+  CLUSTERSIM_CHECK(job.groups.size() < static_cast<size_t>(std::numeric_limits<int32_t>::max()),
+                   "fewer than 2^31 groups");
+  return job;
+}
+
+}  // namespace clustersim::workloads::chakra

@@ -1,0 +1,37 @@
+// Loading a scenario: one YAML file, validated against a ConfigSchema, with
+// command-line overrides (`--set a.b.c=value`) applied on top.
+//
+// Every problem is reported at once in a ConfigError (see config_error.h):
+// a missing, unreadable or empty file, a directory, invalid YAML, more than
+// one YAML document, a top level that is not a mapping, duplicate keys,
+// unknown keys (with a did-you-mean from the keys of the same section), a
+// value of the wrong kind or out of its limits, missing required keys, and
+// malformed overrides. Locations are 1-based line:column of the offending
+// key or value.
+//
+// A key set by an override is not read from the file (so an override can
+// fix a bad value). Keys the scenario omits take the schema's default.
+// Thread safety: pure functions of their inputs.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "config/config_schema.h"
+#include "config/config_values.h"
+
+namespace clustersim::sim {
+
+// The keys every scenario has: name, description, seed.
+void add_scenario_identity_keys(ConfigSchema& schema);
+
+ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& schema,
+                                std::span<const std::string> overrides = {});
+
+// The same for text already in memory; `file_name` is what messages show.
+ConfigValues load_scenario_text(std::string_view yaml, const std::string& file_name,
+                                const ConfigSchema& schema,
+                                std::span<const std::string> overrides = {});
+
+}  // namespace clustersim::sim

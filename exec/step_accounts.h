@@ -1,0 +1,46 @@
+// The time accounts of one rank's step, shared by the step simulator and the
+// Chakra replay (internal to workloads/; StepBreakdown in step_simulator.h
+// is the public form): compute, exposed communication by kind, sync wait,
+// launch-bound and idle, in integer nanoseconds while simulating, averaged
+// over ranks into seconds at the end.
+// Thread safety: pure functions.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "collectives/collective_cost.h"
+#include "exec/step_result.h"
+
+namespace clustersim::workloads::step_accounts {
+
+enum Account : uint8_t {
+  kCompute,
+  kExposedAllGather,
+  kExposedReduceScatter,
+  kExposedAllReduce,
+  kExposedTp,
+  kExposedPcie,
+  kSyncWait,
+  kLaunchBound,
+  kIdle,
+  kAccountCount
+};
+
+using Accounts = std::array<int64_t, kAccountCount>;
+
+// The account a wait for a collective of kind `op` is charged to (a
+// tensor-parallel collective's caller knows its role and picks kExposedTp).
+Account exposed_account(collectives::CollectiveOp op);
+
+// Charges the end of a rank's step to `v`: after its last kernel
+// (compute_free_ns) up to its finish, what it still waited for
+// (finish_account, the part before finish_group_start_ns as sync wait),
+// then idle up to the step's end.
+void close_rank(Accounts& v, Account finish_account, int64_t finish_ns, int64_t compute_free_ns,
+                int64_t finish_group_start_ns, int64_t step_end_ns);
+
+// Accounts summed over `ranks` closed ranks (nanoseconds) -> mean seconds.
+StepBreakdown mean_breakdown(const std::array<double, kAccountCount>& sum_ns, int64_t ranks);
+
+}  // namespace clustersim::workloads::step_accounts

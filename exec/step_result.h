@@ -1,0 +1,85 @@
+// What an execution of one training step produces, whichever front end
+// (FSDP/HSDP/TP schedules, Chakra ET graphs) described it: the step time,
+// its breakdown into time accounts, and trace records of the traced ranks.
+//
+// Units: seconds (double) in results; SimTime in trace records. Ownership:
+// TraceRecord's string_views point into the program that was run (schedule
+// kernels, Chakra traces): they must not outlive it. Thread safety: plain
+// values.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "model/memory_model.h"
+#include "sim/sim_time.h"
+
+namespace clustersim::workloads {
+
+// The part of a step a task belongs to.
+enum class Phase : uint8_t { kForward, kRecompute, kBackward, kOptimizer };
+std::string_view phase_name(Phase phase);
+
+// Units of parameters a task belongs to (FSDP units are transformer blocks
+// 0..L-1 and these two).
+inline constexpr int32_t kRootUnit = -1;    // embedding + final norm + head
+inline constexpr int32_t kWholeModel = -2;  // the optimizer step's unit
+
+// One task of a traced rank, for Chrome/Perfetto traces.
+struct TraceRecord {
+  int64_t rank = 0;
+  std::string_view track;  // "host", "compute", "comm", "reduce", "tp", "pcie"
+  std::string_view name;   // kernel or collective name
+  // Kernels: their class ("gemm", "attention", ...); collectives their kind
+  // ("all_gather", ...); "host", "pcie" or "cpu" otherwise.
+  std::string_view category;
+  sim::SimTime start;
+  sim::SimTime duration;
+  int32_t unit = kRootUnit;  // FSDP unit (block index; -1 root, -2 optimizer)
+  int32_t micro_batch = 0;
+  Phase phase = Phase::kForward;
+  // Collectives only:
+  int64_t bytes = 0;
+  int64_t group_size = 0;
+  sim::SimTime wait;  // from this rank's arrival to the last member's arrival
+  std::string_view algorithm;
+  std::string_view protocol;
+};
+
+// Seconds per rank, averaged over ranks; compute + exposed + sync_wait +
+// launch_bound + idle = step time for each rank.
+struct StepBreakdown {
+  double compute_s = 0;
+  double exposed_all_gather_s = 0;
+  double exposed_reduce_scatter_s = 0;
+  double exposed_all_reduce_s = 0;
+  double exposed_tp_s = 0;
+  double exposed_pcie_s = 0;  // offload copies and the CPU optimizer
+  double sync_wait_s = 0;     // waiting for slower members of a group
+  double launch_bound_s = 0;
+  double idle_s = 0;
+  double exposed_comm_s() const {
+    return exposed_all_gather_s + exposed_reduce_scatter_s + exposed_all_reduce_s + exposed_tp_s +
+           exposed_pcie_s;
+  }
+};
+
+struct StepResult {
+  double step_time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double tflops_per_gpu = 0;  // model FLOPs (model_flops_per_token) per second per GPU
+  double mfu = 0;             // tflops_per_gpu / peak
+  StepBreakdown breakdown;
+  MemoryBreakdown memory;
+  int64_t memory_capacity_bytes = 0;
+  bool fits_in_memory = true;
+  int64_t ranks = 0;
+  int64_t slowest_rank = 0;        // the rank that finished last (lowest id on ties)
+  uint64_t events = 0;             // engine events processed
+  int64_t collectives = 0;         // group collectives run
+  int64_t tasks_per_rank = 0;      // schedule tasks of one rank
+  std::vector<TraceRecord> trace;  // by rank, then start time
+};
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,158 @@
+#include "model/compute_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "sim/check.h"
+
+namespace clustersim::workloads {
+
+namespace {
+
+// No source measures this yet: a placeholder in the 1.05-1.15 range that
+// reports of overlapped NCCL kernels stealing SMs suggest, until
+// scripts/microbench measures a GEMM with and without a concurrent
+// all-reduce.
+constexpr double kCommOverlapSlowdownPlaceholder = 1.10;
+// Placeholder: streaming kernels reach about 90% of the datasheet HBM
+// bandwidth; no measurement in /work/shared/data yet.
+constexpr double kMemEfficiencyPlaceholder = 0.90;
+
+}  // namespace
+
+double EfficiencyCurve::at(double x, double dim, bool causal) const {
+  const double size = std::max(x, 1.0);
+  // e_max / (1 + h / x + d / dim) written as e_max x / (x + h + x d / dim),
+  // which without shape terms is bit for bit the plain curve.
+  const double half = x_half + (causal ? causal_x_half : 0.0);
+  const double shape = dim > 0 && dim_half > 0 ? size * dim_half / dim : 0.0;
+  return e_max * size / (size + half + shape);
+}
+
+GpuComputeSpec h100_sxm_compute() {
+  GpuComputeSpec spec;
+  spec.hardware = "H100-SXM";
+  // /work/shared/data/README.md, datasheet table: H100 SXM5 dense BF16
+  // 989 TFLOP/s, HBM 3.35 TB/s.
+  spec.peak_flops = 989e12;
+  spec.hbm_Bps = 3.35e12;
+  spec.mem_efficiency = kMemEfficiencyPlaceholder;
+  // fitted by `clustersim calibrate` to scenarios/measurements/compute/gemm.csv
+  // rows for H100-SXM (as scenarios/hardware/h100.yaml)
+  spec.gemm = {.e_max = 0.832494164, .x_half = 7.84277222e9};
+  // ... and to scenarios/measurements/compute/attention.csv rows for H100-SXM (FA2)
+  spec.attention_fwd = {.e_max = 0.356125565, .x_half = 0, .causal_x_half = 208.282794};
+  spec.attention_bwd = {.e_max = 0.341220600, .x_half = 294.309916};
+  spec.comm_overlap_slowdown = kCommOverlapSlowdownPlaceholder;
+  return spec;
+}
+
+GpuComputeSpec a100_sxm_compute() {
+  GpuComputeSpec spec;
+  spec.hardware = "A100-SXM";
+  // /work/shared/data/README.md, datasheet table: A100 SXM4 80GB dense BF16
+  // 312 TFLOP/s, HBM 2.04 TB/s.
+  spec.peak_flops = 312e12;
+  spec.hbm_Bps = 2.04e12;
+  spec.mem_efficiency = kMemEfficiencyPlaceholder;
+  // fitted by `clustersim calibrate` to scenarios/measurements/compute/gemm.csv
+  // rows for A100-SXM (as scenarios/hardware/a100.yaml)
+  spec.gemm = {.e_max = 0.826944453, .x_half = 2.22239148e9, .dim_half = 119.817987};
+  // ... and to scenarios/measurements/compute/attention.csv rows for A100-SXM
+  // (FA2; fwd_bwd rows only, so one curve serves both passes)
+  spec.attention_fwd = {.e_max = 0.620275541, .x_half = 242.301572};
+  spec.attention_bwd = spec.attention_fwd;
+  spec.comm_overlap_slowdown = kCommOverlapSlowdownPlaceholder;
+  return spec;
+}
+
+namespace {
+
+EfficiencyCurve curve_of(const collectives::EfficiencyCurveParams& params) {
+  return EfficiencyCurve{.e_max = params.e_max,
+                         .x_half = params.x_half,
+                         .dim_half = params.dim_half,
+                         .causal_x_half = params.causal_x_half};
+}
+
+}  // namespace
+
+GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& profile) {
+  const collectives::GpuProfile& gpu = profile.gpu;
+  GpuComputeSpec spec;
+  spec.hardware = gpu.curves_fitted_to;
+  spec.peak_flops = gpu.peak_flops_per_s;
+  spec.hbm_Bps = gpu.hbm_Bps;
+  spec.mem_efficiency = gpu.mem_efficiency;
+  spec.gemm = curve_of(gpu.gemm);
+  spec.attention_fwd = curve_of(gpu.attention_fwd);
+  spec.attention_bwd = curve_of(gpu.attention_bwd);
+  spec.comm_overlap_slowdown = gpu.comm_overlap_slowdown;
+  spec.sustained_clock = gpu.sustained_clock;
+  return spec;
+}
+
+double gemm_size(int64_t m, int64_t n, int64_t k) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
+
+double attention_size(int64_t seq, bool causal) {
+  return causal ? static_cast<double>(seq) / 2.0 : static_cast<double>(seq);
+}
+
+namespace {
+
+bool is_backward(std::string_view name) {
+  return name.size() >= 4 && name.substr(name.size() - 4) == ".bwd";
+}
+
+}  // namespace
+
+double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec) {
+  switch (kernel.cls) {
+    case KernelClass::kGemm:
+      // Without a shape, the FLOPs are the work.
+      if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) {
+        const double smallest = static_cast<double>(std::min({kernel.m, kernel.n, kernel.k}));
+        return spec.gemm.at(gemm_size(kernel.m, kernel.n, kernel.k), smallest, false);
+      }
+      return spec.gemm(kernel.flops);
+    case KernelClass::kAttention: {
+      const EfficiencyCurve& curve =
+          is_backward(kernel.name) ? spec.attention_bwd : spec.attention_fwd;
+      return curve.at(attention_size(kernel.seq, kernel.causal),
+                      static_cast<double>(kernel.head_dim), kernel.causal);
+    }
+    case KernelClass::kElementwise:
+    case KernelClass::kNorm:
+    case KernelClass::kEmbedding:
+    case KernelClass::kLoss:
+    case KernelClass::kOptimizer:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+double kernel_seconds(const Kernel& kernel, const GpuComputeSpec& spec, bool comm_active) {
+  CLUSTERSIM_CHECK(spec.peak_flops > 0 && spec.hbm_Bps > 0 && spec.mem_efficiency > 0 &&
+                       spec.mem_efficiency <= 1 && spec.comm_overlap_slowdown >= 1 &&
+                       spec.sustained_clock > 0 && spec.sustained_clock <= 1,
+                   "GpuComputeSpec " + spec.hardware + " out of range");
+  CLUSTERSIM_CHECK(kernel.flops >= 0 && kernel.bytes >= 0,
+                   "kernel " + std::string(kernel.name) + " has negative flops or bytes");
+  const double compute_s = kernel.flops > 0
+                               ? kernel.flops / (spec.peak_flops * spec.sustained_clock *
+                                                 kernel_efficiency(kernel, spec))
+                               : 0.0;
+  const double memory_s = kernel.bytes / (spec.hbm_Bps * spec.mem_efficiency);
+  double seconds = std::max(compute_s, memory_s);
+  if (comm_active) seconds *= spec.comm_overlap_slowdown;
+  return seconds;
+}
+
+sim::SimTime kernel_time(const Kernel& kernel, const GpuComputeSpec& spec, bool comm_active) {
+  return sim::SimTime::from_seconds_rounded(kernel_seconds(kernel, spec, comm_active));
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,181 @@
+#include "model/memory_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "sim/check.h"
+
+namespace clustersim::workloads {
+
+namespace {
+
+int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+struct RankParams {
+  int64_t block = 0;  // one block on one TP rank
+  int64_t root = 0;   // embedding, output head, final norm on one TP rank
+  int64_t model = 0;  // layers * block + root
+};
+
+RankParams rank_params(const WorkloadSpec& w) {
+  CLUSTERSIM_CHECK(w.tp >= 1 && w.shard_group_size >= 1,
+                   "memory_breakdown needs a WorkloadSpec from read_workload_spec()");
+  const ParameterBreakdown p = parameter_breakdown(w.model);
+  RankParams r;
+  r.block = ceil_div(p.block, w.tp);
+  r.root = ceil_div(p.embedding + p.output_head, w.tp) + p.final_norm;
+  r.model = w.model.layers * r.block + r.root;
+  return r;
+}
+
+// Per-rank widths and byte sizes of the header's activation notation.
+struct ActivationShapes {
+  int64_t c = 0;       // bytes per element of the compute dtype
+  int64_t tokens = 0;  // T = s * b
+  int64_t sp = 0;      // Tt = T /^ t, sequence-parallel tokens
+  int64_t hidden = 0;  // H
+  int64_t q = 0;       // Q = heads / t * head_dim
+  int64_t kv = 0;      // K = kv_heads / t * head_dim
+  int64_t ffn = 0;     // F = ffn_hidden / t
+  int64_t vocab = 0;   // Vt = V /^ t
+  int64_t r = 0;       // norm statistics per token
+  int64_t stats = 0;   // A: log-sum-exp or softmax probabilities
+};
+
+ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& options) {
+  CLUSTERSIM_CHECK(w.tp >= 1 && w.seq_len > 0 && w.local_batch > 0,
+                   "activation bytes need a WorkloadSpec from read_workload_spec()");
+  const ModelSpec& m = w.model;
+  ActivationShapes a;
+  a.c = dtype_bytes(w.dtype);
+  a.tokens = w.seq_len * w.local_batch;
+  a.sp = ceil_div(a.tokens, w.tp);
+  a.hidden = m.hidden;
+  const int64_t heads = m.heads / w.tp;
+  a.q = heads * m.head_dim();
+  a.kv = m.kv_heads / w.tp * m.head_dim();
+  a.ffn = m.ffn_hidden / w.tp;
+  a.vocab = ceil_div(m.vocab, w.tp);
+  a.r = m.norm == NormKind::kRmsNorm ? 4 : 8;
+  a.stats = options.flash_attention ? a.tokens * heads * 4
+                                    : w.local_batch * heads * w.seq_len * w.seq_len * a.c;
+  return a;
+}
+
+int64_t block_none_bytes(const WorkloadSpec& w, const ActivationShapes& a) {
+  const int64_t norms = 2 * a.sp * (a.hidden * a.c + a.r);
+  const int64_t projection_inputs = 2 * a.tokens * a.hidden * a.c;
+  const int64_t attention = 4 * a.tokens * a.q * a.c + a.stats;
+  const int64_t mlp_tensors = w.model.activation == Activation::kSwiGLU ? 4 : 2;
+  return norms + projection_inputs + attention + mlp_tensors * a.tokens * a.ffn * a.c;
+}
+
+struct BlockTerms {
+  int64_t none = 0;
+  int64_t stored = 0;
+  int64_t recompute = 0;
+};
+
+BlockTerms block_terms(const WorkloadSpec& w, const ActivationShapes& a) {
+  const ModelSpec& m = w.model;
+  BlockTerms b;
+  b.none = block_none_bytes(w, a);
+  const int64_t input = a.sp * a.hidden * a.c;
+  switch (w.activation_checkpointing) {
+    case ActivationCheckpointing::kNone:
+      b.stored = b.none;
+      break;
+    case ActivationCheckpointing::kFull:
+      b.stored = input;
+      b.recompute = b.none - input;
+      break;
+    case ActivationCheckpointing::kSelective: {
+      const bool swiglu = m.activation == Activation::kSwiGLU;
+      const int64_t attention_out = a.tokens * a.q * a.c + a.stats;
+      // Odd-numbered aten.mm outputs: wq, wv, w1 / up, w2 (SwiGLU's 7th mm).
+      const int64_t mm_saved =
+          m.linear_bias ? 0 : a.tokens * (a.q + a.kv + a.ffn + (swiglu ? a.hidden : 0)) * a.c;
+      const int64_t reduce_scatter = w.tp > 1 ? 2 * input : 0;
+      b.stored = input + mm_saved + attention_out + reduce_scatter;
+      int64_t shared = input + attention_out;
+      if (!m.linear_bias) {
+        shared += a.tokens * a.ffn * a.c;                             // w1 / up output
+        if (m.kv_heads == m.heads) shared += a.tokens * a.kv * a.c;   // v is wv's output
+        if (m.learned_positions > 0) shared += a.tokens * a.q * a.c;  // q is wq's output
+      }
+      b.recompute = b.none - shared;
+      break;
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
+int64_t layer_activation_bytes(const WorkloadSpec& w, const MemoryOptions& options) {
+  return block_none_bytes(w, activation_shapes(w, options));
+}
+
+ActivationBreakdown activation_breakdown(const WorkloadSpec& w, const MemoryOptions& options) {
+  const ActivationShapes a = activation_shapes(w, options);
+  const BlockTerms b = block_terms(w, a);
+  ActivationBreakdown r;
+  r.block_none = b.none;
+  r.block_stored = b.stored;
+  r.block_recompute = b.recompute;
+  r.head = a.sp * (a.hidden * a.c + a.r) + a.tokens * a.hidden * a.c + 12 * a.tokens * a.vocab;
+  r.layers = w.model.layers * b.stored;
+  const int64_t block_backward = b.recompute + a.sp * a.hidden * a.c;
+  r.total = r.layers + std::max(r.head, block_backward);
+  return r;
+}
+
+int64_t activation_bytes(const WorkloadSpec& w, const MemoryOptions& options) {
+  return activation_breakdown(w, options).total;
+}
+
+MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& options) {
+  const RankParams r = rank_params(w);
+  const int64_t c = dtype_bytes(w.dtype);
+  const int64_t shard = ceil_div(r.model, w.shard_group_size);
+  const bool sharded = w.shard_group_size > 1;
+
+  MemoryBreakdown m;
+  m.params = c * shard;
+  m.grads = c * shard;
+  m.optimizer = (w.dtype == Dtype::kFp32 ? 8 : 12) * shard;
+  if (w.cpu_offload) {
+    m.host_bytes = m.params + m.grads + m.optimizer;
+    m.params = m.grads = m.optimizer = 0;
+  }
+
+  if (sharded) {
+    const bool keep_unsharded =
+        w.strategy == ShardingStrategy::kShardGradOp || !w.reshard_after_forward;
+    if (keep_unsharded) {
+      m.unsharded_params = c * r.model;
+    } else {
+      const bool prefetch = w.backward_prefetch != BackwardPrefetch::kNone || w.forward_prefetch;
+      const int64_t depth = !prefetch ? 0 : (w.limit_all_gathers ? 1 : 2);
+      const int64_t in_flight = std::min(w.model.layers, 1 + depth);
+      m.unsharded_params = c * (r.root + in_flight * r.block);
+    }
+    m.comm_buffers = c * r.block;
+    // no_sync(): micro-batches before the last accumulate unsharded
+    // gradients of the whole model (FSDP keeps them in each parameter's .grad).
+    if (w.no_sync && w.grad_accum > 1) m.grads += c * r.model;
+  }
+  m.activations = activation_bytes(w, options);
+
+  const int64_t subtotal = m.total();
+  m.reserve = kRuntimeReserveBytes +
+              static_cast<int64_t>(std::llround(kFragmentation * static_cast<double>(subtotal)));
+  return m;
+}
+
+bool fits(const MemoryBreakdown& memory, int64_t capacity_bytes) {
+  return memory.total() <= capacity_bytes;
+}
+
+}  // namespace clustersim::workloads

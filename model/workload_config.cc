@@ -1,0 +1,285 @@
+#include "model/workload_config.h"
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/check.h"
+#include "config/config_error.h"
+#include "config/named_choices.h"
+#include "model/transformer_kernels.h"
+
+namespace clustersim::workloads {
+
+namespace {
+
+using sim::name_of;
+using sim::Named;
+using sim::names;
+using sim::value_of;
+
+constexpr std::array<Named<Dtype>, 3> kDtypes = {
+    {{Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kFp32, "fp32"}}};
+constexpr std::array<Named<ShardingStrategy>, 4> kStrategies = {
+    {{ShardingStrategy::kFullShard, "FULL_SHARD"},
+     {ShardingStrategy::kShardGradOp, "SHARD_GRAD_OP"},
+     {ShardingStrategy::kHybridShard, "HYBRID_SHARD"},
+     {ShardingStrategy::kNoShard, "NO_SHARD"}}};
+constexpr std::array<Named<BackwardPrefetch>, 3> kPrefetches = {
+    {{BackwardPrefetch::kBackwardPre, "BACKWARD_PRE"},
+     {BackwardPrefetch::kBackwardPost, "BACKWARD_POST"},
+     {BackwardPrefetch::kNone, "NONE"}}};
+constexpr std::array<Named<ActivationCheckpointing>, 3> kCheckpointing = {
+    {{ActivationCheckpointing::kNone, "none"},
+     {ActivationCheckpointing::kFull, "full"},
+     {ActivationCheckpointing::kSelective, "selective"}}};
+
+const char* const kSeqLen = "workload.seq_len";
+const char* const kLocalBatch = "workload.local_batch";
+const char* const kStrategy = "workload.parallelism.strategy";
+const char* const kShard = "workload.parallelism.shard_group_size";
+const char* const kReplica = "workload.parallelism.replica_group_size";
+const char* const kTp = "workload.parallelism.tp";
+
+std::string str(int64_t x) { return std::to_string(x); }
+
+// Fills shard/replica group sizes from the strategy and the keys given, or
+// reports why they cannot be.
+void derive_groups(const sim::ConfigValues& values, WorkloadSpec& w, sim::DiagnosticSink& sink) {
+  const int64_t dp = w.dp_size;
+  const std::string dp_text = str(dp) + " = world_size " + str(w.world_size) + " / tp " + str(w.tp);
+  const std::string strategy(sharding_strategy_name(w.strategy));
+  const bool has_shard = values.has(kShard);
+  const bool has_replica = values.has(kReplica);
+  const int64_t shard = has_shard ? values.get_int(kShard) : 0;
+  const int64_t replica = has_replica ? values.get_int(kReplica) : 0;
+
+  // Every strategy but HYBRID_SHARD fixes both sizes; given ones must agree.
+  auto fixed = [&](int64_t want_shard, const std::string& shard_why, int64_t want_replica,
+                   const std::string& replica_why) {
+    w.shard_group_size = want_shard;
+    w.replica_group_size = want_replica;
+    if (has_shard && shard != want_shard) {
+      sink.add(values.where(kShard), kShard,
+               "expected " + shard_why + " with " + strategy + " (HYBRID_SHARD for other group " +
+                   "sizes), found " + str(shard));
+    }
+    if (has_replica && replica != want_replica) {
+      sink.add(values.where(kReplica), kReplica,
+               "expected " + replica_why + " with " + strategy + " (HYBRID_SHARD for other " +
+                   "group sizes), found " + str(replica));
+    }
+  };
+
+  switch (w.strategy) {
+    case ShardingStrategy::kFullShard:
+    case ShardingStrategy::kShardGradOp:
+      fixed(dp, dp_text, 1, "1");
+      return;
+    case ShardingStrategy::kNoShard:
+      fixed(1, "1", dp, dp_text);
+      return;
+    case ShardingStrategy::kHybridShard:
+      break;
+  }
+
+  if (!has_shard && !has_replica) {
+    sink.add(values.where(kStrategy), kStrategy,
+             "expected " + std::string(kShard) + " or " + kReplica +
+                 " with HYBRID_SHARD (the other is derived from " + dp_text + "), found neither");
+    return;
+  }
+  if (has_shard && has_replica) {
+    w.shard_group_size = shard;
+    w.replica_group_size = replica;
+    if (shard * replica != dp) {
+      sink.add(values.where(kShard), kShard,
+               "shard_group_size " + str(shard) + " x replica_group_size " + str(replica) + " = " +
+                   str(shard * replica) + ", expected " + dp_text);
+    }
+    return;
+  }
+  const char* given_key = has_shard ? kShard : kReplica;
+  const int64_t given = has_shard ? shard : replica;
+  if (dp % given != 0) {
+    sink.add(values.where(given_key), given_key,
+             "expected a divisor of " + dp_text + ", found " + str(given));
+    return;
+  }
+  w.shard_group_size = has_shard ? given : dp / given;
+  w.replica_group_size = has_shard ? dp / given : given;
+}
+
+}  // namespace
+
+int64_t dtype_bytes(Dtype dtype) { return dtype == Dtype::kFp32 ? 4 : 2; }
+std::string_view dtype_name(Dtype dtype) { return name_of(kDtypes, dtype); }
+std::string_view sharding_strategy_name(ShardingStrategy strategy) {
+  return name_of(kStrategies, strategy);
+}
+std::string_view backward_prefetch_name(BackwardPrefetch prefetch) {
+  return name_of(kPrefetches, prefetch);
+}
+std::string_view activation_checkpointing_name(ActivationCheckpointing ac) {
+  return name_of(kCheckpointing, ac);
+}
+
+void add_workload_keys(sim::ConfigSchema& schema) {
+  using sim::ValueType;
+  add_workload_model_keys(schema);
+  schema.add_key(kSeqLen, ValueType::kInt, "Tokens per sequence.").positive();
+  schema.add_key(kLocalBatch, ValueType::kInt, "Sequences per GPU per micro-batch.").positive();
+  schema
+      .add_key("workload.grad_accum", ValueType::kInt,
+               "Micro-batches per step (gradient accumulation).")
+      .positive()
+      .default_to(int64_t{1});
+  schema
+      .add_key("workload.dtype", ValueType::kEnum,
+               "Compute precision; bf16 and fp16 are mixed precision with fp32 master weights "
+               "and Adam moments.")
+      .one_of(names(kDtypes))
+      .default_to(std::string("bf16"));
+  schema
+      .add_key("workload.activation_checkpointing", ValueType::kEnum,
+               "none; full: recompute each block's forward in backward; selective: "
+               "torchtitan's op-level policy (attention and every other matmul saved, the rest "
+               "recomputed).")
+      .one_of(names(kCheckpointing))
+      .default_to(std::string("none"));
+  schema
+      .add_key("workload.cpu_offload", ValueType::kBool,
+               "FSDP CPUOffload: parameter/gradient shards and the optimizer step on the host.")
+      .default_to(false);
+  schema
+      .add_key("workload.torch_compile", ValueType::kBool,
+               "torch.compile of each transformer block (as torchtitan): fused kernels, fewer "
+               "launches and HBM bytes; the embedding and loss stay eager.")
+      .default_to(false);
+  schema
+      .add_key("workload.cuda_graphs", ValueType::kBool,
+               "CUDA graphs: one launch per captured block instead of one per kernel.")
+      .default_to(false);
+
+  schema.add_section("workload.parallelism",
+                     "How ranks split the job: FSDP/HSDP sharding and tensor parallelism.");
+  schema
+      .add_key(kStrategy, ValueType::kEnum,
+               "PyTorch ShardingStrategy: FULL_SHARD (ZeRO-3), SHARD_GRAD_OP (ZeRO-2), "
+               "HYBRID_SHARD (shard in a group, replicate across groups), NO_SHARD (DDP).")
+      .one_of(names(kStrategies))
+      .default_to(std::string("FULL_SHARD"));
+  schema
+      .add_key(kShard, ValueType::kInt,
+               "Ranks each parameter is sharded over (HYBRID_SHARD; derived when omitted).")
+      .positive();
+  schema
+      .add_key(kReplica, ValueType::kInt,
+               "Copies of each shard (HYBRID_SHARD; derived when omitted).")
+      .positive();
+  schema
+      .add_key(kTp, ValueType::kInt,
+               "Tensor-parallel degree inside a node (Megatron-style with sequence parallelism); "
+               "must divide the GPUs per node.")
+      .positive()
+      .default_to(int64_t{1});
+
+  schema.add_section("workload.fsdp", "FSDP options (PyTorch names and defaults).");
+  schema
+      .add_key("workload.fsdp.backward_prefetch", ValueType::kEnum,
+               "When backward all-gathers the next block: before (BACKWARD_PRE) or after "
+               "(BACKWARD_POST) the current block's gradient computation, or not ahead (NONE).")
+      .one_of(names(kPrefetches))
+      .default_to(std::string("BACKWARD_PRE"));
+  schema
+      .add_key("workload.fsdp.forward_prefetch", ValueType::kBool,
+               "All-gather the next block before the current block's forward runs.")
+      .default_to(false);
+  schema
+      .add_key("workload.fsdp.limit_all_gathers", ValueType::kBool,
+               "Rate-limit all-gathers to two unsharded blocks in flight.")
+      .default_to(true);
+  schema
+      .add_key("workload.fsdp.reshard_after_forward", ValueType::kBool,
+               "Free unsharded parameters after forward (all-gather them again in backward).")
+      .default_to(true);
+  schema
+      .add_key("workload.fsdp.separate_reduce_stream", ValueType::kBool,
+               "Reduce-scatters and HSDP all-reduces on their own NCCL stream, as FSDP1's "
+               "post-backward stream; false is FSDP2's default, one communicator for "
+               "all-gathers and reductions, so they serialise.")
+      .default_to(false);
+  schema
+      .add_key("workload.fsdp.no_sync", ValueType::kBool,
+               "With grad_accum > 1, reduce gradients on the last micro-batch only (FSDP's "
+               "no_sync()); earlier ones accumulate unsharded gradients.")
+      .default_to(false);
+}
+
+WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_size_gpus,
+                                int64_t gpus_per_node) {
+  CLUSTERSIM_CHECK(world_size_gpus > 0 && gpus_per_node > 0,
+                   "read_workload_spec needs a cluster with GPUs");
+  sim::DiagnosticSink sink;
+  WorkloadSpec w;
+  bool model_ok = true;
+  try {
+    w.model = read_model_spec(values);
+  } catch (const sim::ConfigError& e) {
+    for (const sim::Diagnostic& d : e.diagnostics()) sink.add(d.where, d.key_path, d.message);
+    model_ok = false;
+  }
+  for (const char* key : {kSeqLen, kLocalBatch}) {
+    if (values.has(key)) continue;
+    sim::SourceLocation at =
+        values.has("workload.model")
+            ? values.where("workload.model")
+            : sim::SourceLocation{values.has("name") ? values.where("name").file : "", 0, 0};
+    sink.add(at, key, "expected a value (the workload needs it), found nothing");
+  }
+  sink.throw_if_any();
+
+  w.seq_len = values.get_int(kSeqLen);
+  w.local_batch = values.get_int(kLocalBatch);
+  w.grad_accum = values.get_int("workload.grad_accum");
+  w.dtype = value_of(kDtypes, values.get_string("workload.dtype"));
+  w.strategy = value_of(kStrategies, values.get_string(kStrategy));
+  w.tp = values.get_int(kTp);
+  w.backward_prefetch = value_of(kPrefetches, values.get_string("workload.fsdp.backward_prefetch"));
+  w.forward_prefetch = values.get_bool("workload.fsdp.forward_prefetch");
+  w.limit_all_gathers = values.get_bool("workload.fsdp.limit_all_gathers");
+  w.reshard_after_forward = values.get_bool("workload.fsdp.reshard_after_forward");
+  w.separate_reduce_stream = values.get_bool("workload.fsdp.separate_reduce_stream");
+  w.no_sync = values.get_bool("workload.fsdp.no_sync");
+  w.activation_checkpointing =
+      value_of(kCheckpointing, values.get_string("workload.activation_checkpointing"));
+  w.cpu_offload = values.get_bool("workload.cpu_offload");
+  w.torch_compile = values.get_bool("workload.torch_compile");
+  w.cuda_graphs = values.get_bool("workload.cuda_graphs");
+  w.world_size = world_size_gpus;
+
+  // Tensor parallelism stays inside a node and must split the model and,
+  // with sequence parallelism, the micro-batch's tokens.
+  if (gpus_per_node % w.tp != 0 || world_size_gpus % w.tp != 0) {
+    sink.add(values.where(kTp), kTp,
+             "expected a divisor of the GPUs per node (" + str(gpus_per_node) +
+                 "; tensor parallelism stays inside a node), found " + str(w.tp));
+  } else if (model_ok && !tensor_parallel_problem(w.model, w.tp).empty()) {
+    sink.add(values.where(kTp), kTp, tensor_parallel_problem(w.model, w.tp));
+  } else if ((w.local_batch * w.seq_len) % w.tp != 0) {
+    sink.add(values.where(kTp), kTp,
+             "expected a divisor of the tokens of a micro-batch (local_batch " +
+                 str(w.local_batch) + " x seq_len " + str(w.seq_len) + " = " +
+                 str(w.local_batch * w.seq_len) + "; sequence parallelism splits them), found " +
+                 str(w.tp));
+  }
+  sink.throw_if_any();
+
+  w.dp_size = world_size_gpus / w.tp;
+  derive_groups(values, w, sink);
+  sink.throw_if_any();
+  return w;
+}
+
+}  // namespace clustersim::workloads

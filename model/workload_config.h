@@ -1,0 +1,101 @@
+// The scenario's training job (section `workload`): the model, the batch,
+// the precision, how the job is parallelised (FSDP/HSDP sharding strategy
+// with its groups, tensor parallelism inside a node) and the PyTorch options
+// that change the step (prefetch, resharding, activation checkpointing, CPU
+// offload, torch.compile, CUDA graphs).
+//
+// add_workload_keys() declares every key once (it also calls
+// add_workload_model_keys() for `workload.model` and `workload.custom_model`);
+// read_workload_spec() turns validated values into a plain WorkloadSpec and
+// checks what no single key can, each error pointing at the responsible key's
+// file:line (sim::ConfigError, every problem found at once):
+//  * workload.seq_len and workload.local_batch are given (the section is
+//    optional, so neither key is required by the schema);
+//  * tp divides the GPUs of a node (TP stays inside the NVLink domain), can
+//    split the model (tensor_parallel_problem()) and, with sequence
+//    parallelism, divides the tokens of a micro-batch (local_batch * seq_len);
+//  * the group sizes match the strategy, with dp = world_size / tp ranks in
+//    one tensor-parallel slice:
+//      FULL_SHARD, SHARD_GRAD_OP: shard group = dp, replica group = 1;
+//      NO_SHARD (DDP):            shard group = 1,  replica group = dp;
+//      HYBRID_SHARD:              one of shard_group_size / replica_group_size
+//                                 given (dividing dp), the other derived; or
+//                                 both, with shard x replica = dp.
+//
+// Units: sizes are plain counts (GPUs, sequences, tokens). Thread safety:
+// pure functions; WorkloadSpec is a value type.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "config/config_schema.h"
+#include "config/config_values.h"
+#include "model/model_spec.h"
+
+namespace clustersim::workloads {
+
+// Compute precision of parameters, gradients and activations. bf16 and fp16
+// are mixed precision (an fp32 master copy lives in the optimizer states).
+enum class Dtype { kBf16, kFp16, kFp32 };
+// PyTorch's ShardingStrategy (FSDP1 names; FSDP2 expresses the same with a
+// 1-D or 2-D device mesh and reshard_after_forward).
+enum class ShardingStrategy { kFullShard, kShardGradOp, kHybridShard, kNoShard };
+enum class BackwardPrefetch { kBackwardPre, kBackwardPost, kNone };
+enum class ActivationCheckpointing { kNone, kFull, kSelective };
+
+// Bytes of one element: bf16 and fp16 2, fp32 4.
+int64_t dtype_bytes(Dtype dtype);
+// The names the scenario uses ("bf16", "FULL_SHARD", "BACKWARD_PRE", "full").
+std::string_view dtype_name(Dtype dtype);
+std::string_view sharding_strategy_name(ShardingStrategy strategy);
+std::string_view backward_prefetch_name(BackwardPrefetch prefetch);
+std::string_view activation_checkpointing_name(ActivationCheckpointing ac);
+
+struct WorkloadSpec {
+  ModelSpec model;
+  int64_t seq_len = 0;      // tokens per sequence
+  int64_t local_batch = 0;  // sequences per GPU per micro-batch
+  int64_t grad_accum = 1;   // micro-batches per step
+  Dtype dtype = Dtype::kBf16;
+
+  ShardingStrategy strategy = ShardingStrategy::kFullShard;
+  int64_t tp = 1;  // tensor-parallel degree inside a node, with sequence parallelism
+
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::kBackwardPre;
+  bool forward_prefetch = false;
+  bool limit_all_gathers = true;
+  bool reshard_after_forward = true;
+  bool separate_reduce_stream = false;  // FSDP1's post-backward stream (FsdpScheduleOptions)
+  bool no_sync = false;                 // reduce on the last micro-batch only
+
+  ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::kNone;
+  bool cpu_offload = false;
+  bool torch_compile = false;
+  bool cuda_graphs = false;
+
+  // Derived: world_size = dp_size * tp; dp_size = shard_group_size * replica_group_size.
+  int64_t world_size = 0;          // GPUs in the job
+  int64_t dp_size = 0;             // data-parallel ranks: world_size / tp
+  int64_t shard_group_size = 0;    // ranks a parameter is sharded over
+  int64_t replica_group_size = 0;  // copies of each shard (HSDP all-reduce group)
+};
+
+// Declares section `workload` (via add_workload_model_keys()) with
+// seq_len, local_batch, grad_accum, dtype, activation_checkpointing,
+// cpu_offload, torch_compile, cuda_graphs; section `workload.parallelism`
+// (strategy, shard_group_size, replica_group_size, tp); section
+// `workload.fsdp` (backward_prefetch, forward_prefetch, limit_all_gathers,
+// reshard_after_forward, separate_reduce_stream, no_sync). Defaults are PyTorch's (FULL_SHARD,
+// BACKWARD_PRE, limit_all_gathers true, reshard_after_forward true) and bf16, tp 1, grad_accum 1,
+// no checkpointing, no offload, eager mode.
+void add_workload_keys(sim::ConfigSchema& schema);
+
+// The training job of a scenario on a cluster of `world_size_gpus` GPUs in
+// nodes of `gpus_per_node` (both > 0; the cluster's figures). Throws
+// sim::ConfigError listing every problem (see the top of this file); the
+// model's own errors (read_model_spec()) come first.
+WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_size_gpus,
+                                int64_t gpus_per_node);
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,417 @@
+#include "schedules/fsdp_schedule.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <string>
+
+#include "sim/check.h"
+#include "model/model_spec.h"
+
+namespace clustersim::workloads {
+
+std::string_view task_kind_name(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::kKernel:
+      return "kernel";
+    case TaskKind::kAllGather:
+      return "all_gather";
+    case TaskKind::kReduceScatter:
+      return "reduce_scatter";
+    case TaskKind::kAllReduce:
+      return "all_reduce";
+    case TaskKind::kFree:
+      return "free";
+    case TaskKind::kOptimizer:
+      return "optimizer";
+    case TaskKind::kCopyToDevice:
+      return "copy_to_device";
+    case TaskKind::kCopyToHost:
+      return "copy_to_host";
+    case TaskKind::kCpuOptimizer:
+      return "cpu_optimizer";
+  }
+  return "?";
+}
+
+std::string_view stream_name(Stream stream) {
+  switch (stream) {
+    case Stream::kCompute:
+      return "compute";
+    case Stream::kComm:
+      return "comm";
+    case Stream::kReduce:
+      return "reduce";
+    case Stream::kTp:
+      return "tp";
+    case Stream::kCopy:
+      return "copy";
+    case Stream::kCpu:
+      return "cpu";
+  }
+  return "?";
+}
+
+std::string_view group_role_name(GroupRole role) {
+  switch (role) {
+    case GroupRole::kNone:
+      return "none";
+    case GroupRole::kShard:
+      return "shard";
+    case GroupRole::kReplica:
+      return "replica";
+    case GroupRole::kTp:
+      return "tp";
+  }
+  return "?";
+}
+
+std::span<const int32_t> FsdpSchedule::deps_of(int32_t task) const {
+  const auto b = static_cast<size_t>(dep_begin[static_cast<size_t>(task)]);
+  const auto e = static_cast<size_t>(dep_begin[static_cast<size_t>(task) + 1]);
+  return std::span<const int32_t>(deps).subspan(b, e - b);
+}
+
+int64_t FsdpSchedule::count(TaskKind kind) const {
+  return std::count_if(tasks.begin(), tasks.end(),
+                       [kind](const Task& t) { return t.kind == kind; });
+}
+
+namespace {
+
+constexpr int32_t kNone = -1;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+KernelRange append(std::vector<Kernel>& table, const std::vector<Kernel>& ks) {
+  KernelRange r{static_cast<int32_t>(table.size()), static_cast<int32_t>(ks.size())};
+  table.insert(table.end(), ks.begin(), ks.end());
+  return r;
+}
+
+class Builder {
+ public:
+  Builder(const WorkloadSpec& spec, const FsdpScheduleOptions& options, FsdpSchedule& s)
+      : spec_(spec), opt_(options), s_(s) {
+    const auto units = static_cast<size_t>(s_.blocks) + 1;
+    gathered_.assign(units, spec_.strategy == ShardingStrategy::kNoShard);
+    last_ag_.assign(units, kNone);
+    final_reduction_.assign(units, kNone);
+    s_.dep_begin.push_back(0);
+  }
+
+  void build() {
+    const int32_t mbs = static_cast<int32_t>(spec_.grad_accum);
+    for (int32_t mb = 0; mb < mbs; ++mb) {
+      mb_ = mb;
+      forward();
+      backward(mb == mbs - 1);
+    }
+    Task t;
+    t.kind = spec_.cpu_offload ? TaskKind::kCpuOptimizer : TaskKind::kOptimizer;
+    t.stream = spec_.cpu_offload ? Stream::kCpu : Stream::kCompute;
+    t.phase = Phase::kOptimizer;
+    t.unit = kWholeModel;
+    t.micro_batch = mbs - 1;
+    t.kernel = spec_.cpu_offload ? kNoKernel : s_.optimizer_kernel;
+    t.bytes = spec_.cpu_offload ? s_.local_params : 0;
+    std::vector<int32_t> d;
+    for (const int32_t r : final_reduction_) {
+      if (r != kNone) d.push_back(r);
+    }
+    add(t, d);
+  }
+
+ private:
+  static size_t slot(int32_t unit) { return static_cast<size_t>(unit + 1); }
+  bool sharded() const { return spec_.strategy != ShardingStrategy::kNoShard; }
+  bool reshard_after_forward() const {
+    return (spec_.strategy == ShardingStrategy::kFullShard ||
+            spec_.strategy == ShardingStrategy::kHybridShard) &&
+           spec_.reshard_after_forward;
+  }
+
+  int32_t add(Task t, std::vector<int32_t> d) {
+    const int32_t index = s_.size();
+    int32_t& prev = last_on_[static_cast<size_t>(t.stream)];
+    if (prev != kNone) d.push_back(prev);
+    prev = index;
+    if (t.host_wait != kNoHostWait) d.push_back(t.host_wait);
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    for (const int32_t x : d) {
+      CLUSTERSIM_CHECK(x >= 0 && x < index, "dependency " + std::to_string(x) + " of task " +
+                                                std::to_string(index) + " is not earlier");
+    }
+    s_.tasks.push_back(t);
+    s_.deps.insert(s_.deps.end(), d.begin(), d.end());
+    s_.dep_begin.push_back(static_cast<int32_t>(s_.deps.size()));
+    return index;
+  }
+
+  // All-gathers `unit` unless gathered already (or out of range).
+  void ensure_gathered(int32_t unit, Phase phase) {
+    if (unit < kRootUnit || unit >= s_.blocks || gathered_[slot(unit)]) return;
+    Task t;
+    t.kind = TaskKind::kAllGather;
+    t.stream = Stream::kComm;
+    t.phase = phase;
+    t.unit = unit;
+    t.micro_batch = mb_;
+    t.bytes = s_.unit_bytes(unit);
+    t.group = GroupRole::kShard;
+    if (spec_.limit_all_gathers && unit != kRootUnit) {
+      // Wait for the oldest live buffer's free while two are live; stop at
+      // one not freed yet (there is no event to wait on).
+      while (live_.size() >= 2) {
+        const auto it = free_of_.find(live_.front());
+        if (it == free_of_.end()) break;
+        t.host_wait = it->second;
+        free_of_.erase(it);
+        live_.pop_front();
+      }
+    }
+    std::vector<int32_t> d;
+    if (spec_.cpu_offload && sharded()) {
+      Task copy;
+      copy.kind = TaskKind::kCopyToDevice;
+      copy.stream = Stream::kCopy;
+      copy.phase = phase;
+      copy.unit = unit;
+      copy.micro_batch = mb_;
+      copy.bytes = ceil_div(s_.unit_bytes(unit), spec_.shard_group_size);
+      d.push_back(add(copy, {}));
+    }
+    const int32_t index = add(t, d);
+    last_ag_[slot(unit)] = index;
+    gathered_[slot(unit)] = true;
+    if (unit != kRootUnit) live_.push_back(index);
+  }
+
+  void free_unit(int32_t unit, Phase phase) {
+    if (!gathered_[slot(unit)] || !sharded()) return;
+    Task t;
+    t.kind = TaskKind::kFree;
+    t.phase = phase;
+    t.unit = unit;
+    t.micro_batch = mb_;
+    const int32_t index = add(t, {});
+    gathered_[slot(unit)] = false;
+    const int32_t ag = last_ag_[slot(unit)];
+    if (unit != kRootUnit && std::find(live_.begin(), live_.end(), ag) != live_.end()) {
+      free_of_[ag] = index;
+    }
+  }
+
+  // Kernels on the compute stream; the first waits for the unit's all-gather.
+  // With tp > 1, block kernels are interleaved with their TP collectives.
+  int32_t kernels(int32_t unit, Phase phase, std::span<const int32_t> indices) {
+    int32_t last = kNone;
+    int32_t tp_wait = kNone;  // a TP collective the next kernel waits for
+    for (size_t i = 0; i < indices.size(); ++i) {
+      const std::string_view name = s_.kernels[static_cast<size_t>(indices[i])].name;
+      const bool tp = spec_.tp > 1 && unit != kRootUnit;
+      if (tp && tp_before(name) != TaskKind::kKernel) {
+        tp_wait = tp_collective(unit, phase, tp_before(name), last);
+      }
+      Task t;
+      t.kind = TaskKind::kKernel;
+      t.phase = phase;
+      t.unit = unit;
+      t.micro_batch = mb_;
+      t.kernel = indices[i];
+      std::vector<int32_t> d;
+      if (i == 0 && last_ag_[slot(unit)] != kNone) d.push_back(last_ag_[slot(unit)]);
+      if (tp_wait != kNone) d.push_back(tp_wait);
+      tp_wait = kNone;
+      last = add(t, d);
+      if (tp && tp_after(name) != TaskKind::kKernel) {
+        tp_wait = tp_collective(unit, phase, tp_after(name), last);
+      }
+    }
+    if (tp_wait != kNone) last = tp_wait;
+    return last;
+  }
+
+  // Megatron sequence parallelism (see the header): the TP collective
+  // before or after the kernel named so, TaskKind::kKernel for none.
+  static TaskKind tp_before(std::string_view name) {
+    if (name == "qkv_proj" || name == "k_proj.recompute" || name == "gate_up_proj" ||
+        name == "up_proj" || name == "up_proj.recompute" || name == "down_proj.dgrad" ||
+        name == "out_proj.dgrad") {
+      return TaskKind::kAllGather;
+    }
+    return TaskKind::kKernel;
+  }
+  static TaskKind tp_after(std::string_view name) {
+    if (name == "out_proj" || name == "out_proj.recompute" || name == "down_proj") {
+      return TaskKind::kReduceScatter;
+    }
+    if (name == "gate_up_proj.dgrad" || name == "up_proj.dgrad" || name == "qkv_proj.dgrad") {
+      return TaskKind::kReduceScatter;
+    }
+    return TaskKind::kKernel;
+  }
+
+  int32_t tp_collective(int32_t unit, Phase phase, TaskKind kind, int32_t after) {
+    Task t;
+    t.kind = kind;
+    t.stream = Stream::kTp;
+    t.group = GroupRole::kTp;
+    t.phase = phase;
+    t.unit = unit;
+    t.micro_batch = mb_;
+    t.bytes = spec_.local_batch * spec_.seq_len * spec_.model.hidden * dtype_bytes(spec_.dtype);
+    std::vector<int32_t> d;
+    if (after != kNone) d.push_back(after);
+    return add(t, d);
+  }
+
+  static std::vector<int32_t> range(KernelRange r) {
+    std::vector<int32_t> v(static_cast<size_t>(r.count));
+    for (int32_t i = 0; i < r.count; ++i) v[static_cast<size_t>(i)] = r.begin + i;
+    return v;
+  }
+
+  void forward() {
+    // Forward order: root (embedding), blocks 0..L-1, then the head (root).
+    for (int32_t unit = kRootUnit; unit < s_.blocks; ++unit) {
+      ensure_gathered(unit, Phase::kForward);
+      if (spec_.forward_prefetch) ensure_gathered(unit + 1, Phase::kForward);
+      if (unit == kRootUnit) {
+        kernels(unit, Phase::kForward, range(s_.embedding_forward));
+      } else {
+        kernels(unit, Phase::kForward, range(s_.block_forward));
+        if (reshard_after_forward()) free_unit(unit, Phase::kForward);
+      }
+    }
+    kernels(kRootUnit, Phase::kForward, range(s_.head_forward));
+  }
+
+  void prefetch_backward(int32_t next) {
+    if (next >= kRootUnit) ensure_gathered(next, Phase::kBackward);
+  }
+
+  void reduce(int32_t unit, int32_t grad_ready, bool last_mb) {
+    if (!last_mb && opt_.no_sync) return;
+    const Stream stream = opt_.separate_reduce_stream ? Stream::kReduce : Stream::kComm;
+    const int64_t params_bytes = s_.unit_bytes(unit);
+    Task t;
+    t.stream = stream;
+    t.phase = Phase::kBackward;
+    t.unit = unit;
+    t.micro_batch = mb_;
+    int32_t r = kNone;
+    if (!sharded()) {
+      t.kind = TaskKind::kAllReduce;
+      t.group = GroupRole::kReplica;
+      t.bytes = params_bytes;
+      r = add(t, {grad_ready});
+    } else {
+      t.kind = TaskKind::kReduceScatter;
+      t.group = GroupRole::kShard;
+      t.bytes = params_bytes;
+      r = add(t, {grad_ready});
+      if (spec_.strategy == ShardingStrategy::kHybridShard) {
+        t.kind = TaskKind::kAllReduce;
+        t.group = GroupRole::kReplica;
+        const int64_t elem = dtype_bytes(spec_.dtype);
+        t.bytes = ceil_div(params_bytes / elem, spec_.shard_group_size) * elem;
+        r = add(t, {r});
+      }
+    }
+    if (last_mb && spec_.cpu_offload) {
+      Task copy;
+      copy.kind = TaskKind::kCopyToHost;
+      copy.stream = Stream::kCopy;
+      copy.phase = Phase::kBackward;
+      copy.unit = unit;
+      copy.micro_batch = mb_;
+      copy.bytes = sharded() ? ceil_div(params_bytes, spec_.shard_group_size) : params_bytes;
+      r = add(copy, {r});
+    }
+    if (last_mb) final_reduction_[slot(unit)] = r;
+  }
+
+  void backward(bool last_mb) {
+    // Backward order: head (root), blocks L-1..0, embedding (root).
+    const bool free_after =
+        sharded() && (last_mb || !opt_.no_sync || spec_.strategy != ShardingStrategy::kShardGradOp);
+    const BackwardPrefetch pf = spec_.backward_prefetch;
+    // Head: the root is gathered; its pre-backward prefetches block L-1.
+    if (pf == BackwardPrefetch::kBackwardPre) prefetch_backward(s_.blocks - 1);
+    kernels(kRootUnit, Phase::kBackward, range(s_.head_backward));
+    for (int32_t b = s_.blocks - 1; b >= 0; --b) {
+      const int32_t next = b - 1;  // kRootUnit after block 0: gathered already
+      ensure_gathered(b, Phase::kBackward);
+      if (pf == BackwardPrefetch::kBackwardPre) prefetch_backward(next);
+      if (!s_.recompute.empty()) kernels(b, Phase::kRecompute, s_.recompute);
+      const int32_t grad_ready = kernels(b, Phase::kBackward, range(s_.block_backward));
+      if (free_after) free_unit(b, Phase::kBackward);
+      if (pf == BackwardPrefetch::kBackwardPost) prefetch_backward(next);
+      reduce(b, grad_ready, last_mb);
+    }
+    ensure_gathered(kRootUnit, Phase::kBackward);
+    const int32_t grad_ready = kernels(kRootUnit, Phase::kBackward, range(s_.embedding_backward));
+    if (free_after) free_unit(kRootUnit, Phase::kBackward);
+    reduce(kRootUnit, grad_ready, last_mb);
+  }
+
+  const WorkloadSpec& spec_;
+  const FsdpScheduleOptions& opt_;
+  FsdpSchedule& s_;
+  int32_t mb_ = 0;
+  int32_t last_on_[kStreamCount] = {kNone, kNone, kNone, kNone, kNone, kNone};
+  std::vector<bool> gathered_;
+  std::vector<int32_t> last_ag_;          // latest all-gather per unit slot
+  std::vector<int32_t> final_reduction_;  // last reduction of the last micro-batch
+  std::deque<int32_t> live_;            // block all-gathers whose buffers the host has not awaited
+  std::map<int32_t, int32_t> free_of_;  // all-gather in live_ -> the free of its buffer
+};
+
+}  // namespace
+
+FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOptions& options) {
+  CLUSTERSIM_CHECK(
+      spec.model.layers > 0 && spec.grad_accum > 0 && spec.tp > 0 && spec.shard_group_size > 0,
+      "build_fsdp_schedule needs a spec from read_workload_spec()");
+  FsdpSchedule s;
+  KernelConfig kc;
+  kc.seq_len = spec.seq_len;
+  kc.micro_batch = spec.local_batch;
+  kc.dtype_bytes = dtype_bytes(spec.dtype);
+  kc.tp = spec.tp;
+  kc.sequence_parallel = spec.tp > 1;
+  // torchtitan compiles the blocks only: the rest runs eager either way.
+  KernelConfig eager = kc;
+  eager.fusion = KernelFusion::kEager;
+  kc.fusion = spec.torch_compile ? KernelFusion::kCompiled : KernelFusion::kEager;
+  s.block_forward = append(s.kernels, block_forward(spec.model, kc));
+  s.block_backward = append(s.kernels, block_backward(spec.model, kc));
+  s.embedding_forward = append(s.kernels, embedding_forward(spec.model, eager));
+  s.embedding_backward = append(s.kernels, embedding_backward(spec.model, eager));
+  s.head_forward = append(s.kernels, head_forward(spec.model, eager));
+  s.head_backward = append(s.kernels, head_backward(spec.model, eager));
+  const Recompute recompute = spec.activation_checkpointing == ActivationCheckpointing::kFull
+                                  ? Recompute::kFull
+                              : spec.activation_checkpointing == ActivationCheckpointing::kSelective
+                                  ? Recompute::kSelectiveOp
+                                  : Recompute::kNone;
+  const KernelRange again = append(s.kernels, block_recompute(spec.model, kc, recompute));
+  for (int32_t i = 0; i < again.count; ++i) s.recompute.push_back(again.begin + i);
+
+  const ParameterBreakdown p = parameter_breakdown(spec.model);
+  const int64_t elem = dtype_bytes(spec.dtype);
+  s.blocks = static_cast<int32_t>(spec.model.layers);
+  s.block_bytes = ceil_div(p.block, spec.tp) * elem;
+  s.root_bytes = ceil_div(p.embedding + p.final_norm + p.output_head, spec.tp) * elem;
+  const int64_t local_params = ceil_div(ceil_div(p.total, spec.tp), spec.shard_group_size);
+  s.local_params = local_params;
+  s.optimizer_kernel = static_cast<int32_t>(s.kernels.size());
+  s.kernels.push_back(adamw_step(local_params, OptimizerPrecision{4, 0}));
+
+  Builder(spec, options, s).build();
+  return s;
+}
+
+}  // namespace clustersim::workloads

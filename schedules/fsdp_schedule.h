@@ -1,0 +1,201 @@
+// The per-rank task DAG of one FSDP/HSDP/DDP training step: a schedule
+// TEMPLATE shared by every rank of the same role (flyweight). It holds no
+// per-rank data (no rank ids, groups or times); the step simulator pairs it
+// with the rank's groups and clocks.
+//
+// Tasks are listed in HOST ISSUE ORDER: the host thread launches task i
+// before task i + 1, so index order is a topological order and every
+// dependency points to a lower index. Dependencies (CSR: deps_of(i)) are
+// complete: they include the previous task on the same stream (CUDA stream
+// order) and the data/event dependencies. A task with host_wait >= 0 also
+// blocks the HOST until that task has finished (limit_all_gathers'
+// cudaEventSynchronize); host_wait is always one of the task's deps.
+//
+// Streams: one compute stream, and communication as FSDP2 issues it by
+// default: all-gather, reduce-scatter and the HSDP all-reduce on ONE NCCL
+// stream/communicator (kComm), so they serialise in issue order. With
+// FsdpScheduleOptions::separate_reduce_stream, reduce-scatters and
+// all-reduces go to kReduce instead (FSDP1's separate post-backward stream).
+// A kFree is a zero-cost marker on the compute stream: the unsharded
+// parameters of its unit may be reused once the kernels before it finished.
+//
+// FSDP units: one per transformer block (unit = block index) and the root
+// (unit = kRootUnit): embedding, final norm and output head. The root is
+// all-gathered before the embedding and, as in FSDP1 and torchtitan's FSDP2
+// wrapping, not resharded after forward (backward needs it at once); it is
+// freed after the embedding's backward.
+//
+// Step semantics (choices documented where PyTorch offers several):
+//  * Forward, per micro-batch: for the root then each block, all-gather the
+//    unit if not gathered (never with NO_SHARD), its forward kernels (the
+//    first depends on the all-gather), then a free when resharding after
+//    forward (FULL_SHARD / HYBRID_SHARD with reshard_after_forward;
+//    SHARD_GRAD_OP never reshards after forward). forward_prefetch issues the
+//    next unit's all-gather right after the current one's (before its
+//    kernels).
+//  * limit_all_gathers: before issuing an all-gather of a block, while two or
+//    more block buffers are live (gathered and not yet awaited), the host
+//    waits for the free of the oldest one, provided that free was already
+//    issued (FSDP1 can only wait on recorded free events). So at most two
+//    block all-gathers are in flight whenever frees happen; with nothing
+//    freed (SHARD_GRAD_OP forward) the limit does not bind, as in FSDP1.
+//    The root is not counted. (FSDP1's free-event queue counts issued frees
+//    rather than buffers, so with forward_prefetch it lets three through;
+//    this schedule keeps the documented cap of two.)
+//  * Backward in reverse (head, blocks L-1..0, embedding): all-gather again
+//    what was freed; BACKWARD_PRE issues the next unit's all-gather in the
+//    current unit's pre-backward (before its kernels), BACKWARD_POST in its
+//    post-backward (after the kernels and the free, before the
+//    reduce-scatter), NONE only when the unit is reached.
+//  * Activation checkpointing: full recomputes the block's whole forward
+//    (after its all-gather) before its backward kernels; selective recomputes
+//    the block's norm and elementwise forward kernels (GEMMs and attention
+//    saved, as torchtitan's op-level SAC does for attention and most
+//    matmuls). The embedding and head are never recomputed.
+//  * Gradient reduction: by default every micro-batch reduce-scatters each
+//    unit's gradients after its backward (FSDP's default with gradient
+//    accumulation; no no_sync()). With FsdpScheduleOptions::no_sync, only the
+//    last micro-batch reduces; earlier ones accumulate unsharded gradients,
+//    and SHARD_GRAD_OP then keeps its parameters gathered across
+//    micro-batches (FSDP1's _should_free_in_backward).
+//    HYBRID_SHARD: each reduce-scatter is followed by an all-reduce of the
+//    shard across the replica group. NO_SHARD (DDP): one all-reduce of the
+//    unit's full gradients instead (one bucket per unit).
+//  * After backward the unsharded parameters are freed (reshard after
+//    backward) except SHARD_GRAD_OP under no_sync before the last micro-batch.
+//  * Optimizer: one AdamW kernel over the local shard (compute stream) after
+//    every final gradient reduction. FSDP keeps fp32 sharded parameters and
+//    casts in the all-gather, so the optimizer reads fp32 gradients and writes
+//    no low-precision copy (OptimizerPrecision{4, 0}).
+//
+// Bytes (nccl-tests convention, per rank's collective call): all-gather =
+// total output = the unit's unsharded parameters in the compute dtype;
+// reduce-scatter = total input = the same size of gradients (reduced in the
+// compute dtype); HSDP all-reduce = one shard, ceil(params / shard_group) *
+// dtype; DDP all-reduce = the unit's full gradients. With tp > 1 a unit's
+// parameters are its TP slice, ceil(params / tp) (norm weights are in fact
+// replicated; ignored). FSDP's padding of the flat parameter is ignored.
+//
+// Kernels: torch.compile (workload.torch_compile) runs the transformer
+// blocks as Inductor's fused kernels; the embedding, final norm and loss stay
+// eager, as torchtitan compiles each block only (transformer_kernels.h,
+// KernelFusion). Selective checkpointing recomputes what torchtitan's op-level
+// policy does not save, full checkpointing the block's forward up to its last
+// saved tensor (block_recompute()).
+//
+// Tensor parallelism (tp > 1, Megatron-style with sequence parallelism, on
+// Stream::kTp, group kTp): forward (and recomputed forward) all-gathers the
+// normed activations before the attention's and the MLP's first GEMM and
+// reduce-scatters after the out and down projections; backward the reverse
+// (all-gather before down_proj.dgrad and out_proj.dgrad, reduce-scatter after
+// the MLP's and the qkv projection's dgrad). Each moves the full activation,
+// local_batch * seq_len * hidden * dtype bytes (nccl-tests convention). The
+// kernel after a TP collective waits for it, so TP communication is exposed
+// (no async TP).
+//
+// CPU offload (FSDP's CPUOffload(offload_params=True)): parameters, gradients
+// and optimizer states live on the host. Each unit's shard is copied to the
+// GPU (kCopyToDevice, Stream::kCopy) before each of its all-gathers; each
+// final gradient reduction is followed by a copy of the gradient shard to the
+// host (kCopyToHost); the optimizer runs on the host CPU (kCpuOptimizer,
+// Stream::kCpu) after the last copy, instead of the GPU AdamW kernel.
+//
+// Not modelled here (yet): the loss/grad-norm all-reduce.
+//
+// Thread safety: build_fsdp_schedule is a pure function; FsdpSchedule is an
+// immutable value once built and may be shared across threads.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "exec/step_result.h"
+#include "model/transformer_kernels.h"
+#include "model/workload_config.h"
+
+namespace clustersim::workloads {
+
+enum class TaskKind : uint8_t {
+  kKernel,
+  kAllGather,
+  kReduceScatter,
+  kAllReduce,
+  kFree,
+  kOptimizer,
+  kCopyToDevice,  // CPU offload: a parameter shard over PCIe before its all-gather
+  kCopyToHost,    // CPU offload: a gradient shard over PCIe after its reduction
+  kCpuOptimizer   // CPU offload: AdamW on the host over the local shard
+};
+// kTp: tensor-parallel collectives (their own NCCL communicator); kCopy:
+// host<->device copies; kCpu: work of the host's CPU cores (not the thread
+// that launches kernels).
+enum class Stream : uint8_t { kCompute, kComm, kReduce, kTp, kCopy, kCpu };
+inline constexpr int kStreamCount = 6;
+// The process group a collective runs on (see step_simulator.h for the rank
+// layout): the FSDP shard group, the HSDP replica group (all data-parallel
+// ranks for NO_SHARD), or the tensor-parallel group.
+enum class GroupRole : uint8_t { kNone, kShard, kReplica, kTp };
+inline constexpr int kGroupRoles = 4;
+
+std::string_view task_kind_name(TaskKind kind);
+std::string_view stream_name(Stream stream);
+std::string_view group_role_name(GroupRole role);
+
+inline constexpr int32_t kNoKernel = -1;    // Task::kernel of a non-kernel
+inline constexpr int32_t kNoHostWait = -1;  // Task::host_wait when none
+
+struct Task {
+  TaskKind kind = TaskKind::kKernel;
+  Stream stream = Stream::kCompute;
+  Phase phase = Phase::kForward;
+  int32_t unit = kRootUnit;
+  int32_t micro_batch = 0;          // 0 .. grad_accum-1; the optimizer: grad_accum-1
+  int32_t kernel = kNoKernel;       // index into FsdpSchedule::kernels (kKernel, kOptimizer)
+  int32_t host_wait = kNoHostWait;  // task the host waits for before issuing this one
+  int64_t bytes = 0;  // collectives: payload per rank (see the top of this file); copies:
+                      // bytes moved; kCpuOptimizer: parameters updated
+  GroupRole group = GroupRole::kNone;  // collectives only
+};
+
+// [begin, begin + count) in FsdpSchedule::kernels.
+struct KernelRange {
+  int32_t begin = 0;
+  int32_t count = 0;
+};
+
+struct FsdpScheduleOptions {
+  bool separate_reduce_stream = false;  // reduce-scatter/all-reduce on Stream::kReduce
+  bool no_sync = false;                 // reduce gradients only on the last micro-batch
+};
+
+struct FsdpSchedule {
+  // Kernel table: each distinct kernel once (all blocks share theirs).
+  std::vector<Kernel> kernels;
+  KernelRange block_forward, block_backward, embedding_forward, embedding_backward, head_forward,
+      head_backward;
+  std::vector<int32_t> recompute;  // kernel indices a block recomputes (checkpointing)
+  int32_t optimizer_kernel = kNoKernel;
+
+  int32_t blocks = 0;        // transformer blocks (units 0 .. blocks-1)
+  int64_t block_bytes = 0;   // unsharded parameter bytes of one block (compute dtype)
+  int64_t root_bytes = 0;    // unsharded parameter bytes of the root unit
+  int64_t local_params = 0;  // parameters of this rank's shard (the optimizer's)
+
+  std::vector<Task> tasks;         // host issue order
+  std::vector<int32_t> dep_begin;  // CSR offsets, tasks.size() + 1 entries
+  std::vector<int32_t> deps;       // ascending within a task
+
+  int32_t size() const { return static_cast<int32_t>(tasks.size()); }
+  std::span<const int32_t> deps_of(int32_t task) const;
+  int64_t unit_bytes(int32_t unit) const { return unit == kRootUnit ? root_bytes : block_bytes; }
+  int64_t count(TaskKind kind) const;
+};
+
+// The schedule of one rank of `spec` (its strategy, prefetch and
+// checkpointing options, grad_accum, dtype, tp and group sizes). Requires a
+// spec as read_workload_spec() returns it (positive sizes; invariant check).
+FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOptions& options = {});
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,242 @@
+#include "schedules/step_program.h"
+
+#include <algorithm>
+#include <string>
+
+#include "collectives/group_collectives.h"
+#include "collectives/tuner.h"
+#include "sim/check.h"
+#include "sim/sim_time.h"
+
+namespace clustersim::workloads::step {
+
+namespace {
+
+using collectives::CollectiveOp;
+using sim::SimTime;
+
+CollectiveOp collective_of(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::kAllGather:
+      return CollectiveOp::kAllGather;
+    case TaskKind::kReduceScatter:
+      return CollectiveOp::kReduceScatter;
+    default:
+      return CollectiveOp::kAllReduce;
+  }
+}
+
+bool is_kernel(TaskKind kind) { return kind == TaskKind::kKernel || kind == TaskKind::kOptimizer; }
+bool is_local(TaskKind kind) {
+  return kind == TaskKind::kCopyToDevice || kind == TaskKind::kCopyToHost ||
+         kind == TaskKind::kCpuOptimizer;
+}
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const FsdpSchedule& schedule, const StepConfig& config, const Layout& layout,
+                 const topology::Cluster& cluster, const collectives::HardwareProfile& profile)
+      : s_(schedule), config_(config), layout_(layout), cluster_(cluster), profile_(profile) {}
+
+  Program build() {
+    p_.kernel_ns.reserve(s_.kernels.size());
+    for (const Kernel& k : s_.kernels) {
+      p_.kernel_ns.push_back(kernel_time(k, config_.compute).count_ns());
+    }
+    task_op_.assign(static_cast<size_t>(s_.size()), -1);
+    free_compute_count_.assign(static_cast<size_t>(s_.size()), -1);
+    int32_t compute_ops = 0;
+    int32_t prev_task_op = -1;  // op of the previous non-free task in host order
+    for (int32_t i = 0; i < s_.size(); ++i) {
+      const Task& t = s_.tasks[static_cast<size_t>(i)];
+      if (t.kind == TaskKind::kFree) {
+        // A free completes once the compute ops issued before it have.
+        free_compute_count_[static_cast<size_t>(i)] = compute_ops;
+        continue;
+      }
+      if (is_kernel(t.kind) && can_extend(i, prev_task_op)) {
+        extend_segment(i, prev_task_op);
+        task_op_[static_cast<size_t>(i)] = prev_task_op;
+        continue;
+      }
+      const auto id = static_cast<int32_t>(p_.ops.size());
+      p_.ops.push_back(new_op(i));
+      task_op_[static_cast<size_t>(i)] = id;
+      prev_task_op = id;
+      if (p_.ops.back().stream == static_cast<uint8_t>(Stream::kCompute)) ++compute_ops;
+    }
+    finish_host_times();
+    for (int st = 0; st < kStreams; ++st) {
+      if (!p_.stream_ops[static_cast<size_t>(st)].empty()) p_.used_streams.push_back(st);
+    }
+    return std::move(p_);
+  }
+
+ private:
+  // A kernel joins the open segment when it follows it directly in host
+  // order and depends on nothing but the previous kernel.
+  bool can_extend(int32_t task, int32_t prev_op) const {
+    if (prev_op < 0) return false;
+    const Op& op = p_.ops[static_cast<size_t>(prev_op)];
+    if (op.kind != OpKind::kSegment) return false;
+    if (op.first_task + op.task_count != task) return false;  // something was issued between
+    const Task& t = s_.tasks[static_cast<size_t>(task)];
+    if (t.host_wait != kNoHostWait) return false;
+    for (const int32_t d : s_.deps_of(task)) {
+      if (d != task - 1) return false;
+    }
+    return true;
+  }
+
+  void extend_segment(int32_t task, int32_t op_id) {
+    Op& op = p_.ops[static_cast<size_t>(op_id)];
+    ++op.task_count;
+    op.work_ns += p_.kernel_ns[static_cast<size_t>(s_.tasks[static_cast<size_t>(task)].kernel)];
+  }
+
+  Op new_op(int32_t task) {
+    const Task& t = s_.tasks[static_cast<size_t>(task)];
+    Op op;
+    op.stream = static_cast<uint8_t>(t.stream);
+    op.pos = static_cast<int32_t>(p_.stream_ops[op.stream].size());
+    p_.stream_ops[op.stream].push_back(static_cast<int32_t>(p_.ops.size()));
+    op.first_task = task;
+    op.task_count = 1;
+    op.dep_begin = static_cast<int32_t>(p_.deps.size());
+    pending_deps_ = 0;
+    for (const int32_t d : s_.deps_of(task)) add_dep(d, op.stream);
+    op.dep_end = static_cast<int32_t>(p_.deps.size());
+    if (t.host_wait != kNoHostWait) {
+      const int32_t count = free_compute_count_[static_cast<size_t>(t.host_wait)];
+      CLUSTERSIM_CHECK(count >= 0, "a host wait names a free");
+      op.gate_compute = count;
+      p_.gate_ops.push_back(static_cast<int32_t>(p_.ops.size()));
+    }
+    if (is_kernel(t.kind)) {
+      op.kind = OpKind::kSegment;
+      op.work_ns = p_.kernel_ns[static_cast<size_t>(t.kernel)];
+    } else if (is_local(t.kind)) {
+      op.kind = OpKind::kLocal;
+      const double seconds = t.kind == TaskKind::kCpuOptimizer
+                                 ? static_cast<double>(t.bytes) / config_.host.cpu_adam_params_per_s
+                                 : static_cast<double>(t.bytes) / config_.host.pcie_Bps;
+      op.duration_ns = SimTime::from_seconds_rounded(seconds).count_ns();
+    } else {
+      op.kind = OpKind::kCollective;
+      op.op = collective_of(t.kind);
+      op.role = t.group;
+      op.bytes = t.bytes;
+      op.channel = channel_of(t.group, op.stream);
+      tune(op);
+    }
+    return op;
+  }
+
+  void add_dep(int32_t task, uint8_t own_stream) {
+    const Task& d = s_.tasks[static_cast<size_t>(task)];
+    if (d.kind == TaskKind::kFree) {
+      const int32_t count = free_compute_count_[static_cast<size_t>(task)];
+      if (count > 0) add_stream_dep(static_cast<uint8_t>(Stream::kCompute), count - 1, own_stream);
+      return;
+    }
+    const Op& op = p_.ops[static_cast<size_t>(task_op_[static_cast<size_t>(task)])];
+    add_stream_dep(op.stream, op.pos, own_stream);
+  }
+
+  void add_stream_dep(uint8_t stream, int32_t pos, uint8_t own_stream) {
+    if (stream == own_stream) return;  // stream order
+    // Keep one dependency per stream: the latest position.
+    const size_t begin = p_.deps.size() - pending_deps_;
+    for (size_t i = begin; i < p_.deps.size(); ++i) {
+      if (p_.deps[i].stream == stream) {
+        p_.deps[i].pos = std::max(p_.deps[i].pos, pos);
+        return;
+      }
+    }
+    p_.deps.push_back(Dep{stream, pos});
+    ++pending_deps_;
+  }
+
+  int32_t channel_of(GroupRole role, uint8_t stream) {
+    for (size_t i = 0; i < p_.channels.size(); ++i) {
+      if (p_.channels[i].role == role && p_.channels[i].stream == stream) {
+        return static_cast<int32_t>(i);
+      }
+    }
+    p_.channels.push_back(Program::Channel{role, stream});
+    return static_cast<int32_t>(p_.channels.size() - 1);
+  }
+
+  // Every group of a role has the same shape (the layout is regular), so
+  // the tuner runs once per collective of the template, on group 0.
+  void tune(Op& op) {
+    const int64_t size = layout_.group_size(op.role);
+    std::vector<int64_t> gpus(static_cast<size_t>(size));
+    for (int64_t i = 0; i < size; ++i) gpus[static_cast<size_t>(i)] = layout_.member(op.role, 0, i);
+    const collectives::GroupGeometry geometry = collectives::geometry_of(cluster_, gpus);
+    const collectives::TunedCollective tuned =
+        collectives::tune_collective(profile_, geometry, op.op, op.bytes, config_.forced);
+    op.latency_ns = SimTime::from_seconds_rounded(tuned.cost.latency_s).count_ns();
+    op.transfer_ns = SimTime::from_seconds_rounded(tuned.cost.transfer_s).count_ns();
+    op.alone_Bps =
+        tuned.cost.transfer_s > 0 ? static_cast<double>(op.bytes) / tuned.cost.transfer_s : 0;
+    op.algorithm = collectives::to_string(tuned.choice.algorithm);
+    op.protocol = collectives::to_string(tuned.choice.protocol);
+  }
+
+  // Host issue times (no blocking) and each segment's launch-bound tail:
+  // kernel k of n, issued at (k + 1) c after the segment's host start, ends
+  // no earlier than that plus the kernels from k on.
+  void finish_host_times() {
+    const int64_t launch = config_.host.kernel_launch.count_ns();
+    const int64_t graph = config_.host.graph_launch.count_ns();
+    int64_t host = 0;
+    for (Op& op : p_.ops) {
+      op.host_start_ns = host;
+      if (op.kind == OpKind::kSegment) {
+        if (config_.workload.cuda_graphs) {
+          op.host_cost_ns = graph;
+          op.first_launch_ns = graph;
+          op.tail_ns = graph + op.work_ns;
+        } else {
+          op.host_cost_ns = launch * op.task_count;
+          op.first_launch_ns = launch;
+          int64_t suffix = 0;
+          int64_t tail = 0;
+          for (int32_t k = op.task_count - 1; k >= 0; --k) {
+            const Task& t = s_.tasks[static_cast<size_t>(op.first_task + k)];
+            suffix += p_.kernel_ns[static_cast<size_t>(t.kernel)];
+            tail = std::max(tail, (k + 1) * launch + suffix);
+          }
+          op.tail_ns = tail;
+        }
+      } else if (op.kind == OpKind::kLocal &&
+                 s_.tasks[static_cast<size_t>(op.first_task)].kind == TaskKind::kCpuOptimizer) {
+        op.host_cost_ns = 0;
+      } else {
+        op.host_cost_ns = launch;  // a collective or a cudaMemcpyAsync
+      }
+      host += op.host_cost_ns;
+    }
+  }
+
+  const FsdpSchedule& s_;
+  const StepConfig& config_;
+  const Layout& layout_;
+  const topology::Cluster& cluster_;
+  const collectives::HardwareProfile& profile_;
+  Program p_;
+  std::vector<int32_t> task_op_;             // op of each non-free task
+  std::vector<int32_t> free_compute_count_;  // compute ops issued before each free
+  size_t pending_deps_ = 0;                  // deps of the op being built
+};
+
+}  // namespace
+
+Program compile_program(const FsdpSchedule& schedule, const StepConfig& config,
+                        const Layout& layout, const topology::Cluster& cluster,
+                        const collectives::HardwareProfile& profile) {
+  return ProgramBuilder(schedule, config, layout, cluster, profile).build();
+}
+
+}  // namespace clustersim::workloads::step

@@ -1,0 +1,676 @@
+#include "schedules/step_simulator.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "collectives/collective_cost.h"
+#include "collectives/collective_flows.h"
+#include "sim/check.h"
+#include "sim/simulator.h"
+#include "exec/flow_transfers.h"
+#include "exec/step_accounts.h"
+#include "schedules/step_program.h"
+#include "model/transformer_kernels.h"
+
+namespace clustersim::workloads {
+
+namespace {
+
+using collectives::CollectiveOp;
+using sim::SimTime;
+using step::Dep;
+using step::kStreams;
+using step::Layout;
+using step::Op;
+using step::OpKind;
+using step::Program;
+
+constexpr int32_t kNoGate = std::numeric_limits<int32_t>::max();
+
+using namespace step_accounts;  // NOLINT: the account names are this file's vocabulary
+
+Account exposed_account(const Op& op) {
+  return op.role == GroupRole::kTp ? kExposedTp : step_accounts::exposed_account(op.op);
+}
+
+// ---- Per-rank and per-group state ----
+
+// Streams run in order: the op at position `done` is the running one (busy)
+// or the next to start.
+struct StreamState {
+  int32_t done : 31 = 0;  // ops completed
+  uint32_t busy : 1 = 0;
+};
+static_assert(sizeof(StreamState) == 4);
+
+// Hot per-event state first (about two cache lines); the time accounts live
+// apart (StepEngine::accounts_).
+struct RankState {
+  int64_t anchor_ns = 0;  // host: issuing anchor_op started at anchor_ns
+  int32_t anchor_op = 0;
+  int32_t gate_index = 0;       // next entry of Program::gate_ops not passed
+  int64_t comm_overlap_ns = 0;  // time with a transfer in flight, until comm_change_ns
+  int64_t comm_change_ns = 0;
+  // The running compute segment.
+  double seg_work_ns = 0;            // at full speed, straggling included
+  int64_t seg_overlap_start_ns = 0;  // overlap_until() at the segment's start
+  int64_t seg_start_ns = 0;
+  int64_t seg_tail_end_ns = 0;
+  sim::EventId seg_event;       // its next look (compute_check)
+  int64_t compute_free_ns = 0;  // when the compute stream last went idle
+  int64_t finish_ns = 0;
+  int64_t finish_group_start_ns = 0;
+  std::array<StreamState, kStreams> streams{};
+  uint8_t comm_active = 0;         // transfers in flight
+  bool seg_slowed_check = false;   // the next look assumed a transfer in flight
+  Account finish_account = kIdle;  // what ended at finish_ns
+};
+
+struct GroupState {
+  int32_t arrived = 0;
+  int32_t op = -1;
+  int64_t latest_arrival_ns = 0;
+  int64_t start_ns = 0;
+};
+
+enum EventKinds : sim::EventKind {
+  kComputeEnd,     // data: rank
+  kGroupStart,     // data: channel << 40 | group
+  kTransferBegin,  // data: channel << 40 | group
+  kTransferEnd,    // data: flow id
+  kCollectiveEnd,  // data: channel << 40 | group (no transfer phase)
+  kSolveFlows,     // the transfers that started or ended at this instant changed rates
+  kLocalEnd,       // data: rank << 8 | stream
+};
+
+constexpr int kGroupBits = 40;
+
+uint64_t pack(int32_t channel, int64_t group) {
+  return (static_cast<uint64_t>(channel) << kGroupBits) | static_cast<uint64_t>(group);
+}
+
+// The cause a compute stream's idle gap is charged to.
+struct Cause {
+  Account account = kIdle;
+  int64_t group_start_ns = 0;  // collectives: the part before it is sync wait
+};
+
+class StepEngine : public sim::EventHandler {
+ public:
+  StepEngine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
+             const StepConfig& config, const FsdpSchedule& schedule, const Program& program,
+             const Layout& layout)
+      : cluster_(cluster),
+        config_(config),
+        schedule_(schedule),
+        p_(program),
+        layout_(layout),
+        flows_(cluster, profile, config.routing),
+        transfers_(sim_, flows_),
+        ranks_(static_cast<size_t>(layout.world)),
+        accounts_(static_cast<size_t>(layout.world)),
+        slowdown_(static_cast<size_t>(layout.world), 1.0),
+        traced_(static_cast<size_t>(layout.world), 0) {
+    for (const Straggler& s : config.stragglers) {
+      CLUSTERSIM_CHECK(
+          s.rank >= 0 && s.rank < layout.world && s.slowdown >= 1,
+          "straggler rank " + std::to_string(s.rank) + " slowdown " + std::to_string(s.slowdown));
+      slowdown_[static_cast<size_t>(s.rank)] = s.slowdown;
+    }
+    for (const int64_t r : config.trace_ranks) {
+      CLUSTERSIM_CHECK(r >= 0 && r < layout.world, "trace rank " + std::to_string(r));
+      traced_[static_cast<size_t>(r)] = 1;
+    }
+    if (!config.trace_ranks.empty()) {
+      arrivals_.assign(static_cast<size_t>(layout.world * kStreams), 0);
+      seg_host_start_.assign(static_cast<size_t>(layout.world), 0);
+    }
+    for (const Program::Channel& c : p_.channels) {
+      groups_.emplace_back(static_cast<size_t>(layout.group_count(c.role)));
+    }
+    footprints_.resize(kGroupRoles);
+    comm_slowdown_rate_ = 1.0 / config.compute.comm_overlap_slowdown;
+  }
+
+  void run() {
+    handler_ = sim_.add_handler(*this);
+    transfers_.bind(handler_, kTransferEnd, kSolveFlows);
+    for (int64_t r = 0; r < layout_.world; ++r) {
+      pass_open_gates(r);
+      try_all(r, Cause{});
+    }
+    sim_.run();
+  }
+
+  void on_event(sim::Simulator& sim, const sim::Event& event) override {
+    (void)sim;
+    switch (event.kind) {
+      case kComputeEnd:
+        compute_check(static_cast<int64_t>(event.data));
+        break;
+      case kGroupStart:
+        begin_collective(static_cast<int32_t>(event.data >> kGroupBits),
+                         static_cast<int64_t>(event.data & ((uint64_t{1} << kGroupBits) - 1)));
+        break;
+      case kTransferBegin:
+        begin_transfer(static_cast<int32_t>(event.data >> kGroupBits),
+                       static_cast<int64_t>(event.data & ((uint64_t{1} << kGroupBits) - 1)));
+        break;
+      case kTransferEnd:
+        end_transfer(static_cast<uint32_t>(event.data));
+        break;
+      case kSolveFlows:
+        transfers_.on_solve_event();
+        break;
+      case kLocalEnd:
+        local_end(static_cast<int64_t>(event.data >> 8), static_cast<int>(event.data & 0xff));
+        break;
+      case kCollectiveEnd:
+        end_collective(static_cast<int32_t>(event.data >> kGroupBits),
+                       static_cast<int64_t>(event.data & ((uint64_t{1} << kGroupBits) - 1)),
+                       /*transferred=*/false);
+        break;
+      default:
+        CLUSTERSIM_CHECK(false, "unknown step event kind " + std::to_string(event.kind));
+    }
+  }
+
+  StepResult result() const;
+
+ private:
+  int64_t now() const { return sim_.now().count_ns(); }
+  Accounts& account(const RankState& st) {
+    return accounts_[static_cast<size_t>(&st - ranks_.data())];
+  }
+  // When traced rank r reached (or started) the op running on stream s.
+  int64_t& arrival(int64_t r, int s) { return arrivals_[static_cast<size_t>(r * kStreams + s)]; }
+  RankState& rank(int64_t r) { return ranks_[static_cast<size_t>(r)]; }
+
+  int32_t gate_op(const RankState& st) const {
+    return st.gate_index < static_cast<int32_t>(p_.gate_ops.size())
+               ? p_.gate_ops[static_cast<size_t>(st.gate_index)]
+               : kNoGate;
+  }
+
+  // When the host starts issuing `op` (op is before the rank's gate).
+  int64_t host_start(const RankState& st, const Op& op) const {
+    return st.anchor_ns + op.host_start_ns -
+           p_.ops[static_cast<size_t>(st.anchor_op)].host_start_ns;
+  }
+
+  // Passes every host wait whose compute ops are done: the host resumes at
+  // the later of reaching it and now (conditions only become true at compute
+  // ends, handled at once, so an older one was true before the host got there).
+  bool pass_open_gates(int64_t r) {
+    RankState& st = rank(r);
+    bool passed = false;
+    const int32_t compute = static_cast<int32_t>(Stream::kCompute);
+    while (true) {
+      const int32_t g = gate_op(st);
+      if (g == kNoGate) break;
+      const Op& op = p_.ops[static_cast<size_t>(g)];
+      if (st.streams[compute].done < op.gate_compute) break;
+      const int64_t reach = host_start(st, op);
+      st.anchor_ns = std::max(reach, now());
+      st.anchor_op = g;
+      ++st.gate_index;
+      passed = true;
+    }
+    return passed;
+  }
+
+  void try_all(int64_t r, const Cause& cause) {
+    for (const int s : p_.used_streams) try_start(r, s, cause);
+  }
+
+  void try_start(int64_t r, int s, const Cause& cause) {
+    RankState& st = rank(r);
+    StreamState& ss = st.streams[static_cast<size_t>(s)];
+    const std::vector<int32_t>& list = p_.stream_ops[static_cast<size_t>(s)];
+    if (ss.busy || ss.done >= static_cast<int32_t>(list.size())) return;
+    const int32_t id = list[static_cast<size_t>(ss.done)];
+    const Op& op = p_.ops[static_cast<size_t>(id)];
+    for (int32_t d = op.dep_begin; d < op.dep_end; ++d) {
+      const Dep& dep = p_.deps[static_cast<size_t>(d)];
+      if (st.streams[dep.stream].done <= dep.pos) return;
+    }
+    if (id >= gate_op(st)) return;  // the host has not issued it yet
+    ss.busy = 1;
+    const int64_t host = host_start(st, op);
+    if (op.kind == OpKind::kSegment) {
+      start_segment(r, op, host, cause);
+    } else if (op.kind == OpKind::kLocal) {
+      const int64_t start = std::max(now(), host + op.host_cost_ns);
+      if (traced_[static_cast<size_t>(r)]) arrival(r, s) = start;
+      sim_.schedule_at(SimTime::ns(start + op.duration_ns), handler_, kLocalEnd,
+                       (static_cast<uint64_t>(r) << 8) | static_cast<uint64_t>(s));
+    } else {
+      const int64_t at = std::max(now(), host + op.host_cost_ns);
+      if (traced_[static_cast<size_t>(r)]) arrival(r, s) = at;
+      arrive(r, id, op, at);
+    }
+  }
+
+  // The rank's latest completion so far, and what it was.
+  void finished(RankState& st, const Cause& cause) {
+    if (now() < st.finish_ns) return;
+    st.finish_ns = now();
+    st.finish_account = cause.account;
+    st.finish_group_start_ns = cause.group_start_ns;
+  }
+
+  void charge_gap(RankState& st, int64_t start, const Cause& cause) {
+    const int64_t free = st.compute_free_ns;
+    if (start <= free) return;
+    const int64_t t = now();
+    // [free, max(free, t)]: what this event ended; [.., start]: the host.
+    const int64_t waited_until = std::min(std::max(free, t), start);
+    const int64_t waited = waited_until - free;
+    if (waited > 0) {
+      if (cause.account == kIdle || cause.account == kCompute) {
+        account(st)[kIdle] += waited;
+      } else {
+        const int64_t sync = std::clamp(cause.group_start_ns - free, int64_t{0}, waited);
+        account(st)[kSyncWait] += sync;
+        account(st)[cause.account] += waited - sync;
+      }
+    }
+    account(st)[kLaunchBound] += start - waited_until;
+  }
+
+  void start_segment(int64_t r, const Op& op, int64_t host, const Cause& cause) {
+    RankState& st = rank(r);
+    const int64_t start = std::max(now(), host + op.first_launch_ns);
+    charge_gap(st, start, cause);
+    st.seg_start_ns = start;
+    if (traced_[static_cast<size_t>(r)]) seg_host_start_[static_cast<size_t>(r)] = host;
+    st.seg_work_ns = static_cast<double>(op.work_ns) * slowdown_[static_cast<size_t>(r)];
+    st.seg_overlap_start_ns = overlap_until(st, start);
+    st.seg_tail_end_ns = host + op.tail_ns;
+    schedule_check(r, start, st.seg_work_ns);
+  }
+
+  // The next look at the running segment, `left` ns of full-speed work after
+  // `from`: if no transfer is in flight, at full speed (optimistic: a
+  // transfer starting meanwhile only leaves work for another look); with one
+  // in flight, at the slowed speed (exact while it lasts; the end of the
+  // rank's last transfer moves the look earlier, see comm_changes()).
+  void schedule_check(int64_t r, int64_t from, double left) {
+    RankState& st = rank(r);
+    st.seg_slowed_check = st.comm_active > 0;
+    const double span = st.seg_slowed_check ? left / comm_slowdown_rate_ : left;
+    const int64_t at = std::max(from + static_cast<int64_t>(std::ceil(span)), st.seg_tail_end_ns);
+    st.seg_event = sim_.schedule_cancellable_at(SimTime::ns(std::max(at, now())), handler_,
+                                                kComputeEnd, static_cast<uint64_t>(r));
+  }
+
+  // Time the rank had a transfer in flight, from the step's start until t
+  // (t not before the last change).
+  static int64_t overlap_until(const RankState& st, int64_t t) {
+    return st.comm_overlap_ns + (st.comm_active > 0 ? t - st.comm_change_ns : 0);
+  }
+
+  void comm_changes(int64_t r, int delta) {
+    RankState& st = rank(r);
+    st.comm_overlap_ns = overlap_until(st, now());
+    st.comm_change_ns = now();
+    st.comm_active = static_cast<uint8_t>(st.comm_active + delta);
+    // Keep the running segment's next look exact: the first transfer slows
+    // it down, the end of the last one speeds it up again.
+    const int compute = static_cast<int>(Stream::kCompute);
+    const bool slowed = st.comm_active > 0;
+    if (!slowed && st.seg_slowed_check && st.streams[compute].busy && now() >= st.seg_start_ns) {
+      sim_.cancel(st.seg_event);
+      schedule_check(r, now(), st.seg_work_ns - segment_done_ns(st));
+    }
+  }
+
+  // Work the segment did until now: full speed, less what the overlap with
+  // transfers cost (compute runs 1 / comm_overlap_slowdown as fast then).
+  double segment_done_ns(const RankState& st) const {
+    const int64_t t = now();
+    const auto overlap = static_cast<double>(overlap_until(st, t) - st.seg_overlap_start_ns);
+    return static_cast<double>(t - st.seg_start_ns) - (1 - comm_slowdown_rate_) * overlap;
+  }
+
+  // The segment's optimistic end came: finish it, or look again once the
+  // work left could be done at full speed (each look leaves at most the
+  // slowed fraction of the previous remainder, so this ends in a few steps).
+  void compute_check(int64_t r) {
+    RankState& st = rank(r);
+    const double left = st.seg_work_ns - segment_done_ns(st);
+    if (left >= 1.0) {
+      schedule_check(r, now(), left);
+      return;
+    }
+    compute_end(r);
+  }
+
+  void compute_end(int64_t r) {
+    RankState& st = rank(r);
+    const int compute = static_cast<int>(Stream::kCompute);
+    StreamState& ss = st.streams[compute];
+    const int32_t id = p_.stream_ops[compute][static_cast<size_t>(ss.done)];
+    const Op& op = p_.ops[static_cast<size_t>(id)];
+    const int64_t t = now();
+    const double slowed =
+        st.seg_work_ns + (1 - comm_slowdown_rate_) *
+                             static_cast<double>(overlap_until(st, t) - st.seg_overlap_start_ns);
+    const int64_t busy = std::min(t - st.seg_start_ns, static_cast<int64_t>(std::ceil(slowed)));
+    account(st)[kCompute] += busy;
+    account(st)[kLaunchBound] += (t - st.seg_start_ns) - busy;  // the host was late
+    if (traced_[static_cast<size_t>(r)])
+      trace_segment(r, op, seg_host_start_[static_cast<size_t>(r)], t);
+    ss.busy = 0;
+    ++ss.done;
+    st.compute_free_ns = t;
+    finished(st, Cause{kCompute, 0});
+    pass_open_gates(r);
+    try_all(r, Cause{kCompute, 0});
+  }
+
+  void local_end(int64_t r, int s) {
+    RankState& st = rank(r);
+    StreamState& ss = st.streams[static_cast<size_t>(s)];
+    const int32_t id = p_.stream_ops[static_cast<size_t>(s)][static_cast<size_t>(ss.done)];
+    const Op& op = p_.ops[static_cast<size_t>(id)];
+    if (traced_[static_cast<size_t>(r)]) trace_local(r, op, arrival(r, s), now());
+    ss.busy = 0;
+    ++ss.done;
+    finished(st, Cause{kExposedPcie, 0});
+    try_all(r, Cause{kExposedPcie, 0});
+  }
+
+  // ---- Collectives ----
+
+  void arrive(int64_t r, int32_t id, const Op& op, int64_t arrival) {
+    const int64_t g = layout_.group_of(op.role, r);
+    GroupState& gs = groups_[static_cast<size_t>(op.channel)][static_cast<size_t>(g)];
+    if (gs.arrived == 0) {
+      gs.op = id;
+      gs.latest_arrival_ns = arrival;
+    }
+    CLUSTERSIM_CHECK(gs.op == id, "members of a group reach the same collective");
+    gs.latest_arrival_ns = std::max(gs.latest_arrival_ns, arrival);
+    if (++gs.arrived < layout_.group_size(op.role)) return;
+    gs.arrived = 0;
+    if (gs.latest_arrival_ns > now()) {
+      sim_.schedule_at(SimTime::ns(gs.latest_arrival_ns), handler_, kGroupStart,
+                       pack(op.channel, g));
+    } else {
+      begin_collective(op.channel, g);
+    }
+  }
+
+  void begin_collective(int32_t channel, int64_t g) {
+    GroupState& gs = groups_[static_cast<size_t>(channel)][static_cast<size_t>(g)];
+    const Op& op = p_.ops[static_cast<size_t>(gs.op)];
+    gs.start_ns = now();
+    ++collectives_;
+    const bool moves = layout_.group_size(op.role) > 1 && op.alone_Bps > 0;
+    const SimTime at = SimTime::ns(now() + op.latency_ns);
+    if (moves) {
+      sim_.schedule_at(at, handler_, kTransferBegin, pack(channel, g));
+    } else {
+      sim_.schedule_at(SimTime::ns(now() + op.latency_ns + op.transfer_ns), handler_,
+                       kCollectiveEnd, pack(channel, g));
+    }
+  }
+
+  const collectives::Footprint& footprint(GroupRole role, int64_t g) {
+    std::vector<std::optional<collectives::Footprint>>& cache =
+        footprints_[static_cast<size_t>(role)];
+    if (cache.empty()) cache.resize(static_cast<size_t>(layout_.group_count(role)));
+    std::optional<collectives::Footprint>& slot = cache[static_cast<size_t>(g)];
+    if (!slot) {
+      const int64_t size = layout_.group_size(role);
+      gpus_.resize(static_cast<size_t>(size));
+      for (int64_t i = 0; i < size; ++i) gpus_[static_cast<size_t>(i)] = layout_.member(role, g, i);
+      slot = flows_.footprint(gpus_);
+    }
+    return *slot;
+  }
+
+  void begin_transfer(int32_t channel, int64_t g) {
+    GroupState& gs = groups_[static_cast<size_t>(channel)][static_cast<size_t>(g)];
+    const Op& op = p_.ops[static_cast<size_t>(gs.op)];
+    const int64_t size = layout_.group_size(op.role);
+    const collectives::Footprint& fp = footprint(op.role, g);
+    transfers_.start(fp, collectives::busbw_factor(op.op, static_cast<int>(size)), op.alone_Bps,
+                     static_cast<double>(op.bytes), pack(channel, g));
+    for (int64_t i = 0; i < size; ++i) {
+      const int64_t m = layout_.member(op.role, g, i);
+      comm_changes(m, +1);
+    }
+  }
+
+  void end_transfer(uint32_t flow) {
+    const uint64_t owner = transfers_.finish(flow);
+    end_collective(static_cast<int32_t>(owner >> kGroupBits),
+                   static_cast<int64_t>(owner & ((uint64_t{1} << kGroupBits) - 1)),
+                   /*transferred=*/true);
+  }
+
+  void end_collective(int32_t channel, int64_t g, bool transferred) {
+    GroupState& gs = groups_[static_cast<size_t>(channel)][static_cast<size_t>(g)];
+    const int32_t id = gs.op;
+    const Op& op = p_.ops[static_cast<size_t>(id)];
+    const int64_t size = layout_.group_size(op.role);
+    const Cause cause{exposed_account(op), gs.start_ns};
+    const int64_t t = now();
+    for (int64_t i = 0; i < size; ++i) {
+      const int64_t m = layout_.member(op.role, g, i);
+      RankState& st = rank(m);
+      StreamState& ss = st.streams[op.stream];
+      if (traced_[static_cast<size_t>(m)]) {
+        trace_collective(m, op, arrival(m, op.stream), gs.start_ns, t);
+      }
+      ss.busy = 0;
+      ++ss.done;
+      finished(st, cause);
+      if (transferred) comm_changes(m, -1);
+    }
+    for (int64_t i = 0; i < size; ++i) try_all(layout_.member(op.role, g, i), cause);
+  }
+
+  // ---- Trace ----
+
+  void trace_segment(int64_t r, const Op& op, int64_t host, int64_t end) {
+    const std::string_view track = stream_name(Stream::kCompute);
+    TraceRecord launch;
+    launch.rank = r;
+    launch.track = "host";
+    launch.name = config_.workload.cuda_graphs ? "cuda_graph_launch" : "kernel_launches";
+    launch.category = "host";
+    launch.start = SimTime::ns(host);
+    launch.duration = SimTime::ns(op.host_cost_ns);
+    const Task& first = schedule_.tasks[static_cast<size_t>(op.first_task)];
+    launch.unit = first.unit;
+    launch.micro_batch = first.micro_batch;
+    launch.phase = first.phase;
+    trace_.push_back(launch);
+    // The kernels share the segment's time in proportion to their own.
+    const RankState& st = rank(r);
+    const int64_t start = st.seg_start_ns;
+    const double scale =
+        op.work_ns > 0 ? static_cast<double>(end - start) / static_cast<double>(op.work_ns) : 0;
+    int64_t sum = 0;
+    for (int32_t k = 0; k < op.task_count; ++k) {
+      const Task& task = schedule_.tasks[static_cast<size_t>(op.first_task + k)];
+      const Kernel& kernel = schedule_.kernels[static_cast<size_t>(task.kernel)];
+      const int64_t d = p_.kernel_ns[static_cast<size_t>(task.kernel)];
+      TraceRecord rec;
+      rec.rank = r;
+      rec.track = track;
+      rec.name = kernel.name;
+      rec.category = kernel_class_name(kernel.cls);
+      const auto b = start + std::llround(static_cast<double>(sum) * scale);
+      sum += d;
+      const auto e =
+          k + 1 == op.task_count ? end : start + std::llround(static_cast<double>(sum) * scale);
+      rec.start = SimTime::ns(b);
+      rec.duration = SimTime::ns(e - b);
+      rec.unit = task.unit;
+      rec.micro_batch = task.micro_batch;
+      rec.phase = task.phase;
+      trace_.push_back(rec);
+    }
+  }
+
+  void trace_local(int64_t r, const Op& op, int64_t start, int64_t end) {
+    const Task& task = schedule_.tasks[static_cast<size_t>(op.first_task)];
+    TraceRecord rec;
+    rec.rank = r;
+    rec.track = task.kind == TaskKind::kCpuOptimizer ? "cpu" : "pcie";
+    rec.name = task_kind_name(task.kind);
+    rec.category = task.kind == TaskKind::kCpuOptimizer ? "cpu" : "pcie";
+    rec.start = SimTime::ns(start);
+    rec.duration = SimTime::ns(end - start);
+    rec.unit = task.unit;
+    rec.micro_batch = task.micro_batch;
+    rec.phase = task.phase;
+    rec.bytes = task.kind == TaskKind::kCpuOptimizer ? 0 : task.bytes;
+    trace_.push_back(rec);
+  }
+
+  void trace_collective(int64_t r, const Op& op, int64_t arrival, int64_t start, int64_t end) {
+    const Task& task = schedule_.tasks[static_cast<size_t>(op.first_task)];
+    TraceRecord rec;
+    rec.rank = r;
+    rec.track = op.role == GroupRole::kTp ? "tp" : stream_name(static_cast<Stream>(op.stream));
+    rec.name = task_kind_name(task.kind);
+    rec.category = task_kind_name(task.kind);
+    rec.start = SimTime::ns(start);
+    rec.duration = SimTime::ns(end - start);
+    rec.unit = task.unit;
+    rec.micro_batch = task.micro_batch;
+    rec.phase = task.phase;
+    rec.bytes = op.bytes;
+    rec.group_size = layout_.group_size(op.role);
+    rec.wait = SimTime::ns(start - arrival);
+    rec.algorithm = op.algorithm;
+    rec.protocol = op.protocol;
+    trace_.push_back(rec);
+  }
+
+  const topology::Cluster& cluster_;
+  const StepConfig& config_;
+  const FsdpSchedule& schedule_;
+  const Program& p_;
+  const Layout& layout_;
+  sim::Simulator sim_;
+  sim::HandlerId handler_ = 0;
+  collectives::CollectiveFlows flows_;
+  FlowTransfers transfers_;
+  std::vector<RankState> ranks_;
+  std::vector<Accounts> accounts_;  // by rank
+  // When ranks are traced (else empty), by rank: host start of the running segment.
+  std::vector<int64_t> seg_host_start_;
+  std::vector<double> slowdown_;
+  std::vector<uint8_t> traced_;
+  std::vector<int64_t> arrivals_;  // world x kStreams when ranks are traced, else empty
+  std::vector<std::vector<GroupState>> groups_;  // by channel, then group
+  std::vector<std::vector<std::optional<collectives::Footprint>>> footprints_;  // by role
+  std::vector<int64_t> gpus_;
+  double comm_slowdown_rate_ = 1;
+
+  int64_t collectives_ = 0;
+  std::vector<TraceRecord> trace_;
+
+ public:
+  // Results, read after run().
+  int64_t step_end_ns(int64_t* slowest) const {
+    int64_t end = 0;
+    for (int64_t r = 0; r < layout_.world; ++r) {
+      const RankState& st = ranks_[static_cast<size_t>(r)];
+      for (int s = 0; s < kStreams; ++s) {
+        CLUSTERSIM_CHECK(st.streams[static_cast<size_t>(s)].done ==
+                             static_cast<int32_t>(p_.stream_ops[static_cast<size_t>(s)].size()),
+                         "rank " + std::to_string(r) + " finished every " +
+                             std::string(stream_name(static_cast<Stream>(s))) +
+                             " operation (a deadlock otherwise)");
+      }
+      if (st.finish_ns > end) {
+        end = st.finish_ns;
+        *slowest = r;
+      }
+    }
+    return end;
+  }
+  std::array<double, kAccountCount> summed_accounts(int64_t step_end) const {
+    std::array<double, kAccountCount> sum{};
+    for (const RankState& st : ranks_) {
+      Accounts v = accounts_[static_cast<size_t>(&st - ranks_.data())];
+      close_rank(v, st.finish_account, st.finish_ns, st.compute_free_ns, st.finish_group_start_ns,
+                 step_end);
+      for (int a = 0; a < kAccountCount; ++a) {
+        sum[static_cast<size_t>(a)] += static_cast<double>(v[static_cast<size_t>(a)]);
+      }
+    }
+    return sum;
+  }
+  uint64_t events() const { return sim_.events_processed(); }
+  int64_t collectives() const { return collectives_; }
+  std::vector<TraceRecord> take_trace() {
+    std::stable_sort(trace_.begin(), trace_.end(), [](const TraceRecord& a, const TraceRecord& b) {
+      if (a.rank != b.rank) return a.rank < b.rank;
+      return a.start < b.start;
+    });
+    return std::move(trace_);
+  }
+};
+
+}  // namespace
+
+StepResult simulate_step(const topology::Cluster& cluster,
+                         const collectives::HardwareProfile& profile, const StepConfig& config) {
+  const WorkloadSpec& w = config.workload;
+  CLUSTERSIM_CHECK(w.world_size > 0 && w.world_size <= cluster.gpu_count(),
+                   "world size " + std::to_string(w.world_size) + " within the cluster's " +
+                       std::to_string(cluster.gpu_count()) + " GPUs");
+  CLUSTERSIM_CHECK(cluster.spec().node.gpus_per_node % w.tp == 0, "tp divides the GPUs of a node");
+  CLUSTERSIM_CHECK(w.shard_group_size * w.replica_group_size * w.tp == w.world_size,
+                   "shard x replica x tp = world size");
+  Layout layout;
+  layout.world = w.world_size;
+  layout.tp = w.tp;
+  layout.shard = w.shard_group_size;
+  layout.replica = w.replica_group_size;
+
+  const FsdpSchedule schedule = build_fsdp_schedule(w, config.schedule_options);
+  const Program program = step::compile_program(schedule, config, layout, cluster, profile);
+  StepEngine engine(cluster, profile, config, schedule, program, layout);
+  engine.run();
+
+  StepResult out;
+  int64_t slowest = 0;
+  const int64_t end = engine.step_end_ns(&slowest);
+  out.step_time_s = static_cast<double>(end) * 1e-9;
+  out.slowest_rank = slowest;
+  out.ranks = layout.world;
+  out.events = engine.events();
+  out.collectives = engine.collectives();
+  out.tasks_per_rank = schedule.size();
+  out.breakdown = mean_breakdown(engine.summed_accounts(end), layout.world);
+
+  const double tokens_per_gpu =
+      static_cast<double>(w.local_batch * w.seq_len * w.grad_accum) / static_cast<double>(w.tp);
+  if (out.step_time_s > 0) {
+    out.tokens_per_s_per_gpu = tokens_per_gpu / out.step_time_s;
+    out.tflops_per_gpu =
+        model_flops_per_token(w.model, w.seq_len) * out.tokens_per_s_per_gpu * 1e-12;
+    out.mfu = out.tflops_per_gpu * 1e12 / config.compute.peak_flops;
+  }
+  out.memory = memory_breakdown(w);
+  out.memory_capacity_bytes = config.memory_capacity_bytes;
+  out.fits_in_memory =
+      config.memory_capacity_bytes <= 0 || fits(out.memory, config.memory_capacity_bytes);
+  out.trace = engine.take_trace();
+  return out;
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,52 @@
+#include "config/text_fields.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+namespace clustersim::sim {
+namespace {
+
+TEST(TextFields, LinesAreNumberedAndLoseTheirBreaks) {
+  const auto lines = split_lines("a\r\nb\n\nc");
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0].number, 1);
+  EXPECT_EQ(lines[0].text, "a");
+  EXPECT_EQ(lines[2].text, "");
+  EXPECT_EQ(lines[3].number, 4);
+  EXPECT_EQ(lines[3].text, "c");
+}
+
+TEST(TextFields, CommaFieldsKeepTheColumnOfTheirFirstCharacter) {
+  const auto fields = split_commas("op, 8 ,,x");
+  ASSERT_EQ(fields.size(), 4u);
+  EXPECT_EQ(fields[0].text, "op");
+  EXPECT_EQ(fields[0].column, 1);
+  EXPECT_EQ(fields[1].text, "8");
+  EXPECT_EQ(fields[1].column, 5);
+  EXPECT_EQ(fields[2].text, "");
+  EXPECT_EQ(fields[3].text, "x");
+  EXPECT_EQ(fields[3].column, 9);
+}
+
+TEST(TextFields, BlankSeparatedTokens) {
+  const auto tokens = split_blanks("  1024\t 256  float");
+  ASSERT_EQ(tokens.size(), 3u);
+  EXPECT_EQ(tokens[0].text, "1024");
+  EXPECT_EQ(tokens[0].column, 3);
+  EXPECT_EQ(tokens[1].column, 9);
+  EXPECT_EQ(tokens[2].text, "float");
+  EXPECT_EQ(trim_blanks(" \tx y\r"), "x y");
+}
+
+TEST(TextFields, NumbersAreParsedWhole) {
+  EXPECT_EQ(parse_number<int64_t>("65536"), 65536);
+  EXPECT_FALSE(parse_number<int64_t>("65536B").has_value());
+  EXPECT_FALSE(parse_number<int64_t>("").has_value());
+  EXPECT_DOUBLE_EQ(*parse_number<double>("13.67"), 13.67);
+  EXPECT_FALSE(parse_number<double>("inf").has_value());
+  EXPECT_FALSE(parse_number<double>("nan").has_value());
+}
+
+}  // namespace
+}  // namespace clustersim::sim
