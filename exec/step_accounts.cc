@@ -15,6 +15,23 @@ Account exposed_account(collectives::CollectiveOp op) {
   }
 }
 
+void charge_gap(Accounts& a, int64_t free_ns, int64_t start_ns, int64_t cause_end_ns, Account cause,
+                int64_t group_start_ns) {
+  if (start_ns <= free_ns) return;
+  const int64_t waited_until = std::min(std::max(free_ns, cause_end_ns), start_ns);
+  const int64_t waited = waited_until - free_ns;
+  if (waited > 0) {
+    if (cause == kIdle || cause == kCompute) {
+      a[kIdle] += waited;
+    } else {
+      const int64_t sync = std::clamp(group_start_ns - free_ns, int64_t{0}, waited);
+      a[kSyncWait] += sync;
+      a[cause] += waited - sync;
+    }
+  }
+  a[kLaunchBound] += start_ns - waited_until;
+}
+
 void close_rank(Accounts& v, Account finish_account, int64_t finish_ns, int64_t compute_free_ns,
                 int64_t finish_group_start_ns, int64_t step_end_ns) {
   const int64_t tail = std::max<int64_t>(0, finish_ns - compute_free_ns);

@@ -1,5 +1,5 @@
 // The time accounts of one rank's step, shared by the step simulator and the
-// Chakra replay (internal to workloads/; StepBreakdown in step_simulator.h
+// Chakra replay (internal to the engines; StepBreakdown in exec/step_result.h
 // is the public form): compute, exposed communication by kind, sync wait,
 // launch-bound and idle, in integer nanoseconds while simulating, averaged
 // over ranks into seconds at the end.
@@ -37,6 +37,16 @@ Account exposed_account(collectives::CollectiveOp op);
 // (compute_free_ns) up to its finish, what it still waited for
 // (finish_account, the part before finish_group_start_ns as sync wait),
 // then idle up to the step's end.
+// A compute stream's idle gap [free_ns, start_ns] ends with work starting at
+// start_ns. The gap up to cause_end_ns (when what the work waited for last
+// ended, clamped into the gap) is charged to that cause: to idle if it was
+// compute or nothing, else to `cause` less the part before group_start_ns
+// (the collective's start: waiting for slower members), which is sync wait.
+// The rest of the gap, after the cause ended, the host was late issuing the
+// work: launch_bound. Nothing when start_ns <= free_ns.
+void charge_gap(Accounts& a, int64_t free_ns, int64_t start_ns, int64_t cause_end_ns, Account cause,
+                int64_t group_start_ns);
+
 void close_rank(Accounts& v, Account finish_account, int64_t finish_ns, int64_t compute_free_ns,
                 int64_t finish_group_start_ns, int64_t step_end_ns);
 

@@ -5,6 +5,7 @@
 
 #include "collectives/group_collectives.h"
 #include "collectives/tuner.h"
+#include "exec/tuned_collectives.h"
 #include "sim/check.h"
 #include "sim/sim_time.h"
 
@@ -36,7 +37,11 @@ class ProgramBuilder {
  public:
   ProgramBuilder(const FsdpSchedule& schedule, const StepConfig& config, const Layout& layout,
                  const topology::Cluster& cluster, const collectives::HardwareProfile& profile)
-      : s_(schedule), config_(config), layout_(layout), cluster_(cluster), profile_(profile) {}
+      : s_(schedule),
+        config_(config),
+        layout_(layout),
+        cluster_(cluster),
+        tuned_(profile, config.forced) {}
 
   Program build() {
     p_.kernel_ns.reserve(s_.kernels.size());
@@ -168,20 +173,18 @@ class ProgramBuilder {
   }
 
   // Every group of a role has the same shape (the layout is regular), so
-  // the tuner runs once per collective of the template, on group 0.
+  // the tuner runs once per collective shape of the template, on group 0.
   void tune(Op& op) {
     const int64_t size = layout_.group_size(op.role);
     std::vector<int64_t> gpus(static_cast<size_t>(size));
     for (int64_t i = 0; i < size; ++i) gpus[static_cast<size_t>(i)] = layout_.member(op.role, 0, i);
-    const collectives::GroupGeometry geometry = collectives::geometry_of(cluster_, gpus);
-    const collectives::TunedCollective tuned =
-        collectives::tune_collective(profile_, geometry, op.op, op.bytes, config_.forced);
-    op.latency_ns = SimTime::from_seconds_rounded(tuned.cost.latency_s).count_ns();
-    op.transfer_ns = SimTime::from_seconds_rounded(tuned.cost.transfer_s).count_ns();
-    op.alone_Bps =
-        tuned.cost.transfer_s > 0 ? static_cast<double>(op.bytes) / tuned.cost.transfer_s : 0;
-    op.algorithm = collectives::to_string(tuned.choice.algorithm);
-    op.protocol = collectives::to_string(tuned.choice.protocol);
+    const TunedTimes& t = tuned_.at(tuned_.find_or_tune(collectives::geometry_of(cluster_, gpus),
+                                                        op.op, op.bytes, /*forced=*/true));
+    op.latency_ns = t.latency_ns;
+    op.transfer_ns = t.transfer_ns;
+    op.alone_Bps = t.alone_Bps;
+    op.algorithm = t.algorithm;
+    op.protocol = t.protocol;
   }
 
   // Host issue times (no blocking) and each segment's launch-bound tail:
@@ -224,7 +227,7 @@ class ProgramBuilder {
   const StepConfig& config_;
   const Layout& layout_;
   const topology::Cluster& cluster_;
-  const collectives::HardwareProfile& profile_;
+  TunedCollectives tuned_;
   Program p_;
   std::vector<int32_t> task_op_;             // op of each non-free task
   std::vector<int32_t> free_compute_count_;  // compute ops issued before each free

@@ -9,12 +9,14 @@
 
 #include "collectives/collective_cost.h"
 #include "collectives/collective_flows.h"
+#include "exec/flow_transfers.h"
+#include "exec/sm_sharing.h"
+#include "exec/step_accounts.h"
+#include "exec/trace_sink.h"
+#include "model/transformer_kernels.h"
+#include "schedules/step_program.h"
 #include "sim/check.h"
 #include "sim/simulator.h"
-#include "exec/flow_transfers.h"
-#include "exec/step_accounts.h"
-#include "schedules/step_program.h"
-#include "model/transformer_kernels.h"
 
 namespace clustersim::workloads {
 
@@ -52,9 +54,8 @@ static_assert(sizeof(StreamState) == 4);
 struct RankState {
   int64_t anchor_ns = 0;  // host: issuing anchor_op started at anchor_ns
   int32_t anchor_op = 0;
-  int32_t gate_index = 0;       // next entry of Program::gate_ops not passed
-  int64_t comm_overlap_ns = 0;  // time with a transfer in flight, until comm_change_ns
-  int64_t comm_change_ns = 0;
+  int32_t gate_index = 0;   // next entry of Program::gate_ops not passed
+  TransferOverlap overlap;  // time with a transfer in flight (comm_active of them now)
   // The running compute segment.
   double seg_work_ns = 0;            // at full speed, straggling included
   int64_t seg_overlap_start_ns = 0;  // overlap_until() at the segment's start
@@ -114,7 +115,8 @@ class StepEngine : public sim::EventHandler {
         ranks_(static_cast<size_t>(layout.world)),
         accounts_(static_cast<size_t>(layout.world)),
         slowdown_(static_cast<size_t>(layout.world), 1.0),
-        traced_(static_cast<size_t>(layout.world), 0) {
+        traced_(static_cast<size_t>(layout.world), 0),
+        sm_(config.compute.comm_overlap_slowdown) {
     for (const Straggler& s : config.stragglers) {
       CLUSTERSIM_CHECK(
           s.rank >= 0 && s.rank < layout.world && s.slowdown >= 1,
@@ -133,7 +135,6 @@ class StepEngine : public sim::EventHandler {
       groups_.emplace_back(static_cast<size_t>(layout.group_count(c.role)));
     }
     footprints_.resize(kGroupRoles);
-    comm_slowdown_rate_ = 1.0 / config.compute.comm_overlap_slowdown;
   }
 
   void run() {
@@ -263,23 +264,10 @@ class StepEngine : public sim::EventHandler {
     st.finish_group_start_ns = cause.group_start_ns;
   }
 
+  // What this event ended is the cause; after now, the host was late.
   void charge_gap(RankState& st, int64_t start, const Cause& cause) {
-    const int64_t free = st.compute_free_ns;
-    if (start <= free) return;
-    const int64_t t = now();
-    // [free, max(free, t)]: what this event ended; [.., start]: the host.
-    const int64_t waited_until = std::min(std::max(free, t), start);
-    const int64_t waited = waited_until - free;
-    if (waited > 0) {
-      if (cause.account == kIdle || cause.account == kCompute) {
-        account(st)[kIdle] += waited;
-      } else {
-        const int64_t sync = std::clamp(cause.group_start_ns - free, int64_t{0}, waited);
-        account(st)[kSyncWait] += sync;
-        account(st)[cause.account] += waited - sync;
-      }
-    }
-    account(st)[kLaunchBound] += start - waited_until;
+    step_accounts::charge_gap(account(st), st.compute_free_ns, start, now(), cause.account,
+                              cause.group_start_ns);
   }
 
   void start_segment(int64_t r, const Op& op, int64_t host, const Cause& cause) {
@@ -295,15 +283,11 @@ class StepEngine : public sim::EventHandler {
   }
 
   // The next look at the running segment, `left` ns of full-speed work after
-  // `from`: if no transfer is in flight, at full speed (optimistic: a
-  // transfer starting meanwhile only leaves work for another look); with one
-  // in flight, at the slowed speed (exact while it lasts; the end of the
-  // rank's last transfer moves the look earlier, see comm_changes()).
+  // `from` (exec/sm_sharing.h), and not before its launch-bound end.
   void schedule_check(int64_t r, int64_t from, double left) {
     RankState& st = rank(r);
     st.seg_slowed_check = st.comm_active > 0;
-    const double span = st.seg_slowed_check ? left / comm_slowdown_rate_ : left;
-    const int64_t at = std::max(from + static_cast<int64_t>(std::ceil(span)), st.seg_tail_end_ns);
+    const int64_t at = std::max(sm_.look_at(from, left, st.seg_slowed_check), st.seg_tail_end_ns);
     st.seg_event = sim_.schedule_cancellable_at(SimTime::ns(std::max(at, now())), handler_,
                                                 kComputeEnd, static_cast<uint64_t>(r));
   }
@@ -311,13 +295,12 @@ class StepEngine : public sim::EventHandler {
   // Time the rank had a transfer in flight, from the step's start until t
   // (t not before the last change).
   static int64_t overlap_until(const RankState& st, int64_t t) {
-    return st.comm_overlap_ns + (st.comm_active > 0 ? t - st.comm_change_ns : 0);
+    return st.overlap.until(t, st.comm_active);
   }
 
   void comm_changes(int64_t r, int delta) {
     RankState& st = rank(r);
-    st.comm_overlap_ns = overlap_until(st, now());
-    st.comm_change_ns = now();
+    st.overlap.change(now(), st.comm_active);
     st.comm_active = static_cast<uint8_t>(st.comm_active + delta);
     // Keep the running segment's next look exact: the first transfer slows
     // it down, the end of the last one speeds it up again.
@@ -329,17 +312,13 @@ class StepEngine : public sim::EventHandler {
     }
   }
 
-  // Work the segment did until now: full speed, less what the overlap with
-  // transfers cost (compute runs 1 / comm_overlap_slowdown as fast then).
+  // Full-speed work the segment did until now.
   double segment_done_ns(const RankState& st) const {
     const int64_t t = now();
-    const auto overlap = static_cast<double>(overlap_until(st, t) - st.seg_overlap_start_ns);
-    return static_cast<double>(t - st.seg_start_ns) - (1 - comm_slowdown_rate_) * overlap;
+    return sm_.work_done(t, st.seg_start_ns, overlap_until(st, t), st.seg_overlap_start_ns);
   }
 
-  // The segment's optimistic end came: finish it, or look again once the
-  // work left could be done at full speed (each look leaves at most the
-  // slowed fraction of the previous remainder, so this ends in a few steps).
+  // The segment's optimistic end came: finish it, or look again.
   void compute_check(int64_t r) {
     RankState& st = rank(r);
     const double left = st.seg_work_ns - segment_done_ns(st);
@@ -358,8 +337,7 @@ class StepEngine : public sim::EventHandler {
     const Op& op = p_.ops[static_cast<size_t>(id)];
     const int64_t t = now();
     const double slowed =
-        st.seg_work_ns + (1 - comm_slowdown_rate_) *
-                             static_cast<double>(overlap_until(st, t) - st.seg_overlap_start_ns);
+        sm_.slowed_ns(st.seg_work_ns, overlap_until(st, t) - st.seg_overlap_start_ns);
     const int64_t busy = std::min(t - st.seg_start_ns, static_cast<int64_t>(std::ceil(slowed)));
     account(st)[kCompute] += busy;
     account(st)[kLaunchBound] += (t - st.seg_start_ns) - busy;  // the host was late
@@ -479,82 +457,47 @@ class StepEngine : public sim::EventHandler {
 
   // ---- Trace ----
 
+  TaskTag tag_of(int32_t task) const {
+    const Task& t = schedule_.tasks[static_cast<size_t>(task)];
+    return TaskTag{t.unit, t.micro_batch, t.phase};
+  }
+
+  // The segment's launches on the host track, then its kernels, which share
+  // the segment's time in proportion to their own.
   void trace_segment(int64_t r, const Op& op, int64_t host, int64_t end) {
-    const std::string_view track = stream_name(Stream::kCompute);
-    TraceRecord launch;
-    launch.rank = r;
-    launch.track = "host";
-    launch.name = config_.workload.cuda_graphs ? "cuda_graph_launch" : "kernel_launches";
-    launch.category = "host";
-    launch.start = SimTime::ns(host);
-    launch.duration = SimTime::ns(op.host_cost_ns);
-    const Task& first = schedule_.tasks[static_cast<size_t>(op.first_task)];
-    launch.unit = first.unit;
-    launch.micro_batch = first.micro_batch;
-    launch.phase = first.phase;
-    trace_.push_back(launch);
-    // The kernels share the segment's time in proportion to their own.
-    const RankState& st = rank(r);
-    const int64_t start = st.seg_start_ns;
+    trace_.span(r, "host", config_.workload.cuda_graphs ? "cuda_graph_launch" : "kernel_launches",
+                "host", host, host + op.host_cost_ns, tag_of(op.first_task));
+    const int64_t start = rank(r).seg_start_ns;
     const double scale =
         op.work_ns > 0 ? static_cast<double>(end - start) / static_cast<double>(op.work_ns) : 0;
     int64_t sum = 0;
     for (int32_t k = 0; k < op.task_count; ++k) {
       const Task& task = schedule_.tasks[static_cast<size_t>(op.first_task + k)];
       const Kernel& kernel = schedule_.kernels[static_cast<size_t>(task.kernel)];
-      const int64_t d = p_.kernel_ns[static_cast<size_t>(task.kernel)];
-      TraceRecord rec;
-      rec.rank = r;
-      rec.track = track;
-      rec.name = kernel.name;
-      rec.category = kernel_class_name(kernel.cls);
       const auto b = start + std::llround(static_cast<double>(sum) * scale);
-      sum += d;
+      sum += p_.kernel_ns[static_cast<size_t>(task.kernel)];
       const auto e =
           k + 1 == op.task_count ? end : start + std::llround(static_cast<double>(sum) * scale);
-      rec.start = SimTime::ns(b);
-      rec.duration = SimTime::ns(e - b);
-      rec.unit = task.unit;
-      rec.micro_batch = task.micro_batch;
-      rec.phase = task.phase;
-      trace_.push_back(rec);
+      trace_.span(r, stream_name(Stream::kCompute), kernel.name, kernel_class_name(kernel.cls), b,
+                  e, tag_of(op.first_task + k));
     }
   }
 
   void trace_local(int64_t r, const Op& op, int64_t start, int64_t end) {
     const Task& task = schedule_.tasks[static_cast<size_t>(op.first_task)];
-    TraceRecord rec;
-    rec.rank = r;
-    rec.track = task.kind == TaskKind::kCpuOptimizer ? "cpu" : "pcie";
-    rec.name = task_kind_name(task.kind);
-    rec.category = task.kind == TaskKind::kCpuOptimizer ? "cpu" : "pcie";
-    rec.start = SimTime::ns(start);
-    rec.duration = SimTime::ns(end - start);
-    rec.unit = task.unit;
-    rec.micro_batch = task.micro_batch;
-    rec.phase = task.phase;
-    rec.bytes = task.kind == TaskKind::kCpuOptimizer ? 0 : task.bytes;
-    trace_.push_back(rec);
+    const bool cpu = task.kind == TaskKind::kCpuOptimizer;
+    trace_.span(r, cpu ? "cpu" : "pcie", task_kind_name(task.kind), cpu ? "cpu" : "pcie", start,
+                end, tag_of(op.first_task), cpu ? 0 : task.bytes);
   }
 
   void trace_collective(int64_t r, const Op& op, int64_t arrival, int64_t start, int64_t end) {
-    const Task& task = schedule_.tasks[static_cast<size_t>(op.first_task)];
-    TraceRecord rec;
-    rec.rank = r;
-    rec.track = op.role == GroupRole::kTp ? "tp" : stream_name(static_cast<Stream>(op.stream));
-    rec.name = task_kind_name(task.kind);
-    rec.category = task_kind_name(task.kind);
-    rec.start = SimTime::ns(start);
-    rec.duration = SimTime::ns(end - start);
-    rec.unit = task.unit;
-    rec.micro_batch = task.micro_batch;
-    rec.phase = task.phase;
-    rec.bytes = op.bytes;
-    rec.group_size = layout_.group_size(op.role);
-    rec.wait = SimTime::ns(start - arrival);
-    rec.algorithm = op.algorithm;
-    rec.protocol = op.protocol;
-    trace_.push_back(rec);
+    const std::string_view kind =
+        task_kind_name(schedule_.tasks[static_cast<size_t>(op.first_task)].kind);
+    trace_.comm(
+        r, op.role == GroupRole::kTp ? "tp" : stream_name(static_cast<Stream>(op.stream)), kind,
+        kind, start, end,
+        CommDetail{op.bytes, layout_.group_size(op.role), arrival, op.algorithm, op.protocol},
+        tag_of(op.first_task));
   }
 
   const topology::Cluster& cluster_;
@@ -576,10 +519,10 @@ class StepEngine : public sim::EventHandler {
   std::vector<std::vector<GroupState>> groups_;  // by channel, then group
   std::vector<std::vector<std::optional<collectives::Footprint>>> footprints_;  // by role
   std::vector<int64_t> gpus_;
-  double comm_slowdown_rate_ = 1;
+  SmSharing sm_;
 
   int64_t collectives_ = 0;
-  std::vector<TraceRecord> trace_;
+  TraceSink trace_;
 
  public:
   // Results, read after run().
@@ -615,13 +558,7 @@ class StepEngine : public sim::EventHandler {
   }
   uint64_t events() const { return sim_.events_processed(); }
   int64_t collectives() const { return collectives_; }
-  std::vector<TraceRecord> take_trace() {
-    std::stable_sort(trace_.begin(), trace_.end(), [](const TraceRecord& a, const TraceRecord& b) {
-      if (a.rank != b.rank) return a.rank < b.rank;
-      return a.start < b.start;
-    });
-    return std::move(trace_);
-  }
+  std::vector<TraceRecord> take_trace() { return trace_.take(); }
 };
 
 }  // namespace
