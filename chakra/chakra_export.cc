@@ -14,9 +14,6 @@ namespace clustersim::workloads::chakra {
 
 namespace {
 
-using step::Layout;
-using step::Op;
-using step::OpKind;
 
 // ---- AttributeProto encoding (proto/et_def.proto) ----
 
@@ -121,7 +118,9 @@ void StepExporter::build(const topology::Cluster& cluster,
   const Layout layout = layout_of(config_.workload);
   // The simulator's own compilation: its segments and host costs are what
   // the launch nodes reproduce.
-  const step::Program program = step::compile_program(schedule_, config_, layout, cluster, profile);
+  const step::StepProgram compiled =
+      step::compile_program(schedule_, config_, layout, cluster, profile);
+  const Program& program = compiled.program;
   const auto n = static_cast<size_t>(schedule_.size());
   std::vector<int32_t> op_of(n, -1);
   for (size_t o = 0; o < program.ops.size(); ++o) {
@@ -205,7 +204,7 @@ void StepExporter::build(const topology::Cluster& cluster,
       case TaskKind::kKernel:
       case TaskKind::kOptimizer:
         node.type = static_cast<int32_t>(NodeType::kComp);
-        set_duration(node, program.kernel_ns[static_cast<size_t>(t.kernel)]);
+        set_duration(node, compiled.kernel_ns[static_cast<size_t>(t.kernel)]);
         node.num_ops = std::llround(kernel->flops);
         node.tensor_size = std::llround(kernel->bytes);
         node.kernel_class = std::string(kernel_class_name(kernel->cls));

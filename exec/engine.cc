@@ -93,7 +93,7 @@ struct Cause {
 class Engine : public sim::EventHandler {
  public:
   Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
-             const EngineOptions& options, const Program& program, const Layout& layout)
+         const EngineOptions& options, const Program& program, const Layout& layout)
       : p_(program),
         layout_(layout),
         flows_(cluster, profile, options.routing),
@@ -172,7 +172,9 @@ class Engine : public sim::EventHandler {
     return accounts_[static_cast<size_t>(&st - ranks_.data())];
   }
   // When traced rank r reached (or started) the op running on stream s.
-  int64_t& arrival(int64_t r, int s) { return arrivals_[static_cast<size_t>(r * kProgramStreams + s)]; }
+  int64_t& arrival(int64_t r, int s) {
+    return arrivals_[static_cast<size_t>(r * kProgramStreams + s)];
+  }
   RankState& rank(int64_t r) { return ranks_[static_cast<size_t>(r)]; }
 
   int32_t gate_op(const RankState& st) const {
@@ -451,12 +453,12 @@ class Engine : public sim::EventHandler {
     const double scale =
         op.work_ns > 0 ? static_cast<double>(end - start) / static_cast<double>(op.work_ns) : 0;
     int64_t sum = 0;
-    for (int32_t k = 0; k < op.label_count; ++k) {
+    for (int32_t k = 0; k < op.task_count; ++k) {
       const OpLabel& kernel = p_.kernels[static_cast<size_t>(op.label + k)];
       const auto b = start + std::llround(static_cast<double>(sum) * scale);
       sum += kernel.kernel_ns;
       const auto e =
-          k + 1 == op.label_count ? end : start + std::llround(static_cast<double>(sum) * scale);
+          k + 1 == op.task_count ? end : start + std::llround(static_cast<double>(sum) * scale);
       trace_.span(r, kernel.track, kernel.name, kernel.category, b, e, kernel.tag);
     }
   }
@@ -468,10 +470,10 @@ class Engine : public sim::EventHandler {
 
   void trace_collective(int64_t r, const Op& op, int64_t arrival, int64_t start, int64_t end) {
     const OpLabel& l = p_.labels[static_cast<size_t>(op.label)];
-    trace_.comm(r, l.track, l.name, l.category, start, end,
-                CommDetail{op.bytes, layout_.group_size(op.role), arrival, op.algorithm,
-                           op.protocol},
-                l.tag);
+    trace_.comm(
+        r, l.track, l.name, l.category, start, end,
+        CommDetail{op.bytes, layout_.group_size(op.role), arrival, op.algorithm, op.protocol},
+        l.tag);
   }
 
   const Program& p_;

@@ -46,7 +46,7 @@ struct EngineOptions {
 };
 
 struct EngineResult {
-  int64_t step_end_ns = 0;  // the last rank's last completion
+  int64_t step_end_ns = 0;   // the last rank's last completion
   int64_t slowest_rank = 0;  // the rank that finished last (lowest id on ties)
   // Time accounts summed over ranks (ns), each rank closed at step_end_ns.
   std::array<double, step_accounts::kAccountCount> summed_accounts{};
@@ -60,7 +60,6 @@ struct EngineResult {
 // wrong) or the options name ranks outside the layout.
 EngineResult run_program(const Program& program, const Layout& layout,
                          const topology::Cluster& cluster,
-                         const collectives::HardwareProfile& profile,
-                         const EngineOptions& options);
+                         const collectives::HardwareProfile& profile, const EngineOptions& options);
 
 }  // namespace clustersim::workloads

@@ -59,7 +59,7 @@ struct OpLabel {
   std::string_view name;
   std::string_view category;
   TaskTag tag;
-  int64_t bytes = 0;    // kLocal copies
+  int64_t bytes = 0;      // kLocal copies
   int64_t kernel_ns = 0;  // kernels: their share of the segment
 };
 
@@ -72,10 +72,13 @@ struct Op {
   int32_t gate_compute = -1;  // the host first waits for this many compute ops (-1: no wait)
   int32_t dep_begin = 0;
   int32_t dep_end = 0;
-  // Trace: kSegment: kernels [label, label + label_count) of Program::kernels,
-  // the launch labelled by Program::launch; otherwise Program::labels[label].
+  // The front end's items this op runs (schedule tasks, graph nodes): opaque
+  // to the engine.
+  int32_t first_task = 0;
+  int32_t task_count = 0;
+  // Trace: kSegment: its task_count kernels from Program::kernels[label], the
+  // launch labelled by Program::launch; otherwise Program::labels[label].
   int32_t label = 0;
-  int32_t label_count = 0;
   // kSegment
   int64_t work_ns = 0;          // sum of the kernels' times
   int64_t first_launch_ns = 0;  // the first kernel is on the GPU this long after host start

@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "sim/check.h"
 #include "model/model_spec.h"
+#include "sim/check.h"
 
 namespace clustersim::workloads {
 
@@ -48,20 +48,6 @@ std::string_view stream_name(Stream stream) {
       return "copy";
     case Stream::kCpu:
       return "cpu";
-  }
-  return "?";
-}
-
-std::string_view group_role_name(GroupRole role) {
-  switch (role) {
-    case GroupRole::kNone:
-      return "none";
-    case GroupRole::kShard:
-      return "shard";
-    case GroupRole::kReplica:
-      return "replica";
-    case GroupRole::kTp:
-      return "tp";
   }
   return "?";
 }

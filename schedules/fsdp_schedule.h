@@ -111,6 +111,7 @@
 #include <string_view>
 #include <vector>
 
+#include "exec/mesh_layout.h"
 #include "exec/step_result.h"
 #include "model/transformer_kernels.h"
 #include "model/workload_config.h"
@@ -133,15 +134,9 @@ enum class TaskKind : uint8_t {
 // that launches kernels).
 enum class Stream : uint8_t { kCompute, kComm, kReduce, kTp, kCopy, kCpu };
 inline constexpr int kStreamCount = 6;
-// The process group a collective runs on (see step_simulator.h for the rank
-// layout): the FSDP shard group, the HSDP replica group (all data-parallel
-// ranks for NO_SHARD), or the tensor-parallel group.
-enum class GroupRole : uint8_t { kNone, kShard, kReplica, kTp };
-inline constexpr int kGroupRoles = 4;
 
 std::string_view task_kind_name(TaskKind kind);
 std::string_view stream_name(Stream stream);
-std::string_view group_role_name(GroupRole role);
 
 inline constexpr int32_t kNoKernel = -1;    // Task::kernel of a non-kernel
 inline constexpr int32_t kNoHostWait = -1;  // Task::host_wait when none

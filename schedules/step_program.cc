@@ -43,11 +43,17 @@ class ProgramBuilder {
         cluster_(cluster),
         tuned_(profile, config.forced) {}
 
-  Program build() {
-    p_.kernel_ns.reserve(s_.kernels.size());
+  StepProgram build() {
+    kernel_ns_.reserve(s_.kernels.size());
     for (const Kernel& k : s_.kernels) {
-      p_.kernel_ns.push_back(kernel_time(k, config_.compute).count_ns());
+      kernel_ns_.push_back(kernel_time(k, config_.compute).count_ns());
     }
+    for (int st = 0; st < kStreamCount; ++st) {
+      p_.stream_names[static_cast<size_t>(st)] = stream_name(static_cast<Stream>(st));
+    }
+    p_.launch.track = "host";
+    p_.launch.name = config_.workload.cuda_graphs ? "cuda_graph_launch" : "kernel_launches";
+    p_.launch.category = "host";
     task_op_.assign(static_cast<size_t>(s_.size()), -1);
     free_compute_count_.assign(static_cast<size_t>(s_.size()), -1);
     int32_t compute_ops = 0;
@@ -71,10 +77,10 @@ class ProgramBuilder {
       if (p_.ops.back().stream == static_cast<uint8_t>(Stream::kCompute)) ++compute_ops;
     }
     finish_host_times();
-    for (int st = 0; st < kStreams; ++st) {
+    for (int st = 0; st < kStreamCount; ++st) {
       if (!p_.stream_ops[static_cast<size_t>(st)].empty()) p_.used_streams.push_back(st);
     }
-    return std::move(p_);
+    return StepProgram{std::move(p_), std::move(kernel_ns_)};
   }
 
  private:
@@ -96,7 +102,8 @@ class ProgramBuilder {
   void extend_segment(int32_t task, int32_t op_id) {
     Op& op = p_.ops[static_cast<size_t>(op_id)];
     ++op.task_count;
-    op.work_ns += p_.kernel_ns[static_cast<size_t>(s_.tasks[static_cast<size_t>(task)].kernel)];
+    op.work_ns += kernel_ns_[static_cast<size_t>(s_.tasks[static_cast<size_t>(task)].kernel)];
+    add_kernel_label(task);
   }
 
   Op new_op(int32_t task) {
@@ -119,9 +126,14 @@ class ProgramBuilder {
     }
     if (is_kernel(t.kind)) {
       op.kind = OpKind::kSegment;
-      op.work_ns = p_.kernel_ns[static_cast<size_t>(t.kernel)];
+      op.work_ns = kernel_ns_[static_cast<size_t>(t.kernel)];
+      op.label = static_cast<int32_t>(p_.kernels.size());
+      add_kernel_label(task);
     } else if (is_local(t.kind)) {
       op.kind = OpKind::kLocal;
+      const bool cpu = t.kind == TaskKind::kCpuOptimizer;
+      op.label = add_label(OpLabel{cpu ? "cpu" : "pcie", task_kind_name(t.kind),
+                                   cpu ? "cpu" : "pcie", tag_of(t), cpu ? 0 : t.bytes, 0});
       const double seconds = t.kind == TaskKind::kCpuOptimizer
                                  ? static_cast<double>(t.bytes) / config_.host.cpu_adam_params_per_s
                                  : static_cast<double>(t.bytes) / config_.host.pcie_Bps;
@@ -132,9 +144,28 @@ class ProgramBuilder {
       op.role = t.group;
       op.bytes = t.bytes;
       op.channel = channel_of(t.group, op.stream);
+      op.exposed = t.group == GroupRole::kTp ? step_accounts::kExposedTp
+                                             : step_accounts::exposed_account(op.op);
+      op.label =
+          add_label(OpLabel{t.group == GroupRole::kTp ? "tp" : stream_name(t.stream),
+                            task_kind_name(t.kind), task_kind_name(t.kind), tag_of(t), 0, 0});
       tune(op);
     }
     return op;
+  }
+
+  static TaskTag tag_of(const Task& t) { return TaskTag{t.unit, t.micro_batch, t.phase}; }
+
+  void add_kernel_label(int32_t task) {
+    const Task& t = s_.tasks[static_cast<size_t>(task)];
+    const Kernel& k = s_.kernels[static_cast<size_t>(t.kernel)];
+    p_.kernels.push_back(OpLabel{stream_name(Stream::kCompute), k.name, kernel_class_name(k.cls),
+                                 tag_of(t), 0, kernel_ns_[static_cast<size_t>(t.kernel)]});
+  }
+
+  int32_t add_label(const OpLabel& label) {
+    p_.labels.push_back(label);
+    return static_cast<int32_t>(p_.labels.size() - 1);
   }
 
   void add_dep(int32_t task, uint8_t own_stream) {
@@ -208,7 +239,7 @@ class ProgramBuilder {
           int64_t tail = 0;
           for (int32_t k = op.task_count - 1; k >= 0; --k) {
             const Task& t = s_.tasks[static_cast<size_t>(op.first_task + k)];
-            suffix += p_.kernel_ns[static_cast<size_t>(t.kernel)];
+            suffix += kernel_ns_[static_cast<size_t>(t.kernel)];
             tail = std::max(tail, (k + 1) * launch + suffix);
           }
           op.tail_ns = tail;
@@ -229,6 +260,7 @@ class ProgramBuilder {
   const topology::Cluster& cluster_;
   TunedCollectives tuned_;
   Program p_;
+  std::vector<int64_t> kernel_ns_;           // by schedule kernel
   std::vector<int32_t> task_op_;             // op of each non-free task
   std::vector<int32_t> free_compute_count_;  // compute ops issued before each free
   size_t pending_deps_ = 0;                  // deps of the op being built
@@ -236,9 +268,9 @@ class ProgramBuilder {
 
 }  // namespace
 
-Program compile_program(const FsdpSchedule& schedule, const StepConfig& config,
-                        const Layout& layout, const topology::Cluster& cluster,
-                        const collectives::HardwareProfile& profile) {
+StepProgram compile_program(const FsdpSchedule& schedule, const StepConfig& config,
+                            const Layout& layout, const topology::Cluster& cluster,
+                            const collectives::HardwareProfile& profile) {
   return ProgramBuilder(schedule, config, layout, cluster, profile).build();
 }
 

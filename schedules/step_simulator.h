@@ -53,15 +53,16 @@
 #include <vector>
 
 #include "collectives/collective_flows.h"
-#include "hardware/hardware_profile.h"
 #include "collectives/tuner.h"
+#include "exec/engine.h"
 #include "exec/step_result.h"
-#include "sim/sim_time.h"
-#include "topology/cluster.h"
+#include "hardware/hardware_profile.h"
 #include "model/compute_model.h"
-#include "schedules/fsdp_schedule.h"
 #include "model/memory_model.h"
 #include "model/workload_config.h"
+#include "schedules/fsdp_schedule.h"
+#include "sim/sim_time.h"
+#include "topology/cluster.h"
 
 namespace clustersim::workloads {
 
@@ -72,11 +73,6 @@ struct StepHostCosts {
   sim::SimTime graph_launch = sim::SimTime::us(10);   // per CUDA graph (one block's kernels)
   double pcie_Bps = 50e9;                             // achieved host<->GPU copy rate per GPU
   double cpu_adam_params_per_s = 1e9;  // CPU AdamW throughput available to one rank (cpu_offload)
-};
-
-struct Straggler {
-  int64_t rank = 0;
-  double slowdown = 1;  // compute takes this many times longer (>= 1)
 };
 
 struct StepConfig {
