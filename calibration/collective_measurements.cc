@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
+#include "config/file_text.h"
 #include "config/text_fields.h"
 
 namespace clustersim::calibration {
@@ -279,32 +278,22 @@ std::vector<CollectiveMeasurement> parse_nccl_tests_output(std::string_view text
 
 std::vector<CollectiveMeasurement> read_collective_measurements(const std::string& path,
                                                                 std::string_view op_hint) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto fail = [&](const std::string& message) {
-    sim::DiagnosticSink sink;
-    sink.add({path, 0, 0}, "", message);
-    sink.throw_if_any();
-  };
-  const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) fail("cannot open the measurements: no such file");
-  if (!fs::is_regular_file(status))
-    fail("expected a measurements file, found a directory or device");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open the measurements for reading");
-  std::ostringstream content;
-  content << in.rdbuf();
-  const std::string text = content.str();
+  return parse_collective_measurements(sim::read_file_text(path), path, op_hint);
+}
+
+std::vector<CollectiveMeasurement> parse_collective_measurements(std::string_view text,
+                                                                 const std::string& file_name,
+                                                                 std::string_view op_hint) {
   // Our CSV has a header line naming 'op' before any data; nccl-tests output
   // is all '#' lines and whitespace-separated numbers.
   for (const sim::TextLine& line : sim::split_lines(text)) {
     const std::string_view content_line = sim::trim_blanks(line.text);
     if (content_line.empty() || content_line.front() == '#') continue;
-    if (content_line.substr(0, 3) == "op,") return parse_collective_csv(text, path);
+    if (content_line.substr(0, 3) == "op,") return parse_collective_csv(text, file_name);
     break;
   }
-  const std::string op = op_hint.empty() ? op_from_file_name(path) : std::string(op_hint);
-  return parse_nccl_tests_output(text, path, op);
+  const std::string op = op_hint.empty() ? op_from_file_name(file_name) : std::string(op_hint);
+  return parse_nccl_tests_output(text, file_name, op);
 }
 
 }  // namespace clustersim::calibration

@@ -49,7 +49,11 @@ const std::vector<std::string>& measured_ops();
 std::vector<CollectiveMeasurement> read_collective_measurements(const std::string& path,
                                                                 std::string_view op_hint = "");
 
-// The same for text in memory; `file_name` is what messages show.
+// The same for text in memory; `file_name` is what messages show (and,
+// without `op_hint`, where nccl-tests output's collective comes from).
+std::vector<CollectiveMeasurement> parse_collective_measurements(std::string_view text,
+                                                                 const std::string& file_name,
+                                                                 std::string_view op_hint = "");
 std::vector<CollectiveMeasurement> parse_collective_csv(std::string_view text,
                                                         const std::string& file_name);
 std::vector<CollectiveMeasurement> parse_nccl_tests_output(std::string_view text,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "calibration/measurement_csv.h"
+#include "config/file_text.h"
 
 namespace clustersim::calibration {
 
@@ -53,11 +54,11 @@ std::vector<AttentionMeasurement> parse_attention_csv(std::string_view text,
 }
 
 std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {
-  return parse_gemm_csv(read_measurement_file(path), path);
+  return parse_gemm_csv(sim::read_file_text(path), path);
 }
 
 std::vector<AttentionMeasurement> read_attention_csv(const std::string& path) {
-  return parse_attention_csv(read_measurement_file(path), path);
+  return parse_attention_csv(sim::read_file_text(path), path);
 }
 
 namespace {

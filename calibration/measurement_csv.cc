@@ -1,8 +1,6 @@
 #include "calibration/measurement_csv.h"
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 namespace clustersim::calibration {
 
@@ -126,18 +124,6 @@ std::vector<std::string> csv_header(std::string_view text) {
     return false;
   });
   return names;
-}
-
-std::string read_measurement_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    sim::DiagnosticSink sink;
-    sink.add({path, 0, 0}, "", "expected a readable file, found none");
-    sink.throw_if_any();
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace clustersim::calibration

@@ -66,7 +66,4 @@ void for_each_csv_row(std::string_view text, const std::string& file_name,
 // comment), its column names; empty when there is none.
 std::vector<std::string> csv_header(std::string_view text);
 
-// The whole file; a ConfigError "expected a readable file" when it is not.
-std::string read_measurement_file(const std::string& path);
-
 }  // namespace clustersim::calibration

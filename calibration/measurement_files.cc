@@ -1,8 +1,7 @@
 #include "calibration/measurement_files.h"
 
-#include <filesystem>
-
 #include "calibration/measurement_csv.h"
+#include "config/file_text.h"
 
 namespace clustersim::calibration {
 
@@ -41,9 +40,7 @@ MeasurementSet read_measurement_files(const std::vector<std::string>& paths,
   for (const std::string& path : paths) {
     try {
       MeasurementFile file{path, MeasurementKind::kCollective, 0};
-      std::error_code ec;
-      const std::string text =
-          std::filesystem::is_regular_file(path, ec) ? read_measurement_file(path) : std::string();
+      const std::string text = sim::read_file_text(path);
       if (looks_like_json(text)) {
         file.kind = MeasurementKind::kKinetoTrace;
         set.kineto_traces.push_back(path);
@@ -58,8 +55,8 @@ MeasurementSet read_measurement_files(const std::vector<std::string>& paths,
         file.rows = static_cast<int>(rows.size());
         append(set.attention, std::move(rows));
       } else {
-        // Also reports unreadable files and directories with their reason.
-        std::vector<CollectiveMeasurement> rows = read_collective_measurements(path, op_hint);
+        std::vector<CollectiveMeasurement> rows =
+            parse_collective_measurements(text, path, op_hint);
         file.rows = static_cast<int>(rows.size());
         append(set.collectives, std::move(rows));
       }

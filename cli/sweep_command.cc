@@ -9,12 +9,10 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,6 +27,7 @@
 #include "config/atomic_file.h"
 #include "sim/check.h"
 #include "config/config_error.h"
+#include "config/file_text.h"
 #include "config/scenario_loader.h"
 #include "config/suggest.h"
 #include "config/text_fields.h"
@@ -282,18 +281,6 @@ class PointLoader {
   std::map<std::string, std::unique_ptr<collectives::HardwareProfile>> profiles_;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    sim::DiagnosticSink sink;
-    sink.add(sim::SourceLocation{path, 0, 0}, "", "cannot read the scenario file");
-    sink.throw_if_any();
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string row_of(const SweepPoint& point, const std::vector<std::string>& figures) {
   std::vector<std::string> fields;
   for (const std::string& v : point.values) fields.push_back(csv_field(v));
@@ -339,11 +326,9 @@ std::string simulated_row(const SweepPoint& point, const workloads::StepResult& 
 std::map<size_t, std::string> read_partial(const std::string& path, const std::string& first_line,
                                            const std::vector<SweepPoint>& points, size_t columns) {
   std::map<size_t, std::string> rows;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return rows;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  std::error_code ignored;
+  if (!std::filesystem::exists(path, ignored)) return rows;
+  const std::string text = sim::read_file_text(path);
   sim::DiagnosticSink sink;
   size_t start = 0;
   int line_number = 0;
@@ -534,7 +519,7 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
       parsed.positive_int_or("--trials", 20, 10000000, "a number of campaign trials");
 
   const sim::ConfigSchema schema = build_scenario_schema();
-  const std::string text = read_text(path);
+  const std::string text = sim::read_file_text(path);
   const sim::ConfigValues base = sim::load_scenario_text(text, path, schema, sets);
   const std::vector<SweepAxis> axes = read_axes(base, parsed, schema);
 

@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
+#include "config/file_text.h"
 #include "sim/check.h"
 
 namespace clustersim::sim {
@@ -447,13 +446,7 @@ JsonValue parse_json(std::string_view text, const std::string& file) {
   return Reader(text, file).document();
 }
 
-JsonValue read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_one({path, 0, 0}, "cannot open the file for reading");
-  std::ostringstream content;
-  content << in.rdbuf();
-  return parse_json(content.str(), path);
-}
+JsonValue read_json_file(const std::string& path) { return parse_json(read_file_text(path), path); }
 
 std::string json_path_member(std::string_view parent, std::string_view key) {
   bool identifier = !key.empty() && !is_digit(key.front());

@@ -121,9 +121,9 @@ TEST(NcclTestsOutput, NeedsTheRankLines) {
 
 TEST(CollectiveMeasurements, MissingFileAndDirectory) {
   EXPECT_EQ(error_of([] { read_collective_measurements("/nonexistent/m.csv"); }),
-            "/nonexistent/m.csv: error: cannot open the measurements: no such file");
+            "/nonexistent/m.csv: error: cannot read the file: no such file");
   EXPECT_EQ(error_of([] { read_collective_measurements(kData); }),
-            kData + ": error: expected a measurements file, found a directory or device");
+            kData + ": error: cannot read the file: is a directory");
 }
 
 TEST(CollectiveMeasurements, ReadsTheReferenceData) {

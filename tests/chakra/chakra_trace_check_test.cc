@@ -268,7 +268,8 @@ TEST(ChakraCommGroups, ErrorsNameFileLineAndColumn) {
     read_comm_groups(dir.file("missing.json"));
     FAIL() << "no error";
   } catch (const sim::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("missing.json: error: cannot open"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("missing.json: error: cannot read the file: no such file"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -187,7 +187,7 @@ TEST(JsonReader, ReadsAFileAndReportsAMissingOne) {
     read_json_file("/nonexistent/t.json");
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/t.json: error: cannot open the file for reading");
+    EXPECT_STREQ(e.what(), "/nonexistent/t.json: error: cannot read the file: no such file");
   }
 }
 
