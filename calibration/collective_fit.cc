@@ -1,12 +1,12 @@
 #include "calibration/collective_fit.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <tuple>
 
+#include "config/text_fields.h"
 #include "sim/check.h"
 
 namespace clustersim::calibration {
@@ -24,12 +24,6 @@ CollectiveOp op_of(const std::string& name) {
   if (name == "reduce_scatter") return CollectiveOp::kReduceScatter;
   if (name == "broadcast") return CollectiveOp::kBroadcast;
   return CollectiveOp::kAllReduce;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 std::string number(double v, const char* format = "%.4g") {
@@ -501,7 +495,7 @@ std::vector<CollectiveCase> collective_cases(std::span<const CollectiveMeasureme
     c.row = row;
     c.op = op_of(row.op);
     c.forced = forced;
-    const std::string algo = lower(row.algo);
+    const std::string algo = sim::ascii_lower(row.algo);
     if (algo == "ring") {
       c.forced.algorithm = Algorithm::kRing;
     } else if (algo == "tree") {

@@ -19,7 +19,7 @@ using sim::parse_number;
 std::string squashed(std::string_view name) {
   std::string out;
   for (char c : name) {
-    if (c != '_' && c != '-') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (c != '_' && c != '-') out += sim::ascii_lower(c);
   }
   return out;
 }

@@ -1,7 +1,6 @@
 #include "calibration/kineto_trace.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <optional>
 
@@ -14,12 +13,6 @@ namespace clustersim::calibration {
 namespace {
 
 using sim::JsonValue;
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool contains_any(const std::string& lowered, std::initializer_list<std::string_view> words) {
   return std::any_of(words.begin(), words.end(),
@@ -320,7 +313,7 @@ KernelClass classify_kernel(std::string_view name, std::string_view category) {
     if (name.find("AllReduce") != std::string_view::npos) return KernelClass::kNcclAllReduce;
     return KernelClass::kNcclOther;
   }
-  const std::string n = lower(name);
+  const std::string n = sim::ascii_lower(name);
   if (contains_any(n, {"multi_tensor_apply", "adam"})) return KernelClass::kOptimizer;
   if (contains_any(n, {"flash", "fmha", "attention"})) return KernelClass::kFlashAttention;
   if (contains_any(n, {"gemm", "cutlass", "sm80_xmma", "sm90_xmma", "xmma_", "nvjet", "cublas",

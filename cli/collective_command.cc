@@ -1,7 +1,6 @@
 #include "cli/collective_command.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <optional>
@@ -15,6 +14,7 @@
 #include "config/atomic_file.h"
 #include "config/config_error.h"
 #include "config/suggest.h"
+#include "config/text_fields.h"
 #include "config/units.h"
 
 namespace clustersim::cli {
@@ -25,18 +25,12 @@ using collectives::Algorithm;
 using collectives::CollectiveOp;
 using collectives::Protocol;
 
-std::string lower(std::string_view text) {
-  std::string out;
-  for (char c : text) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 template <class Enum>
 Enum pick(const std::string& flag, const std::string& value,
           std::initializer_list<std::pair<const char*, Enum>> choices) {
   std::vector<std::string> names;
   for (const auto& [name, e] : choices) {
-    if (lower(value) == lower(name)) return e;
+    if (sim::ascii_lower(value) == sim::ascii_lower(name)) return e;
     names.emplace_back(name);
   }
   std::string message = "option '" + flag + "' expects one of";

@@ -4,8 +4,9 @@
 #include <cmath>
 #include <system_error>
 
-#include "sim/check.h"
 #include "config/suggest.h"
+#include "config/text_fields.h"
+#include "sim/check.h"
 
 namespace clustersim::sim {
 
@@ -106,7 +107,7 @@ std::string escape_pipes(std::string_view text) {
 bool looks_like_nan_or_inf(std::string_view text) {
   std::string lower;
   for (char c : text) {
-    if (c != '+' && c != '-' && c != '.') lower += static_cast<char>(std::tolower(c));
+    if (c != '+' && c != '-' && c != '.') lower += ascii_lower(c);
   }
   return lower == "nan" || lower == "inf" || lower == "infinity";
 }
@@ -145,8 +146,7 @@ Parsed<ConfigValue> parse_float(std::string_view text) {
 }
 
 Parsed<ConfigValue> parse_bool(std::string_view text) {
-  std::string lower;
-  for (char c : text) lower += static_cast<char>(std::tolower(c));
+  const std::string lower = ascii_lower(text);
   if (lower == "true") return Parsed<ConfigValue>::ok(true);
   if (lower == "false") return Parsed<ConfigValue>::ok(false);
   return Parsed<ConfigValue>::fail("");

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "config/text_fields.h"
+
 namespace clustersim::sim {
 namespace {
-
-char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool equal_ignoring_case(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {

@@ -8,6 +8,12 @@ bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 }  // namespace
 
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = ascii_lower(c);
+  return out;
+}
+
 std::vector<TextLine> split_lines(std::string_view text) {
   std::vector<TextLine> lines;
   int number = 1;

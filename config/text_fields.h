@@ -1,6 +1,7 @@
 // Splitting line-oriented text (CSV files, tool output) into fields that
 // remember their 1-based line and column, so that a reader can point every
-// error at file:line:col; and strict number parsing for those fields.
+// error at file:line:col; strict number parsing for those fields; and the
+// one case folding that every name comparison uses.
 // No quoting: none of the measurement layouts we read has a comma inside a
 // field. Thread safety: pure functions.
 #pragma once
@@ -8,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -31,6 +33,14 @@ std::string_view trim_blanks(std::string_view text);
 std::vector<TextField> split_commas(std::string_view line);
 // Whitespace-separated tokens.
 std::vector<TextField> split_blanks(std::string_view line);
+
+// ASCII lower case: 'A'-'Z' become 'a'-'z', every other byte (UTF-8
+// sequences included) stays. Unlike std::tolower it ignores the C locale and
+// takes plain (possibly negative) chars, so names compare the same anywhere.
+constexpr char ascii_lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+std::string ascii_lower(std::string_view text);
 
 // The whole of `text` as a T (integer or finite floating point), or nothing.
 template <class T>

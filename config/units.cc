@@ -9,8 +9,9 @@
 #include <system_error>
 #include <vector>
 
-#include "sim/check.h"
 #include "config/suggest.h"
+#include "config/text_fields.h"
+#include "sim/check.h"
 
 namespace clustersim::sim {
 namespace {
@@ -118,20 +119,13 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
-char to_lower(char c) { return is_upper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
 // Letters, '/' and any byte of a non-ASCII UTF-8 sequence (for 'µs').
 bool is_unit_char(char c) {
   return is_lower(c) || is_upper(c) || c == '/' || static_cast<unsigned char>(c) >= 0x80;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = to_lower(c);
-  return out;
-}
-
 bool starts_with_ignoring_case(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && lower(s.substr(0, prefix.size())) == prefix;
+  return s.size() >= prefix.size() && ascii_lower(s.substr(0, prefix.size())) == prefix;
 }
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
@@ -313,7 +307,7 @@ std::string wrong_kind(UnitKind kind, std::string_view unit, UnitKind actual) {
 
 // Common slips with a specific explanation; nullopt when `unit` is none.
 std::optional<std::string> known_slip(UnitKind kind, std::string_view unit) {
-  const std::string low = lower(unit);
+  const std::string low = ascii_lower(unit);
   const std::string_view prefixes = "KMGTP";
   const bool bare_prefix = unit.size() == 1 && prefixes.find(static_cast<char>(unit[0] & ~0x20)) !=
                                                    std::string_view::npos;
@@ -426,7 +420,7 @@ std::string unknown_unit(UnitKind kind, std::string_view unit) {
   if (std::optional<std::string> slip = known_slip(kind, unit)) return *std::move(slip);
   std::vector<std::string_view> same_letters;
   for (const std::string& name : unit_names(kind)) {
-    if (lower(name) == lower(unit)) same_letters.push_back(name);
+    if (ascii_lower(name) == ascii_lower(unit)) same_letters.push_back(name);
   }
   const std::string head = unknown_head(kind, unit);
   if (same_letters.size() == 1) {

@@ -48,5 +48,14 @@ TEST(TextFields, NumbersAreParsedWhole) {
   EXPECT_FALSE(parse_number<double>("nan").has_value());
 }
 
+TEST(TextFields, AsciiLowerFoldsOnlyAsciiLetters) {
+  EXPECT_EQ(ascii_lower("AllReduce LL128 NVLS"), "allreduce ll128 nvls");
+  EXPECT_EQ(ascii_lower("az_AZ-09[@`{"), "az_az-09[@`{");
+  // UTF-8 bytes are negative chars: kept as they are ("µS" -> "µs").
+  EXPECT_EQ(ascii_lower("\xc2\xb5S"), "\xc2\xb5s");
+  EXPECT_EQ(ascii_lower('Q'), 'q');
+  EXPECT_EQ(ascii_lower(""), "");
+}
+
 }  // namespace
 }  // namespace clustersim::sim
