@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
 #include <tuple>
 
 #include "config/text_fields.h"
@@ -526,6 +527,46 @@ std::vector<CollectiveCase> collective_cases(std::span<const CollectiveMeasureme
   sink.throw_if_any();
   if (skipped != nullptr) *skipped = left_out;
   return cases;
+}
+
+namespace {
+
+// The tuner's reason why `forced` cannot run case `c`; "" when it can.
+std::string why_forced_fails(const HardwareProfile& profile, const CollectiveCase& c,
+                             const collectives::ForcedChoice& forced) {
+  try {
+    collectives::tune_collective(profile, c.geometry, c.op, c.row.bytes, forced);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+void check_forced_choices(std::span<const CollectiveCase> cases, const HardwareProfile& profile,
+                          const sim::ConfigValues& scenario) {
+  sim::DiagnosticSink sink;
+  bool scenario_blamed = false;
+  for (const CollectiveCase& c : cases) {
+    const std::string problem = why_forced_fails(profile, c, c.forced);
+    if (problem.empty()) continue;
+    const collectives::ForcedChoice algorithm_only{c.forced.algorithm, std::nullopt,
+                                                   c.forced.channels};
+    const bool algorithm_fails =
+        c.forced.algorithm &&
+        (!c.forced.protocol || !why_forced_fails(profile, c, algorithm_only).empty());
+    if (algorithm_fails && !c.row.algo.empty()) {
+      sink.add(c.row.where, "algo", problem);
+    } else if (!scenario_blamed) {
+      // The same scenario key would fail on many rows: once is enough.
+      scenario_blamed = true;
+      const char* key = algorithm_fails ? "collectives.algorithm" : "collectives.protocol";
+      sink.add(scenario.where(key), key,
+               problem + " (for the row at " + c.row.where.to_string() + ")");
+    }
+  }
+  sink.throw_if_any();
 }
 
 collectives::GroupPrediction predict_case(const HardwareProfile& profile,

@@ -48,9 +48,10 @@
 #include "calibration/robust_fit.h"
 #include "collectives/collective_cost.h"
 #include "collectives/group_collectives.h"
-#include "hardware/hardware_profile.h"
 #include "collectives/tuner.h"
 #include "config/config_error.h"
+#include "config/config_values.h"
+#include "hardware/hardware_profile.h"
 #include "topology/cluster.h"
 
 namespace clustersim::calibration {
@@ -76,8 +77,19 @@ std::vector<CollectiveCase> collective_cases(std::span<const CollectiveMeasureme
                                              const collectives::ForcedChoice& forced,
                                              int64_t min_bytes, int* skipped = nullptr);
 
+// Whether every case's forced choice can run on its group with `profile`,
+// checked before fitting or predicting so that the error names the input to
+// blame: the row's algo column when the row named an algorithm that cannot
+// run, else the scenario's collectives.algorithm (or collectives.protocol
+// when the algorithm runs with another protocol), once, naming the first
+// row. Errors: sim::ConfigError; nothing when every case can run.
+void check_forced_choices(std::span<const CollectiveCase> cases,
+                          const collectives::HardwareProfile& profile,
+                          const sim::ConfigValues& scenario);
+
 // The cost model's prediction (the group alone on the cluster), with the
-// tuner's choice. Throws std::invalid_argument when a forced choice cannot run.
+// tuner's choice. Throws std::invalid_argument when a forced choice cannot run
+// (check_forced_choices first).
 collectives::GroupPrediction predict_case(const collectives::HardwareProfile& profile,
                                           const topology::Cluster& cluster,
                                           const CollectiveCase& c);

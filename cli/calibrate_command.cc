@@ -225,6 +225,7 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
     }
     cases = calibration::collective_cases(set.collectives, base.scenario->cluster, base.forced,
                                           min_bytes);
+    calibration::check_forced_choices(cases, base.profile, base.scenario->values);
   }
   if (gemm.empty() && attention.empty() && cases.empty()) {
     no_rows("no measurement rows to fit: expected GEMM or attention rows of hardware '" + hardware +

@@ -1,11 +1,40 @@
 #include "cli/step_config.h"
 
 #include "collectives/tuner.h"
+#include "config/config_error.h"
 #include "model/compute_model.h"
-#include "schedules/straggler_config.h"
 #include "model/workload_config.h"
+#include "schedules/forced_choice.h"
+#include "schedules/straggler_config.h"
 
 namespace clustersim::cli {
+
+namespace {
+
+void check_forced_choice(const sim::ConfigValues& values, const topology::Cluster& cluster,
+                         const collectives::HardwareProfile& profile,
+                         const workloads::StepConfig& config) {
+  const collectives::ForcedChoice& forced = config.forced;
+  if (!forced.algorithm && !forced.protocol && !forced.channels) return;
+  const std::optional<std::string> problem =
+      workloads::forced_choice_problem(cluster, profile, config, forced);
+  if (!problem) return;
+  // Blame the algorithm when it fails even with the protocol left to the
+  // tuner (nvls across nodes); else the protocol (nvls with LL).
+  const char* key = "collectives.protocol";
+  if (forced.algorithm) {
+    const collectives::ForcedChoice algorithm_only{forced.algorithm, std::nullopt, forced.channels};
+    if (!forced.protocol ||
+        workloads::forced_choice_problem(cluster, profile, config, algorithm_only)) {
+      key = "collectives.algorithm";
+    }
+  }
+  sim::DiagnosticSink sink;
+  sink.add(values.where(key), key, *problem);
+  sink.throw_if_any();
+}
+
+}  // namespace
 
 workloads::StepConfig step_config_from_scenario(const NetworkScenario& net) {
   return step_config_from_scenario(net.values, net.cluster, net.profile);
@@ -30,6 +59,7 @@ workloads::StepConfig step_config_from_scenario(const sim::ConfigValues& values,
       profile.host.cpu_adam_params_per_s / static_cast<double>(cluster.spec().node.gpus_per_node);
   config.forced = collectives::read_forced_choice(values);
   config.routing = collectives::read_routing(values);
+  check_forced_choice(values, cluster, profile, config);
   return config;
 }
 

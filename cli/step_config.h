@@ -1,7 +1,10 @@
 // The step simulation's inputs from a loaded scenario, shared by `run` and
 // `campaign`: the workload, stragglers, the profile's compute and host
 // figures, GPU memory, collective forcing and routing.
-// Errors: sim::ConfigError naming the scenario's key and line.
+// Errors: sim::ConfigError naming the scenario's key and line; among them a
+// forced collectives.algorithm / collectives.protocol that some collective
+// of the step cannot run (nvls across nodes, tree for all_gather, ...), at
+// the key to blame, so that no command meets it first inside the simulation.
 #pragma once
 
 #include "cli/network_scenario.h"

@@ -95,15 +95,8 @@ std::vector<double> validate_collectives(const std::vector<CollectiveCase>& case
   out << "#            op  gpus  per-node         bytes  measured-us  predicted-us   error   algo  "
          "proto  source\n";
   for (const CollectiveCase& c : cases) {
-    collectives::GroupPrediction prediction;
-    try {
-      prediction = calibration::predict_case(net.profile, net.cluster, c);
-    } catch (const std::invalid_argument& e) {
-      sim::DiagnosticSink invalid;
-      invalid.add(net.values.where("collectives.algorithm"), "collectives",
-                  std::string(e.what()) + " (for the row at " + c.row.where.to_string() + ")");
-      invalid.throw_if_any();
-    }
+    const collectives::GroupPrediction prediction =
+        calibration::predict_case(net.profile, net.cluster, c);
     const double measured_us = c.measured_s * 1e6;
     const double predicted_us = prediction.seconds * 1e6;
     const double error = (predicted_us - measured_us) / measured_us;
@@ -179,6 +172,7 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
   const std::vector<CollectiveCase> cases = calibration::collective_cases(
       set.collectives, net.cluster, collectives::read_forced_choice(net.values), min_bytes,
       &skipped);
+  calibration::check_forced_choices(cases, net.profile, net.values);
   KinetoValidationOptions kineto_options;
   if (parsed.has("--rank")) kineto_options.rank = parsed.non_negative_int_or("--rank", 0, "a rank");
   if (parsed.has("--warmup-steps")) {

@@ -203,13 +203,9 @@ class ProgramBuilder {
     return static_cast<int32_t>(p_.channels.size() - 1);
   }
 
-  // Every group of a role has the same shape (the layout is regular), so
-  // the tuner runs once per collective shape of the template, on group 0.
+  // The tuner runs once per collective shape of the template, on group 0.
   void tune(Op& op) {
-    const int64_t size = layout_.group_size(op.role);
-    std::vector<int64_t> gpus(static_cast<size_t>(size));
-    for (int64_t i = 0; i < size; ++i) gpus[static_cast<size_t>(i)] = layout_.member(op.role, 0, i);
-    const TunedTimes& t = tuned_.at(tuned_.find_or_tune(collectives::geometry_of(cluster_, gpus),
+    const TunedTimes& t = tuned_.at(tuned_.find_or_tune(group_geometry(layout_, op.role, cluster_),
                                                         op.op, op.bytes, /*forced=*/true));
     op.latency_ns = t.latency_ns;
     op.transfer_ns = t.transfer_ns;
@@ -267,6 +263,14 @@ class ProgramBuilder {
 };
 
 }  // namespace
+
+collectives::GroupGeometry group_geometry(const Layout& layout, GroupRole role,
+                                          const topology::Cluster& cluster) {
+  const int64_t size = layout.group_size(role);
+  std::vector<int64_t> gpus(static_cast<size_t>(size));
+  for (int64_t i = 0; i < size; ++i) gpus[static_cast<size_t>(i)] = layout.member(role, 0, i);
+  return collectives::geometry_of(cluster, gpus);
+}
 
 StepProgram compile_program(const FsdpSchedule& schedule, const StepConfig& config,
                             const Layout& layout, const topology::Cluster& cluster,

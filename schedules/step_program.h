@@ -34,6 +34,11 @@ struct StepProgram {
   std::vector<int64_t> kernel_ns;  // by schedule kernel index
 };
 
+// The shape of group 0 of `role` on `cluster`: every group of a role has the
+// same shape (the layout is regular), so the tuner needs only this one.
+collectives::GroupGeometry group_geometry(const Layout& layout, GroupRole role,
+                                          const topology::Cluster& cluster);
+
 // Precondition: the layout matches config.workload and fits the cluster.
 StepProgram compile_program(const FsdpSchedule& schedule, const StepConfig& config,
                             const Layout& layout, const topology::Cluster& cluster,

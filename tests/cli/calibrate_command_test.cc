@@ -181,6 +181,16 @@ TEST(CalibrateCommand, BadInputIsReported) {
   r = run({"calibrate", bad, "--base", kScenarios + "dgx_h100.yaml", "-o", out});
   EXPECT_EQ(r.code, kExitError);
   EXPECT_THAT(r.err, HasSubstr(bad + ":2:"));
+  // A forced protocol that the forced algorithm cannot run, at its override.
+  r = run({"calibrate", kMeasurements + "dgx_h100_all_reduce_8gpu.csv", "--base",
+           kScenarios + "dgx_h100.yaml", "-o", out, "--set", "collectives.algorithm=nvls", "--set",
+           "collectives.protocol=LL"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_THAT(r.err,
+              HasSubstr("--set collectives.protocol=LL: error: collectives.protocol: no valid way "
+                        "to run all_reduce on 8 ranks (1 nodes) with algorithm nvls with protocol "
+                        "LL: nvls runs only the Simple protocol (not LL) (for the row at " +
+                        kMeasurements + "dgx_h100_all_reduce_8gpu.csv:"));
   // Nothing to fit.
   r = run({"calibrate", kGemm, "--base", kScenarios + "dgx_h100.yaml", "-o", out, "--hardware",
            "B200"});

@@ -285,5 +285,41 @@ TEST(ValidateCommand, RowWithMoreGpusThanTheScenarioIsAnInputError) {
       << r.err;
 }
 
+// A forced choice the tuner cannot run: at the scenario key when the
+// scenario forced it (once, naming the first row), at the row's algo column
+// when the row did.
+TEST(ValidateCommand, ForcedChoiceThatCannotRunNamesWhoForcedIt) {
+  const ScratchDir dir;
+  const std::string scenario =
+      dir.write("tree.yaml", "name: tree\nhardware: " + std::string(kSource) +
+                                 "/scenarios/hardware/h100.yaml\ncluster:\n  nodes: 2\n"
+                                 "  node: hgx_h100\ncollectives:\n  algorithm: tree\n");
+  const std::string gathers = dir.write("ag.csv",
+                                        "op,gpus,gpus_per_node,bytes,time_us\n"
+                                        "all_gather,16,8,1048576,60.0\n"
+                                        "all_gather,16,8,2097152,90.0\n");
+  const Outcome r = run({"validate", scenario, gathers, "--min-bytes", "1"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, scenario +
+                       ":7:14: error: collectives.algorithm: no valid way to run all_gather on 16 "
+                       "ranks (2 nodes) with algorithm tree: tree runs only all_reduce (not "
+                       "all_gather) (for the row at " +
+                       gathers + ":2:1)\n");
+
+  const std::string plain = dir.write(
+      "plain.yaml", "name: plain\nhardware: " + std::string(kSource) +
+                        "/scenarios/hardware/h100.yaml\ncluster:\n  nodes: 2\n  node: hgx_h100\n");
+  const std::string nvls = dir.write("nvls.csv",
+                                     "op,gpus,gpus_per_node,bytes,time_us,algo\n"
+                                     "all_reduce,8,8,1048576,30.0,NVLS\n"
+                                     "all_reduce,16,8,1048576,60.0,NVLS\n");
+  const Outcome row = run({"validate", plain, nvls, "--min-bytes", "1"});
+  EXPECT_EQ(row.code, kExitError);
+  EXPECT_EQ(row.err, nvls +
+                         ":3:1: error: algo: no valid way to run all_reduce on 16 ranks (2 nodes) "
+                         "with algorithm nvls: nvls needs one node (group spans 2)\n");
+}
+
 }  // namespace
 }  // namespace clustersim::cli

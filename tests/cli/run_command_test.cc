@@ -172,6 +172,50 @@ TEST(RunCommand, StragglerRanksBeyondTheWorldNameTheKey) {
   EXPECT_TRUE(contains(bad.err, "stragglers.ranks: expected a list of ranks")) << bad.err;
 }
 
+// A forced collective choice that a group of the job cannot run is an
+// input error at the key to blame, before anything is simulated.
+TEST(RunCommand, ForcedAlgorithmNoGroupCanRunNamesTheKey) {
+  const ScratchDir dir;
+  // Two nodes: the FSDP shard group spans them, and NVLS stays in a node.
+  const std::string path =
+      dir.write("s.yaml", scenario("llama3-8b", "collectives:\n  algorithm: nvls\n", 2));
+  const Outcome r = run({"run", path});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, path +
+                       ":12:14: error: collectives.algorithm: no valid way to run all_gather on "
+                       "16 ranks (2 nodes) with algorithm nvls: nvls needs one node (group spans "
+                       "2) (the FSDP shard group of the step)\n");
+  // The same from the command line: the override is the place.
+  const std::string plain = dir.write("plain.yaml", scenario());
+  const Outcome tree = run({"run", plain, "--set", "collectives.algorithm=tree"});
+  EXPECT_EQ(tree.code, kExitError);
+  EXPECT_EQ(tree.err,
+            "--set collectives.algorithm=tree: error: collectives.algorithm: no valid way to run "
+            "all_gather on 8 ranks (1 nodes) with algorithm tree: tree runs only all_reduce (not "
+            "all_gather) (the FSDP shard group of the step)\n");
+}
+
+TEST(RunCommand, ForcedProtocolTheAlgorithmCannotRunNamesTheProtocol) {
+  const ScratchDir dir;
+  // NO_SHARD on one node: only all-reduces, which NVLS runs, but with Simple
+  // alone; so the protocol is to blame, not the algorithm.
+  const std::string extra =
+      "  parallelism:\n    strategy: NO_SHARD\ncollectives:\n  algorithm: nvls\n  protocol: LL\n";
+  const std::string path = dir.write("s.yaml", scenario("llama3-8b", extra));
+  const Outcome r = run({"run", path});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.err, path +
+                       ":15:13: error: collectives.protocol: no valid way to run all_reduce on 8 "
+                       "ranks (1 nodes) with algorithm nvls with protocol LL: nvls runs only the "
+                       "Simple protocol (not LL) (the replica group of the step)\n");
+  // A choice every group can run is simulated as forced (the unsharded
+  // 8B model does not fit: simulated anyway).
+  const Outcome simple = run({"run", path, "--set", "collectives.protocol=Simple", "--allow-oom"});
+  EXPECT_EQ(simple.code, kExitOk) << simple.err;
+  EXPECT_TRUE(contains(simple.out, "step time")) << simple.out;
+}
+
 TEST(RunCommand, ScenarioWithoutAWorkloadSaysSo) {
   const ScratchDir dir;
   const std::string path =

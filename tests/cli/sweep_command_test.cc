@@ -116,6 +116,56 @@ TEST(SweepCommand, RowsAreWhatRunGivesForTheSameOverrides) {
   EXPECT_FALSE(std::filesystem::exists(csv + ".partial"));
 }
 
+// A point whose forced algorithm some group cannot run is skipped with the
+// tuner's reason at the key, the others run, and --resume keeps it.
+TEST(SweepCommand, APointTheTunerRejectsIsSkippedAndTheOthersRun) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario("collectives.algorithm=ring,tree,nvls"));
+  const std::string csv = dir.file("out.csv");
+  const Outcome r = run({"sweep", path, "-o", csv, "--threads", "2", "--no-wall-time"});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  const auto rows = csv_rows(read_all(csv));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[1][0], "ring");
+  EXPECT_EQ(rows[1][1], "ok") << rows[1][2];
+  EXPECT_GT(std::stod(rows[1][3]), 0.0);
+  // HSDP on 16 GPUs, replica groups of 2: shard groups of 8 in a node.
+  const std::string tree_reason =
+      "collectives.algorithm: no valid way to run all_gather on 8 ranks (1 nodes) with "
+      "algorithm tree: tree runs only all_reduce (not all_gather) (the FSDP shard group of the "
+      "step)";
+  const std::string nvls_reason =
+      "collectives.algorithm: no valid way to run all_gather on 8 ranks (1 nodes) with "
+      "algorithm nvls: nvls is modelled only for all_reduce (not all_gather) (the FSDP shard "
+      "group of the step)";
+  EXPECT_EQ(rows[2],
+            (std::vector<std::string>{"tree", "skipped", tree_reason, "", "", "", "", "", "", ""}));
+  EXPECT_EQ(rows[3],
+            (std::vector<std::string>{"nvls", "skipped", nvls_reason, "", "", "", "", "", "", ""}));
+  EXPECT_NE(r.out.find("points: 3 (1 ok, 0 out of memory, 2 skipped)\nskipped:\n"
+                       "  collectives.algorithm=tree: " +
+                       tree_reason + "\n  collectives.algorithm=nvls: " + nvls_reason + "\n"),
+            std::string::npos)
+      << r.out;
+  // The ring point is what `run` gives with the same override.
+  const std::string json = dir.file("run.json");
+  const Outcome one = run({"run", path, "--set", "collectives.algorithm=ring", "--json", json});
+  ASSERT_EQ(one.code, cli::kExitOk) << one.err;
+  EXPECT_EQ(std::stod(rows[1][3]), parse_json(read_all(json))["step_time_s"].number);
+
+  // Resumed from a journal holding the skipped rows only: the same CSV.
+  const std::string whole = read_all(csv);
+  const auto lines = sim::split_lines(whole);
+  dir.write("out.csv.partial",
+            "# clustersim sweep partial v1; points 3; " + std::string(lines[0].text) + "\n2," +
+                std::string(lines[3].text) + "\n1," + std::string(lines[2].text) + "\n");
+  const Outcome resumed = run({"sweep", path, "-o", csv, "--resume", "--no-wall-time"});
+  ASSERT_EQ(resumed.code, cli::kExitOk) << resumed.err;
+  EXPECT_NE(resumed.out.find("2 skipped; 2 resumed from " + csv + ".partial)"), std::string::npos)
+      << resumed.out;
+  EXPECT_EQ(read_all(csv), whole);
+}
+
 TEST(SweepCommand, SameBytesForOneThreadAndTwo) {
   const ScratchDir dir;
   const std::string path = dir.write("s.yaml", scenario(kAxes));

@@ -1,0 +1,70 @@
+#include "schedules/forced_choice.h"
+
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "schedules/fsdp_schedule.h"
+#include "schedules/step_program.h"
+
+namespace clustersim::workloads {
+
+namespace {
+
+std::optional<collectives::CollectiveOp> collective_of(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::kAllGather:
+      return collectives::CollectiveOp::kAllGather;
+    case TaskKind::kReduceScatter:
+      return collectives::CollectiveOp::kReduceScatter;
+    case TaskKind::kAllReduce:
+      return collectives::CollectiveOp::kAllReduce;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string group_text(GroupRole role) {
+  switch (role) {
+    case GroupRole::kShard:
+      return "the FSDP shard group";
+    case GroupRole::kReplica:
+      return "the replica group";
+    case GroupRole::kTp:
+      return "the tensor-parallel group";
+    case GroupRole::kNone:
+      break;
+  }
+  return "no group";
+}
+
+}  // namespace
+
+std::optional<std::string> forced_choice_problem(const topology::Cluster& cluster,
+                                                 const collectives::HardwareProfile& profile,
+                                                 const StepConfig& config,
+                                                 const collectives::ForcedChoice& forced) {
+  const WorkloadSpec& w = config.workload;
+  step::Layout layout;
+  layout.world = w.world_size;
+  layout.tp = w.tp;
+  layout.shard = w.shard_group_size;
+  layout.replica = w.replica_group_size;
+  const FsdpSchedule schedule = build_fsdp_schedule(w, config.schedule_options);
+  // A template repeats each (group, collective) pair for every block and
+  // micro-batch; one tuning of each answers for all.
+  std::set<std::pair<GroupRole, collectives::CollectiveOp>> tried;
+  for (const Task& t : schedule.tasks) {
+    const std::optional<collectives::CollectiveOp> op = collective_of(t.kind);
+    if (!op || !tried.emplace(t.group, *op).second) continue;
+    try {
+      collectives::tune_collective(profile, step::group_geometry(layout, t.group, cluster), *op,
+                                   t.bytes, forced);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what()) + " (" + group_text(t.group) + " of the step)";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace clustersim::workloads
