@@ -12,9 +12,12 @@
 // do not multiply to the dp size are skipped.
 //
 // Each point: invalid ones (any scenario or workload error: sizes that do
-// not divide, tp above the GPUs of a node, ...) are `skipped` with the
+// not divide, tp above the GPUs of a node, a forced collectives.algorithm or
+// protocol that one of its groups cannot run, ...) are `skipped` with the
 // reason (the errors' "key: message", without the file); the others are
-// simulated like `run --allow-oom` and are `ok` or `out_of_memory`.
+// simulated like `run --allow-oom` and are `ok` or `out_of_memory`. A point
+// on which clustersim itself fails (an invariant, memory) is `failed` with
+// the error's text; no point stops the sweep.
 // Clusters are built once per distinct `cluster.*` setting and shared
 // (read-only) by the points' simulations; points run in parallel (OpenMP,
 // --threads N, default every core).
@@ -38,8 +41,8 @@
 // or --set campaign.trials), serially inside the point; a point whose
 // campaign cannot run (e.g. ft_hsdp with one replica group) is skipped with
 // "campaign: " and the reason.
-// stdout: the counts of points, the skipped ones with their reasons (the
-// first 10), and the best --top N (default 10) by tokens/s per GPU (times
+// stdout: the counts of points, the skipped and the failed ones with their
+// reasons (the first 10 of each), and the best --top N (default 10) by tokens/s per GPU (times
 // ETTR with --campaign), points that fit in memory first.
 // stderr: progress (points done, rate, ETA) only when it is a terminal.
 // Under mpirun (cli/mpi_context.h): every rank expands the same grid and
@@ -47,9 +50,12 @@
 // alone reads FILE.partial for --resume (telling the others which points are
 // done), appends its rows to FILE.partial as they finish and the other ranks'
 // when they arrive at the end, writes FILE and prints: the same bytes as one
-// process. A rank that fails aborts the whole job.
-// Exit codes: 0 ok (even with skipped points), 1 bad scenario, grid or
-// partial file, 2 usage errors.
+// process. A rank that fails outside its points aborts the whole job.
+// Exit codes: 0 ok (even with skipped or failed points), 1 bad scenario,
+// grid or partial file, 2 usage errors.
+// The pieces: the points (cli/sweep_points.h), their CSV rows
+// (cli/sweep_rows.h), the journal FILE.partial (cli/sweep_journal.h) and
+// stdout (cli/sweep_report.h).
 #pragma once
 
 #include <ostream>

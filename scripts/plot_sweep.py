@@ -7,8 +7,9 @@
 The swept keys are the CSV's columns before `status`. With two or more swept
 keys (or --x and --y) it draws a heatmap of the metric over the first two
 (the best value over any other swept key in each cell); out-of-memory cells
-are hatched and labelled OOM, skipped (invalid) cells are grey. With one swept
-key it draws the metric against it, out-of-memory points as red crosses.
+are hatched and labelled OOM, skipped (invalid) and failed cells are grey.
+With one swept key it draws the metric against it, out-of-memory points as
+red crosses.
 Needs matplotlib (Debian: python3-matplotlib; run with /usr/bin/python3).
 Writes the image atomically (temporary file, then rename).
 """
@@ -91,7 +92,7 @@ def heatmap(rows, x, y, metric, ax):
     state = {}
     for r in rows:
         cell = (r[x], r[y])
-        if r["status"] == "skipped":
+        if r["status"] in ("skipped", "failed"):
             state.setdefault(cell, "skipped")
             continue
         v = number(r.get(metric, ""))
@@ -131,7 +132,7 @@ def lines(rows, x, metric, ax):
         best = None
         oom = False
         for r in rows:
-            if r[x] != vx or r["status"] == "skipped":
+            if r[x] != vx or r["status"] in ("skipped", "failed"):
                 continue
             if r["status"] == "out_of_memory" or r.get("fits_in_memory") == "false":
                 oom = True
