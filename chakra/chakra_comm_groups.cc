@@ -62,13 +62,27 @@ CommGroups read_comm_groups(const std::string& path) {
 }
 
 std::string comm_groups_json(const CommGroups& groups) {
-  // One group per line, its ranks on that line; std::map keeps names sorted.
+  // One group per line, its ranks on that line. Numeric ids in numeric
+  // order ("2" before "10"), so that a reader finds group k on line k + 2.
+  std::vector<const CommGroups::value_type*> order;
+  order.reserve(groups.size());
+  bool numeric = true;
+  for (const auto& group : groups) {
+    order.push_back(&group);
+    numeric = numeric && is_numeric_pg_name(group.first);
+  }
+  if (numeric) {
+    std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+      return a->first.size() != b->first.size() ? a->first.size() < b->first.size()
+                                                : a->first < b->first;
+    });
+  }
   std::ostringstream out;
   sim::JsonWriter json(out, 2, 1);
   json.begin_object();
-  for (const auto& [name, ranks] : groups) {
-    json.key(name).begin_array();
-    for (int64_t rank : ranks) json.int64(rank);
+  for (const auto* group : order) {
+    json.key(group->first).begin_array();
+    for (int64_t rank : group->second) json.int64(rank);
     json.end_array();
   }
   json.end_object();

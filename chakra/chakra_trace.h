@@ -9,16 +9,22 @@
 // uses (no Protobuf types leak out of chakra_trace_io.cc), and the API of
 // the Chakra features: reading and writing files (chakra_trace_io.cc),
 // checking graphs (chakra_trace_check.cc), communicator groups
-// (chakra_comm_groups.cc), exporting a simulated step (chakra_export.cc) and
-// replaying traces on a cluster (chakra_replay.cc).
+// (chakra_comm_groups.cc), telling the standard form from clustersim's
+// older named one (chakra_forms.cc, docs/chakra-traces.md), exporting a
+// simulated step (chakra_export.cc) and replaying traces on a cluster
+// (chakra_replay.cc).
 //
 // Attributes (Node.attr, Chakra's names and value kinds as PyTorch's
 // converter writes them; the readers accept any integer kind for integers):
 //   comm_type    int64   CommType of a COMM_COLL_NODE
-//   comm_size    int64   bytes of a collective (nccl-tests convention:
-//                        all_gather total output, reduce_scatter total input)
-//                        or of a send/recv
-//   pg_name      string  the process group of a collective (comm groups)
+//   comm_size    int64   bytes of a collective or of a send/recv; for a
+//                        collective, what each rank passes in (the standard
+//                        form: all_gather its shard, reduce_scatter and
+//                        all_reduce the whole buffer), or, in the named form
+//                        of older clustersim traces, the nccl-tests size
+//                        (all_gather the total output); see TraceForm below
+//   pg_name      string  the process group of a collective (comm groups):
+//                        "0", "1", ... in the standard form
 //   comm_src, comm_dst, comm_tag  int64  peers and tag of send/recv
 //   num_ops      int64   FLOPs of a COMP_NODE
 //   tensor_size  uint64  bytes a COMP_NODE moves through HBM, or a MEM_*
@@ -29,6 +35,13 @@
 //   clustersim_stream       int64  the GPU stream the node ran on
 //   clustersim_class        string kernel class (gemm, attention, ...) or
 //                                  collective role
+//   clustersim_pg_desc      string what a numeric pg_name is ("shard_0",
+//                                  "world", "tp_5", "shard_0.reduce")
+//   clustersim_comm_total   int64  an all_gather's total output in bytes when
+//                                  the group size does not divide it (then
+//                                  comm_size is the padded shard, rounded up)
+// and in the GlobalMetadata:
+//   clustersim_trace_form   string "standard" or "named" (TraceForm)
 //
 // Units: bytes, FLOPs, microseconds in the file; nanoseconds where the
 // fields say so.
@@ -38,7 +51,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace clustersim::workloads::chakra {
@@ -105,6 +120,8 @@ struct Node {
   std::optional<int64_t> duration_ns;       // clustersim_duration_ns
   std::optional<int64_t> stream;            // clustersim_stream
   std::optional<std::string> kernel_class;  // clustersim_class
+  std::optional<std::string> pg_desc;       // clustersim_pg_desc
+  std::optional<int64_t> comm_total;        // clustersim_comm_total
 
   std::vector<RawAttribute> other_attributes;
 
@@ -121,7 +138,8 @@ struct Trace {
   std::vector<Node> nodes;             // in file order
 };
 
-// Process group name -> its ranks (global rank ids), as in ASTRA-sim's
+// Process group (pg_name: an id "0", "1", ... in the standard form, a name
+// in the named form) -> its ranks (global rank ids), as in ASTRA-sim's
 // communicator-group JSON: {"<pg_name>": [r0, r1, ...], ...}.
 using CommGroups = std::map<std::string, std::vector<int64_t>>;
 
@@ -136,10 +154,61 @@ std::string serialize_trace(const Trace& trace);
 void write_trace_file(const std::string& path, const Trace& trace);    // atomic
 std::string rank_trace_path(const std::string& prefix, int64_t rank);  // PREFIX.<rank>.et
 
+// The string value of the GlobalMetadata attribute `name`: nullopt when the
+// trace has none; `*found_kind` ("an integer", ...) set and nullopt when it
+// holds no string.
+std::optional<std::string> metadata_string(const Trace& trace, const std::string& name,
+                                           std::string* found_kind = nullptr);
+
 // ---- chakra_comm_groups.cc ----
 // Reads / writes the communicator-group JSON (errors name file:line:col).
+// Written keys come in numeric order when every key is a decimal number
+// ("0", "1", ..., "10"), else in string order.
 CommGroups read_comm_groups(const std::string& path);
 std::string comm_groups_json(const CommGroups& groups);
+
+// ---- chakra_forms.cc ----
+// The two conventions a job's traces may follow (docs/chakra-traces.md):
+//  * kStandard, what ASTRA-sim and PyTorch's Chakra converter use: pg_name
+//    a decimal process-group id ("0" the whole world), the comm-group file
+//    keyed by those ids, comm_size what each rank passes in (an all_gather's
+//    input shard: the output is group size x comm_size, or
+//    clustersim_comm_total when given).
+//  * kNamed, clustersim's traces before the standard form: named groups
+//    ("world", "shard_0"), comm_size the nccl-tests size (an all_gather's
+//    total output).
+// Only all_gather sizes differ: reduce_scatter's input and all_reduce's
+// buffer are the nccl-tests size in both.
+//
+// The rule, in order:
+//  1. If any trace's GlobalMetadata has clustersim_trace_form, every trace
+//     must have the same value, "standard" or "named", and it decides.
+//  2. Else the job is kNamed when any COMM_COLL_NODE's pg_name or any key
+//     of the comm groups is not a decimal number (digits only), and
+//     kStandard otherwise (numeric ids, or no pg_name at all).
+// Errors (sim::ConfigError naming the file and the attribute): a value
+// other than "standard" / "named", traces that disagree or lack it while
+// another has it.
+enum class TraceForm { kStandard, kNamed };
+const char* trace_form_name(TraceForm form);  // "standard" / "named"
+
+struct FormDecision {
+  TraceForm form = TraceForm::kStandard;
+  std::string why;  // e.g. "pg_name 'shard_0' (t.0.et node 12) is not a number"
+};
+FormDecision detect_trace_form(std::span<const Trace> traces, const CommGroups& groups);
+
+// True for "0", "17": one or more ASCII digits (what std::stoi readers take
+// without surprises).
+bool is_numeric_pg_name(std::string_view name);
+
+// The bytes an all_gather of a standard-form trace moves in nccl-tests
+// terms (the total output the tuner takes): clustersim_comm_total when the
+// node has it, else group_size x comm_size. nullopt with `problem` set when
+// they disagree (comm_size not the total / group_size rounded up) or the
+// product overflows int64.
+std::optional<int64_t> all_gather_total(const Node& node, int64_t comm_size, int64_t group_size,
+                                        std::string& problem);
 
 // ---- chakra_trace_check.cc ----
 // Checks the graphs of every rank (rank r = ranks[r]) and reports every

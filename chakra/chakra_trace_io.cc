@@ -10,7 +10,8 @@
 // Writing is deterministic: the same Trace gives the same bytes. A node's
 // interpreted attributes are written first, in a fixed order (is_cpu_op,
 // comm_type, comm_size, pg_name, comm_src, comm_dst, comm_tag, num_ops,
-// tensor_size, then clustersim's own), with the value kinds Chakra's
+// tensor_size, then clustersim's own: duration_ns, stream, class, pg_desc,
+// comm_total), with the value kinds Chakra's
 // converters and ASTRA-sim's trace feeder use (integers int64_val,
 // tensor_size uint64_val, strings string_val, is_cpu_op bool_val, which is
 // always written because the feeder takes a node without it for a CPU op);
@@ -247,6 +248,10 @@ void read_attribute(const pb::AttributeProto& attr, const std::string& where, No
     set_integer(node.stream);
   } else if (name == "clustersim_class") {
     set_string(node.kernel_class);
+  } else if (name == "clustersim_pg_desc") {
+    set_string(node.pg_desc);
+  } else if (name == "clustersim_comm_total") {
+    set_integer(node.comm_total);
   } else if (name == "is_cpu_op") {
     // bool_val as Chakra writes it; some generators write an int32 0/1.
     if (attr.value_case() == pb::AttributeProto::kBoolVal) {
@@ -324,6 +329,8 @@ void add_attributes(const Node& node, pb::Node& message) {
   add_int("clustersim_duration_ns", node.duration_ns);
   add_int("clustersim_stream", node.stream);
   add_string("clustersim_class", node.kernel_class);
+  add_string("clustersim_pg_desc", node.pg_desc);
+  add_int("clustersim_comm_total", node.comm_total);
 }
 
 // message.SerializeAsString() followed by `raw` as repeated field `tag`
@@ -349,6 +356,22 @@ const char* node_type_name(int32_t type) {
 const char* comm_type_name(int32_t type) {
   if (type < 0 || static_cast<size_t>(type) >= kCommTypeNames.size()) return "?";
   return kCommTypeNames[static_cast<size_t>(type)];
+}
+
+std::optional<std::string> metadata_string(const Trace& trace, const std::string& name,
+                                           std::string* found_kind) {
+  for (const RawAttribute& raw : trace.metadata) {
+    if (raw.name != name) continue;
+    pb::AttributeProto attr;
+    if (attr.ParseFromString(raw.encoded) &&
+        attr.value_case() == pb::AttributeProto::kStringVal) {
+      return attr.string_val();
+    }
+    if (found_kind) *found_kind = value_kind(attr);
+    return std::nullopt;
+  }
+  if (found_kind) found_kind->clear();
+  return std::nullopt;
 }
 
 std::string rank_trace_path(const std::string& prefix, int64_t rank) {

@@ -249,6 +249,40 @@ TEST(ChakraTraceIo, RoundTripKeepsEverythingIncludingUnknownAttributes) {
   EXPECT_EQ(serialize_trace(back), bytes);
 }
 
+// clustersim_pg_desc (a string) and clustersim_comm_total (an int64) are
+// read back into their fields, written after clustersim_class; the
+// GlobalMetadata's strings are found by name.
+TEST(ChakraTraceIo, PgDescCommTotalAndMetadataStrings) {
+  Trace t;
+  t.version = "0.0.4";
+  t.metadata.push_back({"clustersim_trace_form", attr_string("clustersim_trace_form", "standard")});
+  t.metadata.push_back({"clustersim_rank", attr_int64("clustersim_rank", 3)});
+  Node n;
+  n.id = 5;
+  n.type = static_cast<int32_t>(NodeType::kCommColl);
+  n.comm_type = static_cast<int64_t>(CommType::kAllGather);
+  n.comm_size = 11;
+  n.pg_name = "2";
+  n.kernel_class = "shard";
+  n.pg_desc = "shard_1";
+  n.comm_total = 31;
+  t.nodes = {n};
+  const Trace back = parse_trace(serialize_trace(t), "t.0.et");
+  ASSERT_EQ(back.nodes.size(), 1u);
+  EXPECT_EQ(back.nodes[0].pg_desc, "shard_1");
+  EXPECT_EQ(back.nodes[0].comm_total, 31);
+  EXPECT_TRUE(back.nodes[0].other_attributes.empty());
+  const std::string bytes = serialize_trace(t);
+  EXPECT_LT(bytes.find("clustersim_class"), bytes.find("clustersim_pg_desc"));
+  EXPECT_LT(bytes.find("clustersim_pg_desc"), bytes.find("clustersim_comm_total"));
+  EXPECT_EQ(metadata_string(back, "clustersim_trace_form"), "standard");
+  std::string kind = "?";
+  EXPECT_EQ(metadata_string(back, "clustersim_rank", &kind), std::nullopt);
+  EXPECT_EQ(kind, "an integer");
+  EXPECT_EQ(metadata_string(back, "absent", &kind), std::nullopt);
+  EXPECT_EQ(kind, "");
+}
+
 TEST(ChakraTraceIo, WritesTheBytesChakraWrites) {
   Trace t;
   t.version = "0.0.4";
