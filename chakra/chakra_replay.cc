@@ -42,9 +42,12 @@ StepResult replay_job(const topology::Cluster& cluster, const collectives::Hardw
   std::vector<replay::Template> templates;
   templates.reserve(job.templates.size());
   for (size_t t = 0; t < job.templates.size(); ++t) {
+    const std::span<const int64_t> members = t < job.gather_members.size()
+                                                 ? std::span<const int64_t>(job.gather_members[t])
+                                                 : std::span<const int64_t>();
     templates.push_back(replay::build_template(job.templates[t], static_cast<int64_t>(t),
                                                static_cast<int64_t>(job.templates.size()), spec,
-                                               options.recompute_compute, pcie_Bps, sink));
+                                               options.recompute_compute, pcie_Bps, members, sink));
   }
   sink.throw_if_any();
   replay::check_job(cluster, job, templates);

@@ -51,9 +51,11 @@
 //    P done); the time between a member's arrival and the start is that
 //    member's sync wait. It then takes the tuner's latency for the group's
 //    geometry (collectives::tune_collective with options.forced), and
-//    transfers comm_size bytes at the tuner's rate times its max-min share of
-//    every link it loads (group footprint x busbw_factor), re-solved when any
-//    transfer starts or ends, exactly as simulate_step does. comm_type:
+//    transfers comm_size bytes (for an ALL_GATHER of a standard-form job,
+//    its total output: ReplayJob::gather_members) at the tuner's rate times
+//    its max-min share of every link it loads (group footprint x
+//    busbw_factor), re-solved when any transfer starts or ends, exactly as
+//    simulate_step does. comm_type:
 //    ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER (and REDUCE_SCATTER_BLOCK),
 //    BROADCAST run as such; BARRIER is a zero-byte all_reduce (latency
 //    only); REDUCE, GATHER, SCATTER and ALL_TO_ALL are not modelled
@@ -166,6 +168,14 @@ struct ReplayJob {
   // graph, in that order) is groups[slot_groups[slot_begin[r] + k]].
   std::vector<int64_t> slot_begin;  // ranks + 1 entries
   std::vector<int32_t> slot_groups;
+  // The traces' conventions (chakra_trace.h TraceForm). For the standard
+  // form, by template and slot, the members of the process group as traced:
+  // an all_gather's comm_size (each rank's input) times that is the output
+  // the tuner takes, and stays so when --scale-to widens the group (the
+  // model's tensor does not grow). Empty for the named form, whose comm_size
+  // is that output already.
+  FormDecision form;
+  std::vector<std::vector<int64_t>> gather_members;
 
   int64_t ranks() const { return static_cast<int64_t>(template_of.size()); }
 };

@@ -69,11 +69,29 @@ ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& grou
     slots[static_cast<size_t>(t)] = collective_pg_names(traces[static_cast<size_t>(t)]);
   }
 
+  // What a numeric pg_name is, for messages ("3 (shard_0)"): the first
+  // clustersim_pg_desc given for it.
+  std::map<std::string, std::string> descs;
+  for (const Trace& trace : traces) {
+    for (const Node& n : trace.nodes) {
+      if (n.type == static_cast<int32_t>(NodeType::kCommColl) && n.pg_desc) {
+        descs.emplace(n.pg_name.value_or(""), *n.pg_desc);
+      }
+    }
+  }
+  const auto label = [&](const std::string& name, const std::string& copy) {
+    const auto desc = descs.find(name);
+    std::string inner = desc == descs.end() ? "" : desc->second;
+    if (!copy.empty()) inner += (inner.empty() ? "" : ", ") + copy;
+    const std::string shown = name.empty() ? "world" : name;
+    return inner.empty() ? shown : shown + " (" + inner + ")";
+  };
+
   std::map<std::string, Plan> plans;
   const auto world_group = [&](const std::string& name) {
     Plan plan{true, static_cast<int32_t>(job.groups.size())};
     ReplayGroup g;
-    g.name = name.empty() ? "world" : name;
+    g.name = label(name, "");
     g.ranks.resize(static_cast<size_t>(ranks));
     for (int64_t r = 0; r < ranks; ++r) g.ranks[static_cast<size_t>(r)] = r;
     job.groups.push_back(std::move(g));
@@ -114,7 +132,7 @@ ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& grou
     if (spans_job(members, k, &first, &stride)) {
       plan.widened = true;
       ReplayGroup g;
-      g.name = name;
+      g.name = label(name, "");
       if (copies == 1) {
         g.ranks = members;
       } else {
@@ -124,7 +142,7 @@ ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& grou
     } else {
       for (int64_t c = 0; c < copies; ++c) {
         ReplayGroup g;
-        g.name = copies == 1 ? name : name + " (copy " + std::to_string(c) + ")";
+        g.name = label(name, copies == 1 ? "" : "copy " + std::to_string(c));
         g.ranks.reserve(members.size());
         for (const int64_t m : members) g.ranks.push_back(m + c * k);
         job.groups.push_back(std::move(g));
@@ -169,6 +187,20 @@ ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& grou
     }
   }
   sink.throw_if_any();
+
+  job.form = detect_trace_form(traces, groups);
+  if (job.form.form == TraceForm::kStandard) {
+    // The traced group's size, not the widened one's: comm_size is a
+    // traced rank's shard of a tensor that --scale-to does not change.
+    job.gather_members.resize(static_cast<size_t>(k));
+    for (int64_t t = 0; t < k; ++t) {
+      for (const std::string& name : slots[static_cast<size_t>(t)]) {
+        const auto group = groups.find(name);
+        job.gather_members[static_cast<size_t>(t)].push_back(
+            group != groups.end() ? static_cast<int64_t>(group->second.size()) : k);
+      }
+    }
+  }
 
   job.template_of.resize(static_cast<size_t>(ranks));
   job.peer_base.resize(static_cast<size_t>(ranks));

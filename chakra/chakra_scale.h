@@ -22,12 +22,16 @@
 //    keep their place inside nodes, and their count grows N / k times.
 //  * Without communicator groups every process group is the whole world and
 //    widens to N ranks.
-//  * Sizes: comm_size is kept for every collective. For a fixed model the
-//    nccl-tests size of a sharded collective (all_gather's total output,
+//  * Sizes: every collective keeps its nccl-tests size. For a fixed model
+//    the nccl-tests size of a sharded collective (all_gather's total output,
 //    reduce_scatter's total input) is the unit's whole tensor whatever the
 //    group size -- each rank's shard shrinks as the group grows -- and an
 //    all_reduce or broadcast moves the same buffer: widening a group changes
-//    the collective's time only through its geometry and contention.
+//    the collective's time only through its geometry and contention. In the
+//    named form that size is comm_size; in the standard form (chakra_trace.h
+//    TraceForm) an all_gather's comm_size is a traced rank's shard, and its
+//    output is comm_size x the traced group's size (ReplayJob::gather_members)
+//    for the widened group too.
 //  * Compute is kept: each rank keeps its micro-batch (weak scaling of the
 //    global batch). Kernels whose work shrinks with the shard (the optimizer
 //    step and gradient scaling on a 1 / N shard, when the widened group is
@@ -37,9 +41,15 @@
 //    rank c k + p (pipeline stages are not widened).
 // Memory per rank (the shard shrinking) is not modelled by a replay.
 //
+// The job's form is decided by detect_trace_form (chakra_trace.h) on the k
+// traces and their groups. Groups are shown in messages by pg_name, with the
+// clustersim_pg_desc of their collectives when the traces give one
+// ("3 (shard_0)", "3 (shard_0, copy 2)").
+//
 // Errors (sim::ConfigError): N not a positive multiple of k, a group naming
 // a rank outside the traces or a rank twice, a collective whose pg_name is
-// not in the groups or names a group without the rank.
+// not in the groups or names a group without the rank, a bad or
+// inconsistent clustersim_trace_form.
 // Thread safety: pure functions.
 #pragma once
 

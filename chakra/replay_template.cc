@@ -59,13 +59,14 @@ class TemplateBuilder {
  public:
   TemplateBuilder(const Trace& trace, int64_t index, int64_t template_count,
                   const GpuComputeSpec& spec, bool recompute, double pcie_Bps,
-                  sim::DiagnosticSink& sink)
+                  std::span<const int64_t> gather_members, sim::DiagnosticSink& sink)
       : trace_(trace),
         index_(index),
         template_count_(template_count),
         spec_(spec),
         recompute_(recompute),
         pcie_Bps_(pcie_Bps),
+        gather_members_(gather_members),
         sink_(sink) {}
 
   Template build() {
@@ -325,6 +326,14 @@ class TemplateBuilder {
       return;
     }
     tn.bytes = non_negative(node, node.comm_size, "comm_size");
+    if (tn.op == CollectiveOp::kAllGather && !gather_members_.empty()) {
+      // Standard form: comm_size is each rank's input; the tuner takes the output.
+      std::string problem;
+      const std::optional<int64_t> total = all_gather_total(
+          node, tn.bytes, gather_members_[static_cast<size_t>(tn.resource)], problem);
+      if (!total) return error(node.id, problem);
+      tn.bytes = *total;
+    }
   }
 
   static constexpr int64_t kNoStream = std::numeric_limits<int64_t>::min();
@@ -337,6 +346,7 @@ class TemplateBuilder {
   const GpuComputeSpec& spec_;
   bool recompute_;
   double pcie_Bps_;
+  std::span<const int64_t> gather_members_;  // by slot; empty: named form
   sim::DiagnosticSink& sink_;
   Template t_;
 };
@@ -345,8 +355,10 @@ class TemplateBuilder {
 
 Template build_template(const Trace& trace, int64_t index, int64_t template_count,
                         const GpuComputeSpec& spec, bool recompute, double pcie_Bps,
-                        sim::DiagnosticSink& sink) {
-  return TemplateBuilder(trace, index, template_count, spec, recompute, pcie_Bps, sink).build();
+                        std::span<const int64_t> gather_members, sim::DiagnosticSink& sink) {
+  return TemplateBuilder(trace, index, template_count, spec, recompute, pcie_Bps, gather_members,
+                         sink)
+      .build();
 }
 
 }  // namespace clustersim::workloads::chakra::replay

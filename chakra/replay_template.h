@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,9 +90,12 @@ std::string node_key(uint64_t id);
 // Compiles graph `index` of `template_count` (send/recv peers must be below
 // template_count). GPU kernels keep their traced time unless `recompute`
 // (the compute model from num_ops and tensor_size); copies take their bytes
-// at pcie_Bps. Every problem found is added to `sink`.
+// at pcie_Bps. gather_members, by collective slot: the traced group sizes
+// of a standard-form trace, whose all-gather comm_size is each rank's input
+// (empty: the named form, comm_size is the total). Every problem found is
+// added to `sink`.
 Template build_template(const Trace& trace, int64_t index, int64_t template_count,
                         const GpuComputeSpec& spec, bool recompute, double pcie_Bps,
-                        sim::DiagnosticSink& sink);
+                        std::span<const int64_t> gather_members, sim::DiagnosticSink& sink);
 
 }  // namespace clustersim::workloads::chakra::replay

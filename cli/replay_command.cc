@@ -99,6 +99,7 @@ struct ReplayInputs {
   int64_t ranks = 0;
   bool recompute = false;
   int64_t max_nodes = 0;
+  chakra::FormDecision form;
 };
 
 std::string summary(const ReplayInputs& in, const StepResult& r) {
@@ -111,6 +112,9 @@ std::string summary(const ReplayInputs& in, const StepResult& r) {
               in.groups_file.empty()
                   ? std::string("none (every process group is the whole world)")
                   : str(static_cast<int64_t>(in.groups.size())) + " from " + in.groups_file);
+  // Which sizes the all-gathers were read with, and by which rule.
+  text += row("trace form", std::string(chakra::trace_form_name(in.form.form)) + " (" +
+                                in.form.why + ")");
   text += row("ranks", in.ranks == in.traced
                            ? str(in.ranks) + " (as traced)"
                            : str(in.ranks) + " (--scale-to: rank r replays traced rank r mod " +
@@ -143,6 +147,7 @@ std::string report_json(const ReplayInputs& in, const StepResult& r, double wall
   json.key("ranks").int64(in.ranks);
   json.key("comm_groups").str(in.groups_file);
   json.key("groups").int64(static_cast<int64_t>(in.groups.size()));
+  json.key("form").str(chakra::trace_form_name(in.form.form));
   json.key("scaled").boolean(in.ranks != in.traced);
   json.key("recompute_compute").boolean(in.recompute);
   json.end_object();
@@ -183,9 +188,12 @@ CommandSpec replay_command_spec() {
       "cost and link contention, send/recv pairs. A collective whose peers never reach it\n"
       "is reported as a deadlock (exit 1). --scale-to N maps the traced k ranks onto N:\n"
       "groups that span the traced job (the world, HSDP replica groups) widen, other\n"
-      "groups (shard, TP) are repeated, comm_size and compute are kept (workloads/\n"
-      "chakra_scale.h). JSON keys: step_time_s, tflops_per_gpu, hfu, breakdown, events,\n"
-      "collectives, ranks, wall_s, and the inputs; only wall_s varies between runs."};
+      "groups (shard, TP) are repeated, comm_size and compute are kept (chakra/\n"
+      "chakra_scale.h). Traces in Chakra's standard form (numeric pg_name, all-gather\n"
+      "comm_size per rank) and clustersim's older named form are both read; the\n"
+      "'trace form' line says which and why (docs/chakra-traces.md). JSON keys:\n"
+      "step_time_s, tflops_per_gpu, hfu, breakdown, events, collectives, ranks, wall_s,\n"
+      "and the inputs; only wall_s varies between runs."};
 }
 
 int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
@@ -217,7 +225,8 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
                   0,
                   0,
                   parsed.has("--recompute-compute"),
-                  0};
+                  0,
+                  {}};
   const topology::Cluster& cluster = in.net.cluster;
 
   in.traced = traced_rank_count(prefix, requested);
@@ -257,6 +266,7 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
     options.trace_ranks = trace_ranks_below(trace_ranks, in.ranks, "the replay");
   }
   const chakra::ReplayJob job = chakra::build_replay_job(traces, in.groups, in.ranks);
+  in.form = job.form;
   const StepResult result = chakra::replay_job(cluster, in.net.profile, job, options);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -11,10 +11,13 @@
 // it, every PREFIX.<r>.et present, which must be 0 .. K-1 without a gap.
 // Process groups: --comm-groups FILE, else PREFIX.comm_groups.json when it
 // exists, else none (every process group is the whole world). The traces are
-// checked (chakra/chakra_trace.h check_traces) before replaying.
+// checked (chakra/chakra_trace.h check_traces) before replaying. Both
+// trace forms are read -- Chakra's standard one and clustersim's older
+// named one (chakra_trace.h TraceForm, docs/chakra-traces.md).
 //
 // Output (stdout): the scenario, cluster, traces (files, ranks, nodes,
-// groups, scaling, compute source), step time, tokens/s per GPU (with
+// groups, the trace form and the rule that decided it, scaling, compute
+// source), step time, tokens/s per GPU (with
 // --tokens-per-gpu), TFLOP/s per GPU and MFU from the traced num_ops, the
 // time breakdown (mean per rank, as `run`), the events simulated, then the
 // wall time on a line of its own (left out by --no-wall-time; everything
@@ -23,7 +26,8 @@
 // compute_s, exposed_comm_s, breakdown{...} (as `run`), events,
 // collectives, ranks, slowest_rank, nodes_per_rank, wall_s, and the inputs:
 // scenario{...}, cluster{...} (as `run`), traces{prefix, traced_ranks,
-// ranks, comm_groups, groups, scaled, recompute_compute}.
+// ranks, comm_groups, groups, form ("standard" / "named"), scaled,
+// recompute_compute}.
 // --trace-out FILE: a Chrome/Perfetto trace of the ranks of --trace-ranks
 // (default "0"; ranks of the replayed job).
 //

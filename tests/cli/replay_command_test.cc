@@ -111,6 +111,8 @@ TEST(ReplayCommand, SummaryOfTheRankFilesFound) {
         ".<rank>.et, 4 rank(s), up to 3 nodes per rank\n",
         "process groups            none (every process group is the whole "
         "world)\n",
+        "trace form                standard (every pg_name and comm-group key is a number, or "
+        "there are none)\n",
         "ranks                     4 (as traced)\n", "compute                   traced durations\n",
         "time per rank (mean)", "  sync wait ", "events simulated          "}) {
     EXPECT_TRUE(contains(r.out, piece)) << piece << "\n" << r.out;
