@@ -1,5 +1,6 @@
 #include "chakra/chakra_export.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 #include <utility>
@@ -220,6 +221,14 @@ void StepExporter::build(const topology::Cluster& cluster,
         node.type = static_cast<int32_t>(NodeType::kCommColl);
         node.comm_type = comm_type_of(t.kind);
         node.comm_size = t.bytes;
+        if (t.kind == TaskKind::kAllGather) {
+          // Each rank's input, as Chakra's consumers read it; the shard is
+          // padded up to a multiple of the group (as FSDP pads), and the
+          // exact total kept for a replay that must move what run moved.
+          const int64_t members = layout.group_size(t.group);
+          node.comm_size = (t.bytes + members - 1) / members;
+          if (*node.comm_size * members != t.bytes) node.comm_total = t.bytes;
+        }
         node.kernel_class = std::string(group_role_name(t.group));
         node.duration_micros = micros_rounded(op->latency_ns + op->transfer_ns);
         int32_t channel = -1;
@@ -259,15 +268,56 @@ void StepExporter::build(const topology::Cluster& cluster,
     CLUSTERSIM_CHECK(op_launch_ns[o] == program.ops[o].host_cost_ns,
                      "launch nodes of operation " + std::to_string(o) + " cost its host time");
   }
+  number_groups();
+}
+
+void StepExporter::number_groups() {
+  const Layout layout = layout_of(config_.workload);
+  std::vector<size_t> order(channels_.size());
+  for (size_t c = 0; c < order.size(); ++c) order[c] = c;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(channels_[a].role, channels_[a].stream) <
+           std::pair(channels_[b].role, channels_[b].stream);
+  });
+  channel_base_.assign(channels_.size(), 0);
+  int64_t next = 1;  // "0" is the world's, as PyTorch's default group
+  bool world_taken = false;
+  for (const size_t c : order) {
+    const Channel& ch = channels_[c];
+    if (!world_taken && spans_world(ch.role) && ch.stream != Stream::kReduce) {
+      world_taken = true;
+      continue;
+    }
+    channel_base_[c] = next;
+    next += layout.group_count(ch.role);
+  }
+}
+
+bool StepExporter::spans_world(GroupRole role) const {
+  const Layout layout = layout_of(config_.workload);
+  return layout.group_size(role) == layout.world && layout.world > 1;
+}
+
+size_t StepExporter::channel_of(GroupRole role, Stream stream) const {
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    if (channels_[c].role == role && channels_[c].stream == stream) return c;
+  }
+  CLUSTERSIM_CHECK(false, std::string("the schedule has collectives of role ") +
+                              std::string(group_role_name(role)) + " on stream " +
+                              std::string(stream_name(stream)));
+  return 0;
 }
 
 std::string StepExporter::pg_name(GroupRole role, Stream stream, int64_t rank) const {
   const Layout layout = layout_of(config_.workload);
-  const int64_t size = layout.group_size(role);
-  std::string name =
-      size == layout.world && layout.world > 1
-          ? std::string("world")
-          : std::string(group_role_name(role)) + "_" + std::to_string(layout.group_of(role, rank));
+  return std::to_string(channel_base_[channel_of(role, stream)] + layout.group_of(role, rank));
+}
+
+std::string StepExporter::pg_desc(GroupRole role, Stream stream, int64_t rank) const {
+  const Layout layout = layout_of(config_.workload);
+  std::string name = spans_world(role) ? std::string("world")
+                                       : std::string(group_role_name(role)) + "_" +
+                                             std::to_string(layout.group_of(role, rank));
   if (stream == Stream::kReduce) name += ".reduce";
   return name;
 }
@@ -281,20 +331,29 @@ Trace StepExporter::trace(int64_t rank) const {
   trace.metadata.push_back(string_attribute("clustersim_scenario", options_.scenario));
   trace.metadata.push_back(int64_attribute("clustersim_rank", rank));
   trace.metadata.push_back(int64_attribute("clustersim_world_size", world_size()));
+  trace.metadata.push_back(string_attribute("clustersim_trace_form", "standard"));
   std::vector<std::string> names;
+  std::vector<std::string> descs;
   names.reserve(channels_.size());
-  for (const Channel& c : channels_) names.push_back(pg_name(c.role, c.stream, rank));
+  descs.reserve(channels_.size());
+  for (const Channel& c : channels_) {
+    names.push_back(pg_name(c.role, c.stream, rank));
+    descs.push_back(pg_desc(c.role, c.stream, rank));
+  }
   for (size_t k = 0; k < collective_nodes_.size(); ++k) {
-    trace.nodes[collective_nodes_[k]].pg_name = names[static_cast<size_t>(collective_channel_[k])];
+    Node& node = trace.nodes[collective_nodes_[k]];
+    node.pg_name = names[static_cast<size_t>(collective_channel_[k])];
+    node.pg_desc = descs[static_cast<size_t>(collective_channel_[k])];
   }
   return trace;
 }
 
-void StepExporter::add_groups(int64_t rank, CommGroups& groups) const {
+void StepExporter::add_groups(int64_t rank, CommGroups& groups, GroupDescs* descs) const {
   const Layout layout = layout_of(config_.workload);
   for (const Channel& c : channels_) {
     const std::string name = pg_name(c.role, c.stream, rank);
     if (groups.contains(name)) continue;
+    if (descs) (*descs)[name] = pg_desc(c.role, c.stream, rank);
     const int64_t g = layout.group_of(c.role, rank);
     std::vector<int64_t>& members = groups[name];
     for (int64_t i = 0; i < layout.group_size(c.role); ++i) {
@@ -314,7 +373,7 @@ ExportedStep export_step(const topology::Cluster& cluster,
   out.traces.reserve(ranks.size());
   for (const int64_t r : ranks) {
     out.traces.push_back(exporter.trace(r));
-    exporter.add_groups(r, out.groups);
+    exporter.add_groups(r, out.groups, &out.descs);
   }
   return out;
 }

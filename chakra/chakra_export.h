@@ -14,11 +14,17 @@
 //                        (clustersim_class "free"): the point a host wait of
 //                        limit_all_gathers waits for.
 //   kAllGather, kReduceScatter, kAllReduce
-//                        COMM_COLL_NODE; comm_type; comm_size = Task::bytes,
-//                        which is already the nccl-tests size the tuner takes
-//                        (all-gather total output, reduce-scatter total
-//                        input, all-reduce the buffer); pg_name = the rank's
-//                        group of the task's role (pg_name() below);
+//                        COMM_COLL_NODE; comm_type; comm_size = what each
+//                        rank passes in, as Chakra's consumers read it (the
+//                        standard form, chakra_trace.h TraceForm): an
+//                        all-gather's input shard, Task::bytes / group size
+//                        rounded up (Task::bytes is the nccl-tests size, the
+//                        total output; when the group does not divide it,
+//                        clustersim_comm_total = Task::bytes), a
+//                        reduce-scatter's whole input and an all-reduce's
+//                        buffer = Task::bytes; pg_name = the numeric id of
+//                        the rank's group of the task's role (pg_name()
+//                        below), clustersim_pg_desc its name (pg_desc());
 //                        clustersim_class = the role; duration_micros = the
 //                        tuner's uncontended time on idle links (a hint: a
 //                        replay times collectives itself), no duration_ns.
@@ -53,17 +59,27 @@
 //
 // Process groups (pg_name, CommGroups): ranks are laid out as the step
 // simulator's [replica, shard, tp] mesh (step_simulator.h). A collective of
-// role R on rank r runs on "<R>_<g>" (shard_0, replica_3, tp_5), g being
-// r's group of that role in step::Layout numbering, or on "world" when the
-// group holds every rank (world > 1). A role's collectives on the separate
-// reduce stream (FsdpScheduleOptions::separate_reduce_stream) use a group of
-// the same members named with a ".reduce" suffix ("shard_0.reduce"): the
-// simulator runs them concurrently with that group's all-gathers, as on a
-// communicator of their own. Members are global ranks in group order.
+// role R on rank r runs on r's group of that role, g in step::Layout
+// numbering; a role's collectives on the separate reduce stream
+// (FsdpScheduleOptions::separate_reduce_stream) on a group of the same
+// members but a communicator of its own (the simulator runs them
+// concurrently with that group's all-gathers). Members are global ranks in
+// group order.
+//  * pg_name, the id (a decimal string, as PyTorch names process groups and
+//    ASTRA-sim parses them): "0" is the group of every rank (world > 1) on
+//    the main stream -- ASTRA-sim takes "0" for the whole world whatever the
+//    comm-group file says. The others are numbered from 1 by channel --
+//    (role, stream) in enum order: shard, replica, tp; comm, reduce, tp --
+//    then by g: a channel's groups take ids base .. base + group_count - 1.
+//    Ids do not depend on which ranks are exported.
+//  * clustersim_pg_desc, the name: "<R>_<g>" (shard_0, replica_3, tp_5), or
+//    "world" when the group holds every rank (world > 1), with a ".reduce"
+//    suffix on the reduce stream ("shard_0.reduce").
 //
 // GlobalMetadata: version "0.0.4" (Chakra's) and string attributes
-// clustersim_generator ("clustersim") and clustersim_scenario, int64
-// clustersim_rank and clustersim_world_size.
+// clustersim_generator ("clustersim"), clustersim_scenario and
+// clustersim_trace_form ("standard"), int64 clustersim_rank and
+// clustersim_world_size.
 //
 // Round trip. Replaying every rank's graph with replay_traces
 // (chakra_replay.h) on the same cluster and profile, with the config's
@@ -73,7 +89,9 @@
 // export_chakra_command_test.cc):
 //  * comm_overlap_slowdown = 1 (no SM sharing), no stragglers: equal to the
 //    nanosecond -- every kernel, launch, host wait, collective (tuned from
-//    comm_size on the same groups in the same ring order, same contention),
+//    the same nccl-tests bytes -- an all-gather's comm_size x group size, or
+//    clustersim_comm_total -- on the same groups in the same ring order,
+//    same contention),
 //    copy and CPU optimizer starts and ends when the simulator's does
 //    (FSDP, HSDP, TP, CUDA graphs, offload, accumulation, prefetch, the
 //    separate reduce stream, no_sync, checkpointing, SHARD_GRAD_OP,
@@ -99,7 +117,7 @@
 //    per-node graph; the replay's per-kernel rule is the more faithful.
 //  * Stragglers (StepConfig::stragglers) are not in the graphs: every rank
 //    has the nominal kernel_time durations, so the graphs of all ranks are
-//    the same but for pg_name and the metadata.
+//    the same but for pg_name, clustersim_pg_desc and the metadata.
 //
 // Units: nanoseconds, bytes, FLOPs (microseconds only in duration_micros).
 // Thread safety: StepExporter is immutable after construction; trace() may
@@ -107,6 +125,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -125,10 +144,14 @@ struct ExportOptions {
   std::string scenario;  // GlobalMetadata's clustersim_scenario
 };
 
+// Process group id (pg_name) -> its name (clustersim_pg_desc).
+using GroupDescs = std::map<std::string, std::string>;
+
 struct ExportedStep {
   std::vector<int64_t> ranks;  // as requested
   std::vector<Trace> traces;   // traces[i] is the graph of ranks[i]
   CommGroups groups;           // every group a collective of those ranks names
+  GroupDescs descs;            // the names of those groups
   int64_t tasks_per_rank = 0;  // schedule tasks (nodes without the launches)
   int64_t launches_per_rank = 0;
 };
@@ -151,10 +174,14 @@ class StepExporter {
 
   // The graph of `rank` (0 <= rank < world size; InvariantError otherwise).
   Trace trace(int64_t rank) const;
-  // Adds the groups `rank`'s collectives name (name -> members) to `groups`.
-  void add_groups(int64_t rank, CommGroups& groups) const;
-  // The process group rank uses for collectives of `role` on `stream`.
+  // Adds the groups `rank`'s collectives name (id -> members) to `groups`,
+  // and their names to `descs` when given.
+  void add_groups(int64_t rank, CommGroups& groups, GroupDescs* descs = nullptr) const;
+  // The process group id (pg_name) and name (clustersim_pg_desc) `rank` uses
+  // for collectives of `role` on `stream` (a pair the schedule has;
+  // InvariantError otherwise).
   std::string pg_name(GroupRole role, Stream stream, int64_t rank) const;
+  std::string pg_desc(GroupRole role, Stream stream, int64_t rank) const;
 
  private:
   struct Channel {
@@ -163,6 +190,9 @@ class StepExporter {
   };
 
   void build(const topology::Cluster& cluster, const collectives::HardwareProfile& profile);
+  void number_groups();
+  bool spans_world(GroupRole role) const;
+  size_t channel_of(GroupRole role, Stream stream) const;
 
   StepConfig config_;
   ExportOptions options_;
@@ -172,6 +202,7 @@ class StepExporter {
   std::vector<size_t> collective_nodes_;     // positions in template_.nodes
   std::vector<int32_t> collective_channel_;  // index into channels_, parallel to the above
   std::vector<Channel> channels_;
+  std::vector<int64_t> channel_base_;  // by channel: the id of its group 0
   int64_t launches_ = 0;
 };
 

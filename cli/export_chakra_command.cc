@@ -71,19 +71,27 @@ void make_directory(const std::string& dir) {
   }
 }
 
-std::string groups_text(const chakra::CommGroups& groups) {
+// "10 (1 (shard_0): 8 ranks, 2 (shard_1): 8 ranks, ...)", ids in numeric
+// order: the names live in the traces (clustersim_pg_desc), not in the
+// groups file, which ASTRA-sim wants keyed by number only.
+std::string groups_text(const chakra::CommGroups& groups, const chakra::GroupDescs& descs) {
   std::string text = str(static_cast<int64_t>(groups.size()));
   if (groups.empty()) return text;
+  std::vector<std::string> ids;
+  for (const auto& group : groups) ids.push_back(group.first);
+  std::sort(ids.begin(), ids.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
   text += " (";
-  size_t listed = 0;
-  for (const auto& [name, members] : groups) {
-    if (listed == kGroupsListed) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i == kGroupsListed) {
       text += ", ...";
       break;
     }
-    if (listed > 0) text += ", ";
-    text += name + ": " + str(static_cast<int64_t>(members.size())) + " ranks";
-    ++listed;
+    if (i > 0) text += ", ";
+    const auto desc = descs.find(ids[i]);
+    text += ids[i] + (desc == descs.end() ? "" : " (" + desc->second + ")") + ": " +
+            str(static_cast<int64_t>(groups.at(ids[i]).size())) + " ranks";
   }
   return text + ")";
 }
@@ -100,12 +108,14 @@ CommandSpec export_chakra_command_spec() {
        {"--prefix", "NAME", false, "file name prefix (default: the scenario's name)"},
        {"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"}},
       "Files: DIR/NAME.<rank>.et (length-delimited Chakra ET protobuf: GlobalMetadata,\n"
-      "then the nodes) and DIR/NAME.comm_groups.json (process group name -> ranks), each\n"
+      "then the nodes) and DIR/NAME.comm_groups.json (process group id -> ranks), each\n"
       "written atomically. One node per schedule task (kernels COMP_NODE with their\n"
       "roofline time, collectives COMM_COLL_NODE with comm_size and pg_name, offload\n"
       "copies MEM_LOAD/MEM_STORE, the CPU optimizer is_cpu_op) plus is_cpu_op nodes\n"
-      "for the host's kernel launches; see chakra/chakra_export.h. `clustersim\n"
-      "replay` runs the files on a cluster; the format is the one ASTRA-sim reads."};
+      "for the host's kernel launches; see chakra/chakra_export.h. Chakra's standard\n"
+      "conventions: pg_name \"0\", \"1\", ... (\"0\" the whole world; each node's\n"
+      "clustersim_pg_desc names it), all-gather comm_size each rank's input shard.\n"
+      "`clustersim replay` and ASTRA-sim run the files (docs/chakra-traces.md)."};
 }
 
 int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
@@ -151,6 +161,7 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
   const std::string base = (std::filesystem::path(dir) / prefix).string();
 
   chakra::CommGroups groups;
+  chakra::GroupDescs descs;
   int64_t total_bytes = 0;
   int64_t largest = 0;
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -161,7 +172,7 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
     if (ec) throw sim::OutputError("cannot read the size of '" + path + "': " + ec.message());
     total_bytes += bytes;
     largest = std::max(largest, bytes);
-    exporter.add_groups(ranks[i], groups);
+    exporter.add_groups(ranks[i], groups, &descs);
     if (i == 0 && ranks.size() > kManyRanks) {
       err << "clustersim export-chakra: warning: writing " << ranks.size() << " trace files of "
           << size_text(static_cast<double>(bytes)) << " each, about "
@@ -183,7 +194,7 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
                                    str(exporter.launches_per_rank()) + " host launches)");
   out << row("bytes", str(largest) + " per rank (largest), " + str(total_bytes) + " in all (" +
                           size_text(static_cast<double>(total_bytes)) + ")");
-  out << row("process groups", groups_text(groups));
+  out << row("process groups", groups_text(groups, descs));
   out << row("groups file", groups_path);
   return kExitOk;
 }

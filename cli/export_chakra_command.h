@@ -4,13 +4,16 @@
 //
 // Writes DIR/NAME.<rank>.et for each rank of --ranks (default every rank of
 // the job) and DIR/NAME.comm_groups.json, the process groups those ranks'
-// collectives name (ASTRA-sim's communicator-group JSON). NAME is the
+// collectives name (ASTRA-sim's communicator-group JSON, keyed by the
+// numeric pg_name ids; the groups' names are in the traces, in each
+// collective's clustersim_pg_desc, and in the summary). NAME is the
 // scenario's `name`, or --prefix. DIR is created when missing. Each file is
 // written atomically (complete or absent); ranks are written one at a time,
 // so memory stays that of one rank's graph whatever the job's size.
 //
 // Output (stdout): the scenario, the ranks written, nodes per rank (schedule
-// tasks + host launches), bytes per rank and in all, the process groups.
+// tasks + host launches), bytes per rank and in all, the process groups
+// (id, name, size).
 // Exporting thousands of ranks writes thousands of files: past 1024 ranks a
 // warning on stderr gives the count and the estimated size first.
 //

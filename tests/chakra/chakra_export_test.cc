@@ -162,15 +162,20 @@ TEST(ChakraExport, OneNodePerTaskWithKernelTimesAndTheScheduleDeps) {
 // 16 GPUs, shard 8 x replica 2, the small model in bf16. By hand:
 //   block = attention (q 2048x2048, k and v 2048x1024 each, out 2048x2048)
 //           12,582,912 + MLP 3 x 2048 x 5632 = 34,603,008 + two RMSNorms 4,096
-//         = 47,190,016 parameters -> 94,380,032 bytes all-gathered and
-//           reduce-scattered (nccl-tests sizes: output / input of the whole
-//           group); the replica all-reduce moves one shard, 47,190,016 / 8
-//           x 2 = 11,797,504 bytes.
+//         = 47,190,016 parameters -> 94,380,032 bytes gathered and
+//           reduce-scattered (the whole unit). comm_size is what each rank
+//           passes in: the all-gather's input shard, 94,380,032 / 8 =
+//           11,797,504 bytes; the reduce-scatter's whole input, 94,380,032;
+//           the replica all-reduce one shard, 47,190,016 / 8 x 2 =
+//           11,797,504 bytes.
 //   root  = embedding 32000 x 2048 x 2 (untied head) + final norm 2048
-//         = 131,074,048 parameters -> 262,148,096 bytes; all-reduce
-//           16,384,256 x 2 = 32,768,512 bytes.
-// Rank 9 = replica 1, shard index 1: shard group shard_1 = ranks 8..15,
-// replica group replica_1 = {1, 9}.
+//         = 131,074,048 parameters -> 262,148,096 bytes; all-gather input
+//           262,148,096 / 8 = 32,768,512; all-reduce 16,384,256 x 2 =
+//           32,768,512 bytes.
+// Groups: channels (shard, comm) then (replica, comm); "0" is kept for the
+// world, which no group here is. Shard groups 0, 1 -> ids 1, 2; replica
+// groups 0..7 -> ids 3..10. Rank 9 = replica 1, shard index 1: shard group
+// 1 = ranks 8..15 (id 2), replica group 1 = {1, 9} (id 4).
 TEST(ChakraExport, HsdpCollectivesSizesAndGroupsByHand) {
   const Cluster cluster = hgx_h100(2);
   const StepConfig c = config_for(small_spec(16, 8));
@@ -186,19 +191,22 @@ TEST(ChakraExport, HsdpCollectivesSizesAndGroupsByHand) {
     switch (task.kind) {
       case TaskKind::kAllGather:
         EXPECT_EQ(n.comm_type, static_cast<int64_t>(CommType::kAllGather));
-        EXPECT_EQ(n.comm_size, root ? 262148096 : 94380032);
-        EXPECT_EQ(n.pg_name, "shard_1");
+        EXPECT_EQ(n.comm_size, root ? 32768512 : 11797504);
+        EXPECT_FALSE(n.comm_total.has_value());  // 8 divides both
+        EXPECT_EQ(n.pg_name, "2");
+        EXPECT_EQ(n.pg_desc, "shard_1");
         EXPECT_EQ(n.kernel_class, "shard");
         break;
       case TaskKind::kReduceScatter:
         EXPECT_EQ(n.comm_type, static_cast<int64_t>(CommType::kReduceScatter));
         EXPECT_EQ(n.comm_size, root ? 262148096 : 94380032);
-        EXPECT_EQ(n.pg_name, "shard_1");
+        EXPECT_EQ(n.pg_name, "2");
         break;
       case TaskKind::kAllReduce:
         EXPECT_EQ(n.comm_type, static_cast<int64_t>(CommType::kAllReduce));
         EXPECT_EQ(n.comm_size, root ? 32768512 : 11797504);
-        EXPECT_EQ(n.pg_name, "replica_1");
+        EXPECT_EQ(n.pg_name, "4");
+        EXPECT_EQ(n.pg_desc, "replica_1");
         EXPECT_EQ(n.kernel_class, "replica");
         break;
       default:
@@ -214,27 +222,32 @@ TEST(ChakraExport, HsdpCollectivesSizesAndGroupsByHand) {
   EXPECT_EQ(seen["all_gather"], 9);
   EXPECT_EQ(seen["reduce_scatter"], 5);
   EXPECT_EQ(seen["all_reduce"], 5);
-  const CommGroups want = {{"replica_1", {1, 9}}, {"shard_1", {8, 9, 10, 11, 12, 13, 14, 15}}};
+  const CommGroups want = {{"4", {1, 9}}, {"2", {8, 9, 10, 11, 12, 13, 14, 15}}};
   EXPECT_EQ(e.groups, want);
+  const GroupDescs names = {{"2", "shard_1"}, {"4", "replica_1"}};
+  EXPECT_EQ(e.descs, names);
 }
 
 TEST(ChakraExport, GroupsOfSeveralRanksAndTheWholeWorld) {
   const Cluster cluster = hgx_h100(2);
   const std::vector<int64_t> ranks = {0, 9, 8};
   const ExportedStep hsdp = export_step(cluster, h100(), config_for(small_spec(16, 8)), ranks);
-  const CommGroups want = {{"replica_0", {0, 8}},
-                           {"replica_1", {1, 9}},
-                           {"shard_0", {0, 1, 2, 3, 4, 5, 6, 7}},
-                           {"shard_1", {8, 9, 10, 11, 12, 13, 14, 15}}};
+  const CommGroups want = {{"3", {0, 8}},
+                           {"4", {1, 9}},
+                           {"1", {0, 1, 2, 3, 4, 5, 6, 7}},
+                           {"2", {8, 9, 10, 11, 12, 13, 14, 15}}};
   EXPECT_EQ(hsdp.groups, want);
-  // FULL_SHARD over all 16: one group holding every rank.
+  // FULL_SHARD over all 16: one group holding every rank, "0" as in PyTorch
+  // (ASTRA-sim takes "0" for the whole world).
   const ExportedStep fsdp = export_step(cluster, h100(), config_for(small_spec(16, 16)), ranks);
   ASSERT_EQ(fsdp.groups.size(), 1u);
-  EXPECT_EQ(fsdp.groups.begin()->first, "world");
+  EXPECT_EQ(fsdp.groups.begin()->first, "0");
   EXPECT_EQ(fsdp.groups.begin()->second.size(), 16u);
+  EXPECT_EQ(fsdp.descs, (GroupDescs{{"0", "world"}}));
   for (const Node& n : fsdp.traces[2].nodes) {
     if (n.type == static_cast<int32_t>(NodeType::kCommColl)) {
-      EXPECT_EQ(n.pg_name, "world");
+      EXPECT_EQ(n.pg_name, "0");
+      EXPECT_EQ(n.pg_desc, "world");
     }
   }
 }
@@ -252,11 +265,22 @@ TEST(ChakraExport, TensorParallelAndSeparateReduceStreamGroups) {
   // 1 * 2 + 1 = 3 = {9, 11, 13, 15}; replica group 1 * 2 + 1 = 3 = {3, 11}.
   const std::vector<int64_t> ranks = {11};
   const ExportedStep e = export_step(cluster, h100(), c, ranks);
-  const CommGroups want = {{"replica_3.reduce", {3, 11}},
-                           {"shard_3", {9, 11, 13, 15}},
-                           {"shard_3.reduce", {9, 11, 13, 15}},
-                           {"tp_5", {10, 11}}};
+  // Ids by channel (role, stream): (shard, comm) 4 groups -> 1..4, (shard,
+  // reduce) 5..8, (replica, reduce) 8 groups -> 9..16, (tp, tp) 8 -> 17..24.
+  const CommGroups want = {{"12", {3, 11}},
+                           {"4", {9, 11, 13, 15}},
+                           {"8", {9, 11, 13, 15}},
+                           {"22", {10, 11}}};
   EXPECT_EQ(e.groups, want);
+  const GroupDescs names = {
+      {"12", "replica_3.reduce"}, {"4", "shard_3"}, {"8", "shard_3.reduce"}, {"22", "tp_5"}};
+  EXPECT_EQ(e.descs, names);
+  // A TP all-gather's input is 1 / tp of the activation: 2048 x 2048 x 2 / 2.
+  for (const Node& n : e.traces[0].nodes) {
+    if (n.pg_name == "22" && n.comm_type == static_cast<int64_t>(CommType::kAllGather)) {
+      EXPECT_EQ(n.comm_size, 4194304);
+    }
+  }
   std::set<std::string> used;
   for (const Node& n : e.traces[0].nodes) {
     if (n.pg_name) used.insert(*n.pg_name);
@@ -382,6 +406,10 @@ TEST(ChakraExport, MetadataNamesClustersimTheScenarioAndTheRank) {
   EXPECT_EQ(meta["clustersim_rank"], std::string("\x0a\x0f"
                                                  "clustersim_rank"
                                                  "\x48\x05"));
+  EXPECT_EQ(meta["clustersim_trace_form"], std::string("\x0a\x15"
+                                                       "clustersim_trace_form"
+                                                       "\xea\x01\x08"
+                                                       "standard"));
   EXPECT_TRUE(meta.contains("clustersim_generator"));
   EXPECT_TRUE(meta.contains("clustersim_world_size"));
   EXPECT_EQ(int64_attribute("x", -1).encoded,
@@ -401,8 +429,11 @@ TEST(ChakraExport, TracesOfDifferentRanksDifferOnlyInGroupsAndRank) {
     EXPECT_EQ(a.nodes[i].ctrl_deps, b.nodes[i].ctrl_deps);
     EXPECT_EQ(a.nodes[i].data_deps, b.nodes[i].data_deps);
   }
-  EXPECT_EQ(exporter.pg_name(GroupRole::kShard, Stream::kComm, 15), "shard_1");
-  EXPECT_EQ(exporter.pg_name(GroupRole::kReplica, Stream::kComm, 15), "replica_7");
+  EXPECT_EQ(exporter.pg_name(GroupRole::kShard, Stream::kComm, 15), "2");
+  EXPECT_EQ(exporter.pg_desc(GroupRole::kShard, Stream::kComm, 15), "shard_1");
+  EXPECT_EQ(exporter.pg_name(GroupRole::kReplica, Stream::kComm, 15), "10");
+  EXPECT_EQ(exporter.pg_desc(GroupRole::kReplica, Stream::kComm, 15), "replica_7");
+  EXPECT_THROW((void)exporter.pg_name(GroupRole::kTp, Stream::kTp, 0), sim::InvariantError);
   EXPECT_THROW((void)exporter.trace(16), sim::InvariantError);
 }
 
@@ -442,6 +473,7 @@ std::vector<Case> round_trip_cases() {
   std::vector<Case> cases;
   cases.push_back({"fsdp8", 1, small_spec(8, 8)});
   cases.push_back({"hsdp16", 2, small_spec(16, 8)});
+  cases.push_back({"hsdp6", 1, small_spec(6, 3)});  // all-gathers with clustersim_comm_total
   WorkloadSpec g = small_spec(8, 8);
   g.cuda_graphs = true;
   cases.push_back({"graphs", 1, g});

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@ namespace clustersim::cli {
 namespace {
 
 namespace chakra = workloads::chakra;
+using test_support::JsonValue;
 using test_support::Outcome;
 using test_support::parse_json;
 using test_support::read_all;
@@ -85,7 +87,10 @@ TEST(ExportChakraCommand, WritesEveryRankAndTheGroups) {
   std::sort(want.begin(), want.end());
   EXPECT_EQ(got, want);
   EXPECT_TRUE(contains(o.out, "ranks written     0-15 (16 of 16)")) << o.out;
-  EXPECT_TRUE(contains(o.out, "process groups    10 (replica_0: 2 ranks")) << o.out;
+  EXPECT_TRUE(contains(o.out,
+                       "process groups    10 (1 (shard_0): 8 ranks, 2 (shard_1): 8 ranks, "
+                       "3 (replica_0): 2 ranks, 4 (replica_1): 2 ranks,"))
+      << o.out;
 
   // Read back: rank 9's graph and the groups, checked together.
   std::vector<chakra::Trace> traces;
@@ -94,26 +99,34 @@ TEST(ExportChakraCommand, WritesEveryRankAndTheGroups) {
   }
   const chakra::CommGroups groups = chakra::read_comm_groups(out + "/tiny_hsdp.comm_groups.json");
   EXPECT_NO_THROW(chakra::check_traces(traces, groups));
-  // Rank 9: shard group 1 (ranks 8-15), replica group 1 ({1, 9}); every
-  // rank's groups are in the file.
-  const chakra::CommGroups want_groups = {{"replica_0", {0, 8}},
-                                          {"replica_1", {1, 9}},
-                                          {"replica_2", {2, 10}},
-                                          {"replica_3", {3, 11}},
-                                          {"replica_4", {4, 12}},
-                                          {"replica_5", {5, 13}},
-                                          {"replica_6", {6, 14}},
-                                          {"replica_7", {7, 15}},
-                                          {"shard_0", {0, 1, 2, 3, 4, 5, 6, 7}},
-                                          {"shard_1", {8, 9, 10, 11, 12, 13, 14, 15}}};
+  // Ids: shard groups 0, 1 -> "1", "2"; replica groups 0..7 -> "3".."10"
+  // ("0" is the world's, which no group here is). Rank 9: shard group 1
+  // (ranks 8-15) "2", replica group 1 ({1, 9}) "4"; every rank's groups are
+  // in the file.
+  const chakra::CommGroups want_groups = {{"3", {0, 8}},
+                                          {"4", {1, 9}},
+                                          {"5", {2, 10}},
+                                          {"6", {3, 11}},
+                                          {"7", {4, 12}},
+                                          {"8", {5, 13}},
+                                          {"9", {6, 14}},
+                                          {"10", {7, 15}},
+                                          {"1", {0, 1, 2, 3, 4, 5, 6, 7}},
+                                          {"2", {8, 9, 10, 11, 12, 13, 14, 15}}};
   EXPECT_EQ(groups, want_groups);
   const chakra::Trace& t = traces[9];
   EXPECT_EQ(t.version, "0.0.4");
   int64_t shard = 0;
   int64_t replica = 0;
   for (const chakra::Node& n : t.nodes) {
-    if (n.pg_name == "shard_1") ++shard;
-    if (n.pg_name == "replica_1") ++replica;
+    if (n.pg_name == "2") {
+      ++shard;
+      EXPECT_EQ(n.pg_desc, "shard_1");
+    }
+    if (n.pg_name == "4") {
+      ++replica;
+      EXPECT_EQ(n.pg_desc, "replica_1");
+    }
   }
   // 3 units (root, 2 blocks): all-gathers 3 forward + 2 backward, 3
   // reduce-scatters; 3 all-reduces.
@@ -133,14 +146,59 @@ TEST(ExportChakraCommand, RanksSubsetAndPrefix) {
   EXPECT_EQ(dir.list(),
             (std::vector<std::string>{"p.3.et", "p.9.et", "p.comm_groups.json", "s.yaml"}));
   const chakra::CommGroups groups = chakra::read_comm_groups(dir.file("p.comm_groups.json"));
-  const chakra::CommGroups want = {{"replica_1", {1, 9}},
-                                   {"replica_3", {3, 11}},
-                                   {"shard_0", {0, 1, 2, 3, 4, 5, 6, 7}},
-                                   {"shard_1", {8, 9, 10, 11, 12, 13, 14, 15}}};
+  // The same ids as for every rank: replica_1 "4", replica_3 "6".
+  const chakra::CommGroups want = {{"4", {1, 9}},
+                                   {"6", {3, 11}},
+                                   {"1", {0, 1, 2, 3, 4, 5, 6, 7}},
+                                   {"2", {8, 9, 10, 11, 12, 13, 14, 15}}};
   EXPECT_EQ(groups, want);
   const chakra::Trace t = chakra::read_trace_file(dir.file("p.3.et"));
   EXPECT_EQ(t.file, dir.file("p.3.et"));
   EXPECT_TRUE(contains(o.out, "ranks written     3,9 (2 of 16)")) << o.out;
+}
+
+// What ASTRA-sim's workload layer does with the files (astra-sim/workload/
+// Workload.cc): std::stoi on every comm-group key and every pg_name ("0"
+// the whole world), comm_size handed to generate_all_gather as each rank's
+// input. The tiny model by hand (bf16): a block is attention 4 x 1024 x 1024
+// + MLP 3 x 1024 x 2816 + two norms of 1024 = 12,847,104 parameters,
+// 25,694,208 bytes; the root an embedding and an untied head of 32000 x
+// 1024 + the final norm = 65,537,024 parameters, 131,074,048 bytes. Each
+// all-gather's input is 1/8 of its unit (3,211,776 and 16,384,256 bytes),
+// each reduce-scatter's the whole unit.
+TEST(ExportChakraCommand, TheFilesAreWhatAstraSimParses) {
+  const ScratchDir dir;
+  const std::string scenario = dir.write("s.yaml", hsdp_scenario());
+  ASSERT_EQ(run({"export-chakra", scenario, "-o", dir.path(), "--ranks", "0,13"}).code, 0);
+  const std::string json = read_all(dir.file("tiny_hsdp.comm_groups.json"));
+  const JsonValue doc = parse_json(json);
+  std::set<std::string> keys;
+  for (const sim::JsonMember& group : doc.members) {
+    EXPECT_EQ(std::to_string(std::stoi(group.key)), group.key);
+    for (const JsonValue& m : group.value.items) EXPECT_TRUE(m.is_integer);
+    keys.insert(group.key);
+  }
+  EXPECT_EQ(keys, (std::set<std::string>{"1", "2", "3", "8"}));
+  EXPECT_TRUE(contains(json, "{\n  \"1\": [0, 1, 2, 3, 4, 5, 6, 7],\n  \"2\": [")) << json;
+  for (const char* file : {"tiny_hsdp.0.et", "tiny_hsdp.13.et"}) {
+    const chakra::Trace t = chakra::read_trace_file(dir.file(file));
+    std::set<int64_t> gathers;
+    std::set<int64_t> scatters;
+    for (const chakra::Node& n : t.nodes) {
+      if (n.type != static_cast<int32_t>(chakra::NodeType::kCommColl)) continue;
+      ASSERT_TRUE(n.pg_name.has_value());
+      EXPECT_TRUE(keys.contains(std::to_string(std::stoi(*n.pg_name)))) << *n.pg_name;
+      if (n.comm_type == static_cast<int64_t>(chakra::CommType::kAllGather)) {
+        gathers.insert(*n.comm_size);
+      }
+      if (n.comm_type == static_cast<int64_t>(chakra::CommType::kReduceScatter)) {
+        scatters.insert(*n.comm_size);
+      }
+    }
+    EXPECT_EQ(gathers, (std::set<int64_t>{3211776, 16384256})) << file;
+    EXPECT_EQ(scatters, (std::set<int64_t>{25694208, 131074048})) << file;
+    EXPECT_EQ(chakra::metadata_string(t, "clustersim_trace_form"), "standard");
+  }
 }
 
 TEST(ExportChakraCommand, SameScenarioSameBytes) {

@@ -4,6 +4,7 @@
 // export-chakra -> replay reproducing `run`.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <string>
@@ -300,6 +301,65 @@ TEST(ReplayCommand, AnExportedStepReplaysToRunsStepTime) {
   EXPECT_NEAR(std::stod(replay_step.substr(26)), std::stod(run_step.substr(26)), 1e-6)
       << run_step << "\n"
       << replay_step;
+}
+
+// The same export in both forms: as written (standard: numeric ids,
+// all-gather comm_size per rank) and rewritten as clustersim wrote it
+// before (named groups, all-gather comm_size the total output, no
+// clustersim_trace_form). Both replay to the same step, and say which form
+// they were read in.
+TEST(ReplayCommand, AnExportReplaysTheSameInTheStandardAndTheNamedForm) {
+  const ScratchDir dir;
+  const std::string s = dir.write(
+      "s.yaml", scenario(2,
+                         "workload:\n  model: custom\n  custom_model:\n    layers: 2\n"
+                         "    hidden: 1024\n    heads: 8\n    kv_heads: 8\n"
+                         "    ffn_hidden: 2816\n    vocab: 32000\n    activation: swiglu\n"
+                         "  seq_len: 1024\n"
+                         "  local_batch: 1\n  parallelism:\n    strategy: HYBRID_SHARD\n"
+                         "    shard_group_size: 8\n"));
+  ASSERT_EQ(run({"export-chakra", s, "-o", dir.file("std"), "--prefix", "step"}).code, kExitOk);
+  const chakra::CommGroups ids = chakra::read_comm_groups(dir.file("std/step.comm_groups.json"));
+  std::filesystem::create_directory(dir.file("old"));
+  chakra::CommGroups named;
+  for (int r = 0; r < 16; ++r) {
+    chakra::Trace t = chakra::read_trace_file(chakra::rank_trace_path(dir.file("std/step"), r));
+    std::erase_if(t.metadata, [](const chakra::RawAttribute& a) {
+      return a.name == "clustersim_trace_form";
+    });
+    for (chakra::Node& n : t.nodes) {
+      if (!n.pg_name) continue;
+      const std::vector<int64_t>& members = ids.at(*n.pg_name);
+      if (n.comm_type == static_cast<int64_t>(chakra::CommType::kAllGather)) {
+        *n.comm_size *= static_cast<int64_t>(members.size());
+      }
+      named[*n.pg_desc] = members;
+      n.pg_name = n.pg_desc;
+      n.pg_desc.reset();
+    }
+    chakra::write_trace_file(chakra::rank_trace_path(dir.file("old/step"), r), t);
+  }
+  dir.write("old/step.comm_groups.json", chakra::comm_groups_json(named));
+  const Outcome a = run({"replay", s, "--trace", dir.file("std/step"), "--no-wall-time",
+                         "--json", dir.file("a.json")});
+  const Outcome b = run({"replay", s, "--trace", dir.file("old/step"), "--no-wall-time",
+                         "--json", dir.file("b.json")});
+  ASSERT_EQ(a.code, kExitOk) << a.err;
+  ASSERT_EQ(b.code, kExitOk) << b.err;
+  EXPECT_EQ(line_with(a.out, "trace form"),
+            "trace form                standard (clustersim_trace_form \"standard\" in the "
+            "GlobalMetadata)");
+  EXPECT_EQ(line_with(b.out, "trace form"),
+            "trace form                named (pg_name 'shard_0' (" + dir.file("old/step.0.et") +
+                " node 1) is not a number)");
+  const JsonValue ja = parse_json(read_all(dir.file("a.json")));
+  const JsonValue jb = parse_json(read_all(dir.file("b.json")));
+  EXPECT_EQ(ja["traces"]["form"].text, "standard");
+  EXPECT_EQ(jb["traces"]["form"].text, "named");
+  EXPECT_EQ(ja["step_time_s"].number, jb["step_time_s"].number);
+  EXPECT_EQ(ja["events"].number, jb["events"].number);
+  EXPECT_EQ(line_with(a.out, "time per rank"), line_with(b.out, "time per rank"));
+  EXPECT_EQ(a.out.substr(a.out.find("step time")), b.out.substr(b.out.find("step time")));
 }
 
 // Issue 8's scaling check, at a size the suite can afford: the 8-rank
