@@ -131,14 +131,19 @@ void StepExporter::build(const topology::Cluster& cluster,
     }
   }
   const bool graphs = config_.workload.cuda_graphs;
+  const bool host = options_.host_nodes;
   const int64_t kernel_launch = config_.host.kernel_launch.count_ns();
   const int64_t graph_launch = config_.host.graph_launch.count_ns();
 
   template_.version = kExportVersion;
   std::vector<Node>& nodes = template_.nodes;
-  task_node_.assign(n, 0);
+  task_node_.assign(n, kNoNode);
   std::vector<int64_t> op_launch_ns(program.ops.size(), 0);  // launch cost emitted per op
   int64_t last_launch = -1;
+  // Without host nodes a left-out task (the CPU optimizer) hands its own
+  // dependencies on to the tasks that depend on it, so that what ran after
+  // it still runs after what it waited for.
+  std::vector<std::vector<int32_t>> handed_on(n);
 
   const auto add_launch = [&](int32_t task, int32_t op_id, int64_t cost,
                               std::string_view what) -> uint64_t {
@@ -179,7 +184,10 @@ void StepExporter::build(const topology::Cluster& cluster,
       CLUSTERSIM_CHECK(op == nullptr, "a free is no operation of the step program");
     } else {
       CLUSTERSIM_CHECK(op != nullptr, "task " + std::to_string(i) + " has an operation");
-      if (t.kind == TaskKind::kCpuOptimizer) {
+      if (!host) {
+        // No launches: the schedule's own dependencies (stream order, host
+        // waits on frees) already order the GPU side.
+      } else if (t.kind == TaskKind::kCpuOptimizer) {
         launch = last_launch;  // issued once the host got there; costs it nothing
       } else if (op->kind == OpKind::kSegment && graphs) {
         if (op->first_task == i)
@@ -191,15 +199,31 @@ void StepExporter::build(const topology::Cluster& cluster,
                        "a host wait opens an operation");
     }
 
+    std::vector<int32_t> deps;
+    for (const int32_t d : schedule_.deps_of(i)) {
+      if (task_node_[static_cast<size_t>(d)] != kNoNode) {
+        deps.push_back(d);
+      } else {
+        const std::vector<int32_t>& more = handed_on[static_cast<size_t>(d)];
+        deps.insert(deps.end(), more.begin(), more.end());
+      }
+    }
+    if (!host && t.kind == TaskKind::kCpuOptimizer) {
+      handed_on[static_cast<size_t>(i)] = std::move(deps);
+      host_work_left_out_ns_ += op->duration_ns;
+      continue;
+    }
+
     Node node;
     node.id = nodes.size();
     node.name = task_name(t, what);
     node.stream = static_cast<int64_t>(t.stream);
     if (launch >= 0) node.ctrl_deps.push_back(static_cast<uint64_t>(launch));
-    for (const int32_t d : schedule_.deps_of(i)) {
+    for (const int32_t d : deps) {
       const Task& dep = schedule_.tasks[static_cast<size_t>(d)];
       const uint64_t id = task_node_[static_cast<size_t>(d)];
-      (dep.stream == t.stream ? node.ctrl_deps : node.data_deps).push_back(id);
+      std::vector<uint64_t>& list = dep.stream == t.stream ? node.ctrl_deps : node.data_deps;
+      if (std::find(list.begin(), list.end(), id) == list.end()) list.push_back(id);
     }
     switch (t.kind) {
       case TaskKind::kKernel:
@@ -264,7 +288,7 @@ void StepExporter::build(const topology::Cluster& cluster,
     nodes.push_back(std::move(node));
   }
   // The launches charge the host what the simulator does, op by op.
-  for (size_t o = 0; o < program.ops.size(); ++o) {
+  for (size_t o = 0; host && o < program.ops.size(); ++o) {
     CLUSTERSIM_CHECK(op_launch_ns[o] == program.ops[o].host_cost_ns,
                      "launch nodes of operation " + std::to_string(o) + " cost its host time");
   }

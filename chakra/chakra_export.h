@@ -51,6 +51,16 @@
 // Node ids are the positions in the file (0, 1, ...), a launch just before
 // the node it launches; every dependency names a lower id.
 //
+// Without host nodes (ExportOptions::host_nodes false, `export-chakra
+// --no-host-nodes`): no launch nodes and no CPU optimizer, only GPU,
+// communication and memory nodes, for consumers that take nothing else.
+// GPU-side order needs no rewiring: every task already depends on the
+// previous task of its stream and on the free its host wait waits for
+// (schedules/fsdp_schedule.h). A task that depended on the CPU optimizer
+// depends on the optimizer's own dependencies instead. What is lost is the
+// host: launch costs and launch-bound gaps, and the CPU optimizer's time
+// (host_work_left_out_ns()), so a replay's step is at most the full one's.
+//
 // Dependencies: a task's schedule dependency on the previous task of its
 // own stream (CUDA stream order) is a ctrl dep, one on another stream's task
 // (the all-gather a kernel needs, the gradients a reduce-scatter sends, a
@@ -141,7 +151,8 @@ namespace clustersim::workloads::chakra {
 inline constexpr const char* kExportVersion = "0.0.4";
 
 struct ExportOptions {
-  std::string scenario;  // GlobalMetadata's clustersim_scenario
+  std::string scenario;     // GlobalMetadata's clustersim_scenario
+  bool host_nodes = true;   // false: no launches, no CPU optimizer (see above)
 };
 
 // Process group id (pg_name) -> its name (clustersim_pg_desc).
@@ -156,6 +167,8 @@ struct ExportedStep {
   int64_t launches_per_rank = 0;
 };
 
+inline constexpr uint64_t kNoNode = ~uint64_t{0};  // a task without a node
+
 // Builds the schedule and the rank-independent part of the graph once;
 // trace(r) then costs one copy of it. Preconditions as simulate_step's
 // (InvariantError otherwise): world_size <= cluster GPUs, tp divides the
@@ -169,8 +182,11 @@ class StepExporter {
   const FsdpSchedule& schedule() const { return schedule_; }
   int64_t launches_per_rank() const { return launches_; }
   int64_t nodes_per_rank() const { return static_cast<int64_t>(template_.nodes.size()); }
-  // The id of the node of schedule task `task`.
+  // The id of the node of schedule task `task` (kNoNode: left out).
   uint64_t task_node(int32_t task) const { return task_node_[static_cast<size_t>(task)]; }
+  // Host time per rank the graph leaves out (without host nodes: the CPU
+  // optimizer), nanoseconds.
+  int64_t host_work_left_out_ns() const { return host_work_left_out_ns_; }
 
   // The graph of `rank` (0 <= rank < world size; InvariantError otherwise).
   Trace trace(int64_t rank) const;
@@ -204,6 +220,7 @@ class StepExporter {
   std::vector<Channel> channels_;
   std::vector<int64_t> channel_base_;  // by channel: the id of its group 0
   int64_t launches_ = 0;
+  int64_t host_work_left_out_ns_ = 0;
 };
 
 // The traces of `ranks` (each < world size) and their groups.

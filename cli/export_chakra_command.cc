@@ -106,6 +106,8 @@ CommandSpec export_chakra_command_spec() {
       {{"-o", "DIR", false, "directory to write into (created when missing; required)"},
        {"--ranks", "LIST", false, "ranks to export, e.g. '0' or '0,8-15' (default: every rank)"},
        {"--prefix", "NAME", false, "file name prefix (default: the scenario's name)"},
+       {"--no-host-nodes", "", false,
+        "write only GPU, communication and memory nodes (no launches, no CPU optimizer)"},
        {"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"}},
       "Files: DIR/NAME.<rank>.et (length-delimited Chakra ET protobuf: GlobalMetadata,\n"
       "then the nodes) and DIR/NAME.comm_groups.json (process group id -> ranks), each\n"
@@ -156,7 +158,13 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
 
   chakra::ExportOptions options;
   options.scenario = scenario_name;
+  options.host_nodes = !parsed.has("--no-host-nodes");
   const chakra::StepExporter exporter(net.cluster, net.profile, config, options);
+  if (exporter.host_work_left_out_ns() > 0) {
+    err << "clustersim export-chakra: warning: --no-host-nodes leaves out the CPU optimizer ("
+        << fixed(static_cast<double>(exporter.host_work_left_out_ns()) * 1e-6, 3)
+        << " ms of host work per rank): a replay of these traces does not include it\n";
+  }
   make_directory(dir);
   const std::string base = (std::filesystem::path(dir) / prefix).string();
 
@@ -189,9 +197,12 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
                                   str(static_cast<int64_t>(ranks.size())) + " of " + str(world) +
                                   ")");
   out << row("traces", base + ".<rank>.et");
-  out << row("nodes per rank", str(exporter.nodes_per_rank()) + " (" +
-                                   str(exporter.schedule().size()) + " schedule tasks + " +
-                                   str(exporter.launches_per_rank()) + " host launches)");
+  out << row("nodes per rank",
+             str(exporter.nodes_per_rank()) +
+                 (options.host_nodes ? " (" + str(exporter.schedule().size()) +
+                                           " schedule tasks + " +
+                                           str(exporter.launches_per_rank()) + " host launches)"
+                                     : " (GPU, communication and memory only: --no-host-nodes)"));
   out << row("bytes", str(largest) + " per rank (largest), " + str(total_bytes) + " in all (" +
                           size_text(static_cast<double>(total_bytes)) + ")");
   out << row("process groups", groups_text(groups, descs));

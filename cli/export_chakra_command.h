@@ -6,7 +6,9 @@
 // the job) and DIR/NAME.comm_groups.json, the process groups those ranks'
 // collectives name (ASTRA-sim's communicator-group JSON, keyed by the
 // numeric pg_name ids; the groups' names are in the traces, in each
-// collective's clustersim_pg_desc, and in the summary). NAME is the
+// collective's clustersim_pg_desc, and in the summary). --no-host-nodes
+// leaves out the host's nodes (launches, the CPU optimizer: a warning on
+// stderr gives its time when there is one). NAME is the
 // scenario's `name`, or --prefix. DIR is created when missing. Each file is
 // written atomically (complete or absent); ranks are written one at a time,
 // so memory stays that of one rank's graph whatever the job's size.

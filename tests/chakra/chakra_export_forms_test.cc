@@ -1,7 +1,7 @@
 // The standard form of export_step's traces (chakra/chakra_trace.h
 // TraceForm): all-gather sizes by hand, the exact total when the group does
-// not divide the unit, and the same export rewritten in the older named
-// form replaying to the same step.
+// not divide the unit, traces without host nodes (--no-host-nodes), and the
+// same export rewritten in the older named form replaying to the same step.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -91,6 +91,102 @@ TEST(ChakraExport, AnUndividedAllGatherKeepsItsTotal) {
     EXPECT_EQ(n.comm_total, root ? 262148096 : 94380032);
   }
   EXPECT_EQ(gathers, 9);
+}
+
+// ---- Without host nodes ----
+
+// With CPU offload (copies and the CPU optimizer): only GPU, communication
+// and memory nodes remain, ids still positions, each node's dependencies
+// exactly its task's schedule dependencies (stream order and host waits
+// included), the CPU optimizer's time reported as left out.
+TEST(ChakraExportNoHost, OnlyGpuCommunicationAndMemoryNodesWithTheScheduleDeps) {
+  const Cluster cluster = hgx_h100(1);
+  WorkloadSpec w = small_spec(8, 8);
+  w.cpu_offload = true;
+  StepConfig c = config_for(w);
+  c.host.cpu_adam_params_per_s = 1e9;
+  ExportOptions options;
+  options.host_nodes = false;
+  const StepExporter exporter(cluster, h100(), c, options);
+  const FsdpSchedule& s = exporter.schedule();
+  const Trace t = exporter.trace(2);
+  ASSERT_EQ(s.count(TaskKind::kCpuOptimizer), 1);
+  EXPECT_EQ(exporter.launches_per_rank(), 0);
+  EXPECT_EQ(static_cast<int64_t>(t.nodes.size()), s.size() - 1);
+  EXPECT_EQ(exporter.host_work_left_out_ns(),
+            std::llround(static_cast<double>(s.local_params) / 1e9 * 1e9));
+  int64_t memory = 0;
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    const Node& n = t.nodes[i];
+    EXPECT_EQ(n.id, i);
+    EXPECT_FALSE(n.is_cpu_op) << n.name;
+    EXPECT_NE(n.kernel_class, "launch");
+    if (n.type == static_cast<int32_t>(NodeType::kMemLoad) ||
+        n.type == static_cast<int32_t>(NodeType::kMemStore)) {
+      ++memory;
+    }
+  }
+  EXPECT_EQ(memory, s.count(TaskKind::kCopyToDevice) + s.count(TaskKind::kCopyToHost));
+  for (int32_t i = 0; i < s.size(); ++i) {
+    const Task& task = s.tasks[static_cast<size_t>(i)];
+    const uint64_t id = exporter.task_node(i);
+    if (task.kind == TaskKind::kCpuOptimizer) {
+      EXPECT_EQ(id, kNoNode);
+      continue;
+    }
+    std::vector<uint64_t> ctrl;
+    std::vector<uint64_t> data;
+    for (const int32_t d : s.deps_of(i)) {
+      ASSERT_NE(exporter.task_node(d), kNoNode) << "a task after the CPU optimizer";
+      (s.tasks[static_cast<size_t>(d)].stream == task.stream ? ctrl : data)
+          .push_back(exporter.task_node(d));
+    }
+    EXPECT_EQ(t.nodes[id].ctrl_deps, ctrl) << t.nodes[id].name;
+    EXPECT_EQ(t.nodes[id].data_deps, data) << t.nodes[id].name;
+  }
+}
+
+// Launches that cost nothing and no host waits (limit_all_gathers off): the
+// host adds nothing, so the traces without host nodes replay to the step
+// simulator's time exactly, as the full ones do.
+TEST(ChakraExportNoHost, WithAFreeHostTheStepIsRunsToTheNanosecond) {
+  for (const int64_t world : {8, 16}) {
+    const Cluster cluster = hgx_h100(world / 8);
+    WorkloadSpec w = small_spec(world, 8);
+    w.limit_all_gathers = false;
+    StepConfig c = config_for(w);
+    c.host.kernel_launch = sim::SimTime::zero();
+    c.host.graph_launch = sim::SimTime::zero();
+    c.compute.comm_overlap_slowdown = 1.0;
+    ExportOptions bare;
+    bare.host_nodes = false;
+    const ExportedStep e = export_step(cluster, h100(), c, every_rank(c), bare);
+    const double simulated = simulate_step(cluster, h100(), c).step_time_s;
+    const double replayed =
+        replay_traces(cluster, h100(), e.traces, e.groups, options_for(c)).step_time_s;
+    EXPECT_GT(simulated, 0);
+    EXPECT_EQ(replayed, simulated) << world;
+  }
+}
+
+// A launch-bound step (short kernels, 20 us launches): without the host the
+// kernels no longer wait for their launches, so the step is shorter.
+TEST(ChakraExportNoHost, ALaunchBoundStepIsShorterWithoutTheHost) {
+  const Cluster cluster = hgx_h100(1);
+  WorkloadSpec w = small_spec(8, 8);
+  w.seq_len = 128;
+  StepConfig c = config_for(w);
+  c.host.kernel_launch = sim::SimTime::us(20);
+  ExportOptions bare;
+  bare.host_nodes = false;
+  const ExportedStep full = export_step(cluster, h100(), c, every_rank(c));
+  const ExportedStep gpu = export_step(cluster, h100(), c, every_rank(c), bare);
+  const StepResult a = replay_traces(cluster, h100(), full.traces, full.groups, options_for(c));
+  const StepResult b = replay_traces(cluster, h100(), gpu.traces, gpu.groups, options_for(c));
+  EXPECT_GT(a.breakdown.launch_bound_s, 0);
+  EXPECT_EQ(b.breakdown.launch_bound_s, 0);
+  EXPECT_LT(b.step_time_s, 0.8 * a.step_time_s);
+  EXPECT_EQ(b.collectives, a.collectives);
 }
 
 // ---- The named form: the same step, rewritten as clustersim wrote it before ----

@@ -201,6 +201,49 @@ TEST(ExportChakraCommand, TheFilesAreWhatAstraSimParses) {
   }
 }
 
+// --no-host-nodes: no is_cpu_op node in any file, and the files replay
+// (the step no longer pays for launches: at most the full export's).
+TEST(ExportChakraCommand, NoHostNodesWritesGpuCommunicationAndMemoryNodesThatReplay) {
+  const ScratchDir dir;
+  const std::string scenario = dir.write("s.yaml", hsdp_scenario());
+  const Outcome full = run({"export-chakra", scenario, "-o", dir.file("full")});
+  ASSERT_EQ(full.code, 0) << full.err;
+  const Outcome bare = run({"export-chakra", scenario, "-o", dir.file("bare"), "--no-host-nodes"});
+  ASSERT_EQ(bare.code, 0) << bare.err;
+  EXPECT_EQ(bare.err, "");  // no CPU optimizer to leave out
+  const chakra::Trace t = chakra::read_trace_file(dir.file("bare/tiny_hsdp.4.et"));
+  const chakra::Trace f = chakra::read_trace_file(dir.file("full/tiny_hsdp.4.et"));
+  int64_t launches = 0;
+  for (const chakra::Node& n : f.nodes) launches += n.is_cpu_op ? 1 : 0;
+  EXPECT_GT(launches, 0);
+  EXPECT_EQ(t.nodes.size() + static_cast<size_t>(launches), f.nodes.size());
+  for (const chakra::Node& n : t.nodes) EXPECT_FALSE(n.is_cpu_op) << n.name;
+  EXPECT_TRUE(contains(bare.out,
+                       "nodes per rank    " + std::to_string(t.nodes.size()) +
+                           " (GPU, communication and memory only: --no-host-nodes)\n"))
+      << bare.out;
+  const Outcome a = run({"replay", scenario, "--trace", dir.file("full/tiny_hsdp"), "--json",
+                         dir.file("a.json")});
+  const Outcome b = run({"replay", scenario, "--trace", dir.file("bare/tiny_hsdp"), "--json",
+                         dir.file("b.json")});
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  const JsonValue ja = parse_json(read_all(dir.file("a.json")));
+  const JsonValue jb = parse_json(read_all(dir.file("b.json")));
+  EXPECT_GT(jb["step_time_s"].number, 0);
+  EXPECT_LE(jb["step_time_s"].number, ja["step_time_s"].number);
+  EXPECT_EQ(jb["collectives"].number, ja["collectives"].number);
+  EXPECT_EQ(jb["nodes_per_rank"].number, static_cast<double>(t.nodes.size()));
+  // With CPU offload the CPU optimizer is host work too: left out, and said so.
+  const Outcome offload = run({"export-chakra", scenario, "-o", dir.file("off"), "--no-host-nodes",
+                               "--set", "workload.cpu_offload=true", "--ranks", "0"});
+  ASSERT_EQ(offload.code, 0) << offload.err;
+  EXPECT_TRUE(contains(offload.err,
+                       "clustersim export-chakra: warning: --no-host-nodes leaves out the CPU "
+                       "optimizer ("))
+      << offload.err;
+}
+
 TEST(ExportChakraCommand, SameScenarioSameBytes) {
   const ScratchDir dir;
   const std::string scenario = dir.write("s.yaml", hsdp_scenario());
