@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -626,7 +625,9 @@ TEST(ChakraScale, SendReceiveStayInTheirCopyAndBadSizesAreErrors) {
       << what;
 }
 
-TEST(ChakraScale, SixteenThousandRanksReplayInSeconds) {
+// How fast is scripts/bench's business (its last part replays 16,384
+// ranks and reports the wall time); here only what the replay computes.
+TEST(ChakraScale, SixteenThousandRanksReplay) {
   // 16 traced ranks of HSDP (shard groups of 8 in a node, replica groups
   // across nodes), scaled to 16,384 GPUs.
   const int64_t k = 16;
@@ -647,17 +648,12 @@ TEST(ChakraScale, SixteenThousandRanksReplayInSeconds) {
   spec.fabric.type = topology::FabricType::kRailOptimized;
   spec.fabric.switch_radix = 64;
   const Cluster cluster = topology::build_cluster(spec);
-  const auto started = std::chrono::steady_clock::now();
   const ReplayJob job = build_replay_job(traced, groups, 16384);
   const StepResult r = replay_job(cluster, h100(), job, {});
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   EXPECT_EQ(r.ranks, 16384);
   EXPECT_GT(r.step_time_s, 0);
   EXPECT_EQ(r.collectives, 2048 * 8 + 8);  // per shard group 8 collectives; one per replica group
-  EXPECT_LT(wall, 20.0);
-  std::printf("16384 ranks: %.3f s wall, %llu events, step %.6f s\n", wall,
-              static_cast<unsigned long long>(r.events), r.step_time_s);
+  EXPECT_NEAR(breakdown_sum(r.breakdown), r.step_time_s, 1e-9);
 }
 
 }  // namespace
