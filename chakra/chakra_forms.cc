@@ -99,6 +99,10 @@ FormDecision detect_trace_form(std::span<const Trace> traces, const CommGroups& 
 std::optional<int64_t> all_gather_total(const Node& node, int64_t comm_size, int64_t group_size,
                                         std::string& problem) {
   const int64_t n = std::max<int64_t>(group_size, 1);
+  if (comm_size < 0) {
+    problem = "comm_size must be >= 0, found " + std::to_string(comm_size);
+    return std::nullopt;
+  }
   if (comm_size > std::numeric_limits<int64_t>::max() / n) {
     problem = "comm_size " + std::to_string(comm_size) + " x " + std::to_string(n) +
               " members overflows 64 bits";

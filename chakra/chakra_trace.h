@@ -205,8 +205,8 @@ bool is_numeric_pg_name(std::string_view name);
 // The bytes an all_gather of a standard-form trace moves in nccl-tests
 // terms (the total output the tuner takes): clustersim_comm_total when the
 // node has it, else group_size x comm_size. nullopt with `problem` set when
-// they disagree (comm_size not the total / group_size rounded up) or the
-// product overflows int64.
+// comm_size is negative, they disagree (comm_size not the total /
+// group_size rounded up) or the product overflows int64.
 std::optional<int64_t> all_gather_total(const Node& node, int64_t comm_size, int64_t group_size,
                                         std::string& problem);
 

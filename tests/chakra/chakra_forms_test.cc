@@ -166,6 +166,8 @@ TEST(ChakraForms, AllGatherTotals) {
   EXPECT_EQ(all_gather_total(n, std::numeric_limits<int64_t>::max() / 2, 3, problem),
             std::nullopt);
   EXPECT_TRUE(contains(problem, "overflows 64 bits")) << problem;
+  EXPECT_EQ(all_gather_total(n, -1, 8, problem), std::nullopt);
+  EXPECT_EQ(problem, "comm_size must be >= 0, found -1");
   n.comm_total = 0;
   EXPECT_EQ(all_gather_total(n, 0, 8, problem), 0);
 }

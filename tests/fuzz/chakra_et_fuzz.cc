@@ -64,7 +64,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         chakra::check_traces(ranks, g);
       } catch (const clustersim::sim::ConfigError&) {
       }
+      try {
+        (void)chakra::detect_trace_form(ranks, g);
+      } catch (const clustersim::sim::ConfigError&) {
+      }
     }
+  }
+  // The standard form's all-gather totals, for any comm_size and total.
+  for (const chakra::Node& n : trace.nodes) {
+    std::string problem;
+    if (n.comm_size) (void)chakra::all_gather_total(n, *n.comm_size, 8, problem);
   }
   return 0;
 }
