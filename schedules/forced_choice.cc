@@ -45,7 +45,7 @@ std::optional<std::string> forced_choice_problem(const topology::Cluster& cluste
                                                  const StepConfig& config,
                                                  const collectives::ForcedChoice& forced) {
   const WorkloadSpec& w = config.workload;
-  step::Layout layout;
+  Layout layout;
   layout.world = w.world_size;
   layout.tp = w.tp;
   layout.shard = w.shard_group_size;
