@@ -3,16 +3,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
-#include <system_error>
+#include <variant>
 
 #include "config/config_error.h"
 #include "config/suggest.h"
+#include "config/yaml_layers.h"
 
 namespace clustersim::sim {
 
@@ -25,10 +24,26 @@ struct Override {
 };
 
 SourceLocation location(const std::string& file, const YAML::Mark& mark) {
-  // yaml-cpp marks are 0-based; -1 when a node has no position.
-  return SourceLocation{file, mark.line >= 0 ? mark.line + 1 : 1,
-                        mark.column >= 0 ? mark.column + 1 : 1};
+  return yaml_location(file, mark);
 }
+
+// One file's mapping for one section; the files of a section are ordered
+// bases first, so the last one's values win.
+struct Layer {
+  YAML::Node map;
+  const std::string* file;
+};
+
+// One key of a section as each file that gives it says it, bases first.
+struct Given {
+  YAML::Node key;
+  YAML::Node value;
+  const std::string* file;
+};
+struct MergedKey {
+  std::string name;
+  std::vector<Given> given;
+};
 
 std::string describe_found(const YAML::Node& node) {
   switch (node.Type()) {
@@ -96,16 +111,22 @@ class Loader {
     }
   }
 
-  void walk_root(const YAML::Node& root) {
-    if (!root.IsMap()) {
-      sink_.add(location(file_, root.Mark()), "",
-                "expected a mapping of scenario keys at the top level (e.g. 'name: my-run'), "
-                "found " +
-                    describe_found(root));
-      invalid_.insert("");
-      return;
+  // `files`: bases first (config/yaml_layers.h).
+  void walk_root(const std::vector<YamlLayer>& files) {
+    std::vector<Layer> layers;
+    for (const YamlLayer& f : files) {
+      if (!f.root.IsMap()) {
+        sink_.add(location(f.file, f.root.Mark()), "",
+                  "expected a mapping of scenario keys at the top level (e.g. 'name: my-run'), "
+                  "found " +
+                      describe_found(f.root));
+        invalid_.insert("");
+        continue;
+      }
+      layers.push_back(Layer{f.root, &f.file});
     }
-    walk_section(root, "");
+    if (invalid_.contains("")) return;
+    walk_section(layers, "");
   }
 
   // Defaults, required keys and overrides, once the file has been read.
@@ -130,54 +151,99 @@ class Loader {
   ConfigValues take_values() { return std::move(values_); }
 
  private:
-  void walk_section(const YAML::Node& map, const std::string& section) {
-    section_locations_.emplace(section, location(file_, map.Mark()));
-    std::map<std::string, int> first_line;
-    for (auto it = map.begin(); it != map.end(); ++it) {
-      // Copies (cheap handles): `it->` yields a temporary proxy, and
-      // references into it dangle at the end of the statement.
-      const YAML::Node key_node = it->first;
-      const YAML::Node value = it->second;
-      const SourceLocation key_where = location(file_, key_node.Mark());
-      if (!key_node.IsScalar()) {
-        sink_.add(key_where, section,
-                  "expected a key name, found " + describe_found(key_node) + " as a key");
-        continue;
-      }
-      const std::string& key = key_node.Scalar();
-      const std::string path = join_path(section, key);
-      if (auto [seen, inserted] = first_line.emplace(key, key_where.line); !inserted) {
-        sink_.add(key_where, path,
-                  "duplicate key (first set at line " + std::to_string(seen->second) +
-                      "); expected each key once");
-        continue;
-      }
-      if (schema_.find_section(path) != nullptr) {
-        if (value.IsMap()) {
-          walk_section(value, path);
-        } else if (!value.IsNull()) {
-          sink_.add(location(file_, value.Mark()), path,
-                    "expected a mapping (section '" + path + "'), found " + describe_found(value));
-          invalid_.insert(path);
+  // Deep merge while walking: each key once, in the order the files first
+  // give it; the last file's value wins, and where it is a mapping the
+  // mappings below it (down to a value that is not one, which it replaces)
+  // merge into it. An empty section adds nothing.
+  void walk_section(const std::vector<Layer>& layers, const std::string& section) {
+    section_locations_.emplace(section, location(*layers.back().file, layers.back().map.Mark()));
+    std::vector<MergedKey> keys;
+    std::map<std::string, size_t, std::less<>> index;
+    // In file order: a key at its first appearance (an index into `keys`),
+    // or a problem of the mapping itself, so that messages keep that order.
+    std::vector<std::variant<size_t, Diagnostic>> order;
+    for (const Layer& layer : layers) {
+      std::map<std::string, int> first_line;
+      for (auto it = layer.map.begin(); it != layer.map.end(); ++it) {
+        // Copies (cheap handles): `it->` yields a temporary proxy, and
+        // references into it dangle at the end of the statement.
+        const YAML::Node key_node = it->first;
+        const YAML::Node value = it->second;
+        const SourceLocation key_where = location(*layer.file, key_node.Mark());
+        if (!key_node.IsScalar()) {
+          order.emplace_back(
+              Diagnostic{key_where, section,
+                         "expected a key name, found " + describe_found(key_node) + " as a key"});
+          continue;
         }
-        continue;
+        const std::string& key = key_node.Scalar();
+        if (auto [seen, inserted] = first_line.emplace(key, key_where.line); !inserted) {
+          order.emplace_back(Diagnostic{key_where, join_path(section, key),
+                                        "duplicate key (first set at line " +
+                                            std::to_string(seen->second) +
+                                            "); expected each key once"});
+          continue;
+        }
+        const auto [slot, added] = index.emplace(key, keys.size());
+        if (added) {
+          keys.push_back(MergedKey{key, {}});
+          order.emplace_back(slot->second);
+        }
+        keys[slot->second].given.push_back(Given{key_node, value, layer.file});
       }
-      const KeySpec* spec = schema_.find_key(path);
-      if (spec == nullptr) {
-        sink_.add(key_where, path, unknown_key_message(schema_, section, key));
-        continue;
-      }
-      if (overrides_.contains(path)) continue;
-      // An empty value has no position of its own: point at the key.
-      const SourceLocation value_where = value.IsNull() ? key_where : location(file_, value.Mark());
-      if (!value.IsScalar()) {
-        sink_.add(value_where, path,
-                  "expected " + spec->type_description() + ", found " + describe_found(value));
-        invalid_.insert(path);
-        continue;
-      }
-      store(*spec, value.Scalar(), value_where);
     }
+    for (const auto& step : order) {
+      if (const size_t* k = std::get_if<size_t>(&step)) {
+        walk_key(keys[*k], section);
+      } else {
+        const Diagnostic& d = std::get<Diagnostic>(step);
+        sink_.add(d.where, d.key_path, d.message);
+      }
+    }
+  }
+
+  void walk_key(const MergedKey& merged, const std::string& section) {
+    const Given& top = merged.given.back();
+    const std::string& file = *top.file;
+    const YAML::Node& value = top.value;
+    const SourceLocation key_where = location(file, top.key.Mark());
+    const std::string path = join_path(section, merged.name);
+    if (schema_.find_section(path) != nullptr) {
+      if (value.IsMap() || value.IsNull()) {
+        // The mappings from the last value that is not one (replaced) up.
+        auto first = merged.given.end();
+        while (first != merged.given.begin() &&
+               (std::prev(first)->value.IsMap() || std::prev(first)->value.IsNull())) {
+          --first;
+        }
+        // Built by copies: assigning a YAML::Node assigns the node it refers to.
+        std::vector<Layer> below;
+        for (auto it = first; it != merged.given.end(); ++it) {
+          if (it->value.IsMap()) below.push_back(Layer{it->value, it->file});
+        }
+        if (!below.empty()) walk_section(below, path);
+      } else {
+        sink_.add(location(file, value.Mark()), path,
+                  "expected a mapping (section '" + path + "'), found " + describe_found(value));
+        invalid_.insert(path);
+      }
+      return;
+    }
+    const KeySpec* spec = schema_.find_key(path);
+    if (spec == nullptr) {
+      sink_.add(key_where, path, unknown_key_message(schema_, section, merged.name));
+      return;
+    }
+    if (overrides_.contains(path)) return;
+    // An empty value has no position of its own: point at the key.
+    const SourceLocation value_where = value.IsNull() ? key_where : location(file, value.Mark());
+    if (!value.IsScalar()) {
+      sink_.add(value_where, path,
+                "expected " + spec->type_description() + ", found " + describe_found(value));
+      invalid_.insert(path);
+      return;
+    }
+    store(*spec, value.Scalar(), value_where);
   }
 
   void apply_override(const Override& ov) {
@@ -246,31 +312,25 @@ void add_scenario_identity_keys(ConfigSchema& schema) {
       .non_negative();
 }
 
+void add_extends_key(ConfigSchema& schema) {
+  schema
+      .add_key(std::string(kExtendsKey), ValueType::kString,
+               "A file of the same kind that this one builds on, relative to this file's "
+               "directory unless absolute: it is read first (after any file it extends in turn), "
+               "then this file's keys override its keys one by one (mappings merge, a scalar or a "
+               "list replaces).")
+      .not_empty();
+}
+
 ConfigValues load_scenario_text(std::string_view yaml, const std::string& file_name,
                                 const ConfigSchema& schema,
                                 std::span<const std::string> overrides) {
   DiagnosticSink sink;
   Loader loader(file_name, schema, sink);
   loader.parse_overrides(overrides);
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(yaml));
-  } catch (const YAML::ParserException& e) {
-    sink.add(location(file_name, e.mark), "", "invalid YAML: " + e.msg);
-    sink.throw_if_any();
-  }
-  // A file of only comments or whitespace parses as no document or a null one.
-  if (documents.empty() || (documents.size() == 1 && documents[0].IsNull())) {
-    sink.add(SourceLocation{file_name, 1, 1}, "",
-             "the file is empty; expected a mapping of scenario keys (at least 'name')");
-    sink.throw_if_any();
-  }
-  if (documents.size() > 1) {
-    sink.add(location(file_name, documents[1].Mark()), "",
-             "expected one YAML document, found " + std::to_string(documents.size()) +
-                 " (separated by '---')");
-  }
-  loader.walk_root(documents[0]);
+  const bool follow_extends = schema.find_key(kExtendsKey) != nullptr;
+  const std::vector<YamlLayer> files = read_yaml_layers(yaml, file_name, follow_extends, sink);
+  loader.walk_root(files);
   loader.finish();
   sink.throw_if_any();
   return loader.take_values();
@@ -278,23 +338,31 @@ ConfigValues load_scenario_text(std::string_view yaml, const std::string& file_n
 
 ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& schema,
                                 std::span<const std::string> overrides) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  const auto fail = [&](const std::string& message) {
-    DiagnosticSink sink;
-    sink.add(SourceLocation{path, 0, 0}, "", message);
-    sink.throw_if_any();
-  };
-  if (!fs::exists(status)) fail("cannot open the scenario: no such file");
-  if (fs::is_directory(status)) fail("is a directory; expected a scenario YAML file");
-  if (!fs::is_regular_file(status)) fail("is not a regular file; expected a scenario YAML file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open the scenario for reading (permission denied?)");
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) fail("read error while loading the scenario");
-  return load_scenario_text(content.str(), path, schema, overrides);
+  std::string content;
+  const char* problem = nullptr;
+  switch (read_whole_file(path, content)) {
+    case ReadFailure::kNone:
+      return load_scenario_text(content, path, schema, overrides);
+    case ReadFailure::kMissing:
+      problem = "cannot open the scenario: no such file";
+      break;
+    case ReadFailure::kDirectory:
+      problem = "is a directory; expected a scenario YAML file";
+      break;
+    case ReadFailure::kNotRegular:
+      problem = "is not a regular file; expected a scenario YAML file";
+      break;
+    case ReadFailure::kUnreadable:
+      problem = "cannot open the scenario for reading (permission denied?)";
+      break;
+    case ReadFailure::kReadError:
+      problem = "read error while loading the scenario";
+      break;
+  }
+  DiagnosticSink sink;
+  sink.add(SourceLocation{path, 0, 0}, "", problem);
+  sink.throw_if_any();
+  return {};
 }
 
 }  // namespace clustersim::sim

@@ -9,6 +9,14 @@
 // malformed overrides. Locations are 1-based line:column of the offending
 // key or value.
 //
+// Extends: when the schema declares the top-level key `extends`
+// (add_extends_key), a file may name another file that is read first, and
+// recursively; the file's keys then override the base's key by key (deep
+// merge of mappings; a scalar or a list replaces), and the merged keys are
+// validated as one file. Each message names the file that holds the value
+// (a base file's own line:col); a missing base is reported at the `extends`
+// that names it, a cycle with every file in it (config/yaml_layers.h).
+//
 // A key set by an override is not read from the file (so an override can
 // fix a bad value). Keys the scenario omits take the schema's default.
 // Thread safety: pure functions of their inputs.
@@ -25,6 +33,10 @@ namespace clustersim::sim {
 
 // The keys every scenario has: name, description, seed.
 void add_scenario_identity_keys(ConfigSchema& schema);
+
+// The top-level key naming the file a file extends; add_extends_key declares it.
+inline constexpr std::string_view kExtendsKey = "extends";
+void add_extends_key(ConfigSchema& schema);
 
 ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& schema,
                                 std::span<const std::string> overrides = {});

@@ -1,0 +1,148 @@
+#include "config/yaml_layers.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <system_error>
+
+namespace clustersim::sim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Throws on the problems after which nothing more can be read.
+YAML::Node parse_document(const std::string& text, const std::string& file, bool is_base,
+                          DiagnosticSink& sink) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::ParserException& e) {
+    sink.add(yaml_location(file, e.mark), "", "invalid YAML: " + e.msg);
+    sink.throw_if_any();
+  }
+  // A file of only comments or whitespace parses as no document or a null one.
+  if (documents.empty() || (documents.size() == 1 && documents[0].IsNull())) {
+    sink.add(SourceLocation{file, 1, 1}, "",
+             is_base ? "the file is empty; expected a mapping of keys (a file to extend)"
+                     : "the file is empty; expected a mapping of scenario keys (at least 'name')");
+    sink.throw_if_any();
+  }
+  if (documents.size() > 1) {
+    sink.add(yaml_location(file, documents[1].Mark()), "",
+             "expected one YAML document, found " + std::to_string(documents.size()) +
+                 " (separated by '---')");
+  }
+  return documents[0];
+}
+
+// The value of the first top-level `extends` (a later one is the walk's
+// duplicate); nothing when there is none to follow (absent, or not a
+// non-empty scalar: the walk reports those against the schema).
+std::optional<YAML::Node> extends_value(const YAML::Node& root) {
+  if (!root.IsMap()) return std::nullopt;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const YAML::Node key = it->first;
+    const YAML::Node value = it->second;
+    if (key.IsScalar() && key.Scalar() == kExtendsKey) {
+      if (value.IsScalar() && !value.Scalar().empty()) return value;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string resolve_against(const std::string& file, const std::string& value) {
+  const fs::path target(value);
+  if (target.is_absolute()) return target.lexically_normal().string();
+  return (fs::path(file).parent_path() / target).lexically_normal().string();
+}
+
+// Two spellings of one file ("a/../b.yaml", "b.yaml", a symlink) are one
+// file for cycle detection.
+std::string identity_of(const std::string& path) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(path, ec);
+  return ec ? fs::path(path).lexically_normal().string() : canonical.string();
+}
+
+std::string read_failure_phrase(ReadFailure failure, const std::string& path) {
+  switch (failure) {
+    case ReadFailure::kMissing:
+      return "no file at '" + path + "'";
+    case ReadFailure::kDirectory:
+      return "a directory at '" + path + "'";
+    case ReadFailure::kNotRegular:
+      return "'" + path + "', which is not a regular file";
+    case ReadFailure::kUnreadable:
+      return "'" + path + "', which cannot be opened for reading (permission denied?)";
+    case ReadFailure::kReadError:
+    case ReadFailure::kNone:
+      break;
+  }
+  return "'" + path + "', which could not be read (read error)";
+}
+
+}  // namespace
+
+SourceLocation yaml_location(const std::string& file, const YAML::Mark& mark) {
+  // yaml-cpp marks are 0-based; -1 when a node has no position.
+  return SourceLocation{file, mark.line >= 0 ? mark.line + 1 : 1,
+                        mark.column >= 0 ? mark.column + 1 : 1};
+}
+
+ReadFailure read_whole_file(const std::string& path, std::string& text) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) return ReadFailure::kMissing;
+  if (fs::is_directory(status)) return ReadFailure::kDirectory;
+  if (!fs::is_regular_file(status)) return ReadFailure::kNotRegular;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ReadFailure::kUnreadable;
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) return ReadFailure::kReadError;
+  text = content.str();
+  return ReadFailure::kNone;
+}
+
+std::vector<YamlLayer> read_yaml_layers(std::string_view text, const std::string& file_name,
+                                        bool follow_extends, DiagnosticSink& sink) {
+  std::vector<YamlLayer> chain;  // the named file first, then each base
+  std::vector<std::string> identities;
+  std::string file = file_name;
+  std::string content(text);
+  for (;;) {
+    chain.push_back(YamlLayer{file, parse_document(content, file, !chain.empty(), sink)});
+    identities.push_back(identity_of(file));
+    if (!follow_extends) break;
+    const std::optional<YAML::Node> value = extends_value(chain.back().root);
+    if (!value) break;
+    const SourceLocation where = yaml_location(file, value->Mark());
+    const std::string base = resolve_against(file, value->Scalar());
+    const auto seen = std::find(identities.begin(), identities.end(), identity_of(base));
+    if (seen != identities.end()) {
+      std::string cycle;
+      for (auto i = static_cast<size_t>(seen - identities.begin()); i < chain.size(); ++i) {
+        cycle += chain[i].file + " -> ";
+      }
+      sink.add(where, std::string(kExtendsKey),
+               "expected a chain of files that ends, found a cycle: " + cycle + base);
+      sink.throw_if_any();
+    }
+    if (const ReadFailure failure = read_whole_file(base, content); failure != ReadFailure::kNone) {
+      sink.add(where, std::string(kExtendsKey),
+               "expected a YAML file to extend (relative to this file's folder), found " +
+                   read_failure_phrase(failure, base));
+      sink.throw_if_any();
+    }
+    file = base;
+  }
+  // Copies, not std::reverse: assigning a YAML::Node assigns the node it
+  // refers to, so swapping two handles would make both the same document.
+  return std::vector<YamlLayer>(chain.rbegin(), chain.rend());
+}
+
+}  // namespace clustersim::sim
