@@ -4,15 +4,16 @@
 // says where it came from.
 //
 // Contract of hardware_profile_yaml:
-//  * Complete: every key of collectives::hardware_profile_schema() is
-//    written, defaults included, in the section order of the example profiles
-//    (identity, launch_overhead, max_channels, nvlink, network, tree, nvls,
-//    protocols.{ll,ll128,simple}, gpu, host), with values in the schema's unit
-//    syntax: durations in us ("0.6us"), sizes and bandwidths as
-//    sim::format_value writes them ("384KiB", "141GB/s"). Hop latencies and
-//    efficiency curves are flow mappings (`ring: {base: 6.6us, ...}`) when
-//    that line fits 100 columns and none of their keys has a comment, block
-//    mappings otherwise.
+//  * Complete: every key of collectives::hardware_profile_schema() but
+//    `extends` is written, defaults included (a profile loaded from one that
+//    extends another goes out merged, extending nothing), in the section
+//    order of the example profiles (identity, launch_overhead, max_channels,
+//    nvlink, network, tree, nvls, protocols.{ll,ll128,simple}, gpu, host),
+//    with values in the schema's unit syntax: durations in us ("0.6us"),
+//    sizes and bandwidths as sim::format_value writes them ("384KiB",
+//    "141GB/s"). Hop latencies and efficiency curves are flow mappings
+//    (`ring: {base: 6.6us, ...}`) when that line fits 100 columns and none of
+//    their keys has a comment, block mappings otherwise.
 //  * Round trip: collectives::load_hardware_profile of the text gives back a
 //    profile equal to `profile` in every field but source_file, exactly:
 //    doubles are written in their shortest round-tripping form, sizes and

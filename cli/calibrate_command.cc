@@ -20,6 +20,7 @@
 #include "hardware/hardware_profile.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
+#include "config/scenario_loader.h"
 #include "sim/statistics.h"
 #include "config/units.h"
 
@@ -65,13 +66,15 @@ Base load_base(const std::string& path, const std::vector<std::string>& override
   return base;
 }
 
+// Through the profile loader, not the bare YAML: a profile that extends
+// another and says no description of its own has its base's.
 std::string description_of(const std::string& profile_path) {
   try {
-    const YAML::Node root = YAML::LoadFile(profile_path);
-    if (root["description"]) return root["description"].as<std::string>();
-  } catch (const YAML::Exception&) {
+    return sim::load_scenario_file(profile_path, collectives::hardware_profile_schema())
+        .get_string("description");
+  } catch (const sim::ConfigError&) {
+    return "";
   }
-  return "";
 }
 
 // "2026-11-30": SOURCE_DATE_EPOCH when set (reproducible outputs), else today (UTC).

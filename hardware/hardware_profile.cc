@@ -218,6 +218,8 @@ sim::ConfigSchema hardware_profile_schema() {
   s.add_key("name", ValueType::kString, "Name of the profile.").required().not_empty();
   s.add_key("description", ValueType::kString, "What hardware, and where the numbers come from.")
       .default_to(std::string());
+  // h200.yaml says only what differs from h100.yaml.
+  sim::add_extends_key(s);
   s.add_key("launch_overhead", ValueType::kDuration,
             "Fixed cost per collective beyond NCCL's latency model.")
       .required()
@@ -319,7 +321,10 @@ void add_hardware_keys(sim::ConfigSchema& schema) {
           "hardware", ValueType::kString,
           "Hardware profile (collective cost constants, GPU compute figures, host costs): a YAML "
           "file, relative to the scenario file's directory unless absolute, e.g. "
-          "../hardware/h100.yaml.")
+          "../hardware/h100.yaml. A profile may start from another with its own top-level "
+          "`extends: <file>` (relative to the profile's directory): that profile is read first, "
+          "then this one's keys override it key by key (mappings merge, a scalar or a list "
+          "replaces).")
       .not_empty();
 }
 

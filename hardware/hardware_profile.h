@@ -13,9 +13,16 @@
 // of the wire NCCL achieves, the topology says how fast the wire is -- or of
 // the GPU's own peak FLOP/s and HBM bandwidth.
 //
+// A profile file may start from another with `extends: <file>` (relative to
+// its own directory): the base is read first and the file's keys override it
+// key by key (config/scenario_loader.h), so h200.yaml holds only what differs
+// from h100.yaml. The loaded profile is the merged one; source_file is the
+// file named, not its base.
+//
 // Errors: load_hardware_profile throws sim::ConfigError naming file:line:col
-// for every bad, missing or unknown key (the profile is validated by its own
-// ConfigSchema through sim::load_scenario_file).
+// for every bad, missing or unknown key, in whichever file of the extends
+// chain holds it (the profile is validated by its own ConfigSchema through
+// sim::load_scenario_file).
 // Thread safety: a value type; read-only after loading.
 #pragma once
 

@@ -157,8 +157,27 @@ TEST(ProfileWriter, WritesEverySchemaKeyAndNoOther) {
   }
   std::set<std::string> declared;
   for (const auto& [path, spec] : schema.keys()) declared.insert(path);
+  // A written profile is whole: it extends nothing.
+  EXPECT_EQ(declared.erase(std::string(sim::kExtendsKey)), 1u);
   EXPECT_EQ(written, declared);
   EXPECT_EQ(values.get_string("description"), "fitted");
+}
+
+// h200.yaml extends h100.yaml: what goes out is the merged profile, which
+// stands alone (round_trip loads it from a folder without h100.yaml).
+TEST(ProfileWriter, ProfileThatExtendsAnotherIsWrittenMerged) {
+  const HardwareProfile h200 = collectives::load_hardware_profile(kHardwareDir + "h200.yaml");
+  const std::string yaml = hardware_profile_yaml(h200, {});
+  EXPECT_EQ(yaml.find("extends"), std::string::npos) << yaml;
+  const std::vector<std::string> lines = lines_of(yaml);
+  for (const char* line :
+       {"name: h200", "  ring_efficiency: 0.816", "  latency: 25us", "  memory: 141GB",
+        "  sustained_clock: 0.714", "  pcie_efficiency: 0.859"}) {
+    EXPECT_NE(std::find(lines.begin(), lines.end(), line), lines.end()) << line << " in\n" << yaml;
+  }
+  const HardwareProfile back = round_trip(h200);
+  std::string difference;
+  EXPECT_TRUE(profiles_equal(h200, back, &difference)) << difference;
 }
 
 TEST(ProfileWriter, SectionOrderFollowsTheExampleFiles) {

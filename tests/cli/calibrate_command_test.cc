@@ -24,6 +24,7 @@ using test_support::Outcome;
 using test_support::run;
 using test_support::ScratchDir;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kSource = CLUSTERSIM_SOURCE_DIR;
 const std::string kScenarios = kSource + "/scenarios/";
@@ -154,6 +155,27 @@ TEST(CalibrateCommand, AProfileAsBaseFitsComputeOnly) {
   // What no measurement informs keeps the base's value.
   EXPECT_EQ(fitted.gpu.attention_fwd.e_max, base.gpu.attention_fwd.e_max);
   EXPECT_EQ(fitted.nvlink_ring_efficiency, base.nvlink_ring_efficiency);
+}
+
+// A base that extends another is fitted and written merged: a whole profile
+// that extends nothing, with what it inherits (its description included).
+TEST(CalibrateCommand, ABaseThatExtendsAnotherIsWrittenWhole) {
+  const ScratchDir dir;
+  const std::string base =
+      dir.write("tuned.yaml", "extends: " + kScenarios + "hardware/h100.yaml\nname: tuned\n");
+  const Outcome r = run({"calibrate", kGemm, "--base", base, "-o", dir.file("fitted.yaml")});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const std::string text = read(dir.file("fitted.yaml"));
+  EXPECT_THAT(text, Not(HasSubstr("extends")));
+  EXPECT_THAT(text, HasSubstr("\ndescription: DGX H100 (NVLink4, NVLS, 8x 400 Gb/s NDR)\n"));
+  const collectives::HardwareProfile fitted =
+      collectives::load_hardware_profile(dir.file("fitted.yaml"));
+  const collectives::HardwareProfile h100 =
+      collectives::load_hardware_profile(kScenarios + "hardware/h100.yaml");
+  EXPECT_EQ(fitted.name, "tuned_calibrated");
+  EXPECT_EQ(fitted.nvls_latency_us, 25.0);
+  EXPECT_EQ(fitted.gpu.sustained_clock, h100.gpu.sustained_clock);
+  EXPECT_EQ(fitted.host.pcie_efficiency, h100.host.pcie_efficiency);
 }
 
 TEST(CalibrateCommand, BadInputIsReported) {
