@@ -153,6 +153,7 @@ TEST(HardwareProfile, TorchtitanH100Variant) {
   EXPECT_DOUBLE_EQ(v.gpu.peak_flops_per_s, 912e12);
   EXPECT_EQ(v.gpu.memory_bytes, 96'000'000'000);
   EXPECT_DOUBLE_EQ(v.gpu.hbm_Bps, 2.4e12);
+  EXPECT_DOUBLE_EQ(v.gpu.sustained_clock, 0.692);
   EXPECT_EQ(v.gpu.curves_fitted_to, "H100-SXM");
   for (const auto& [mine, theirs] : {std::pair{v.gpu.gemm, h100.gpu.gemm},
                                      std::pair{v.gpu.attention_fwd, h100.gpu.attention_fwd},
@@ -186,6 +187,96 @@ TEST(HardwareProfile, TorchtitanH100Variant) {
     EXPECT_DOUBLE_EQ(a.max_busbw_Bps, b.max_busbw_Bps) << to_string(p);
     EXPECT_EQ(a.full_bandwidth_bytes, b.full_bandwidth_bytes) << to_string(p);
   }
+}
+
+// h200.yaml is `extends: h100.yaml` plus what differs; every value is the
+// one the whole file had before (scenarios/hardware/h200.yaml at the layout
+// commit, 7f63574).
+TEST(HardwareProfile, ShippedH200KeepsItsValuesThroughExtends) {
+  const HardwareProfile p = load_hardware_profile(kHardwareDir + "h200.yaml");
+  EXPECT_EQ(p.name, "h200");
+  EXPECT_EQ(p.source_file, kHardwareDir + "h200.yaml");
+  EXPECT_DOUBLE_EQ(p.launch_overhead_us, 0.0);
+  EXPECT_EQ(p.max_channels, 32);
+  EXPECT_DOUBLE_EQ(p.nvlink_ring_efficiency, 0.816);  // its own
+  EXPECT_DOUBLE_EQ(p.network_efficiency, 0.94);
+  EXPECT_DOUBLE_EQ(p.tree_efficiency, 0.92);
+  EXPECT_TRUE(p.nvls_supported);
+  EXPECT_DOUBLE_EQ(p.nvls_latency_us, 25.0);
+  EXPECT_DOUBLE_EQ(p.nvls_busbw_efficiency, 1.0667);
+  EXPECT_EQ(p.nvls_full_bandwidth_bytes, 80 << 20);
+  const ProtocolParams& ll = p.protocol(Protocol::kLL);
+  EXPECT_DOUBLE_EQ(ll.ring.base_us, 6.6);
+  EXPECT_DOUBLE_EQ(ll.tree.network_hop_us, 5.0);
+  EXPECT_DOUBLE_EQ(ll.efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(ll.max_busbw_Bps, 141e9);
+  EXPECT_EQ(ll.full_bandwidth_bytes, 384 << 10);
+  const ProtocolParams& ll128 = p.protocol(Protocol::kLL128);
+  EXPECT_DOUBLE_EQ(ll128.ring.nvlink_hop_us, 1.9);
+  EXPECT_DOUBLE_EQ(ll128.tree.nvlink_hop_us, 1.25);
+  EXPECT_DOUBLE_EQ(ll128.efficiency, 0.9375);
+  EXPECT_EQ(ll128.full_bandwidth_bytes, 768 << 10);
+  const ProtocolParams& simple = p.protocol(Protocol::kSimple);
+  EXPECT_DOUBLE_EQ(simple.ring.network_hop_us, 14.0);
+  EXPECT_DOUBLE_EQ(simple.tree.nvlink_hop_us, 4.0);
+  EXPECT_DOUBLE_EQ(simple.max_busbw_Bps, 1000e9);
+  EXPECT_EQ(simple.full_bandwidth_bytes, 1536 << 10);
+  EXPECT_EQ(p.gpu.curves_fitted_to, "H100-SXM");
+  EXPECT_DOUBLE_EQ(p.gpu.peak_flops_per_s, 989e12);
+  EXPECT_EQ(p.gpu.memory_bytes, 141'000'000'000);  // its own
+  EXPECT_DOUBLE_EQ(p.gpu.hbm_Bps, 4.8e12);         // its own
+  EXPECT_DOUBLE_EQ(p.gpu.mem_efficiency, 0.90);
+  EXPECT_DOUBLE_EQ(p.gpu.gemm.e_max, 0.832494164);
+  EXPECT_DOUBLE_EQ(p.gpu.gemm.x_half, 7.84277222e9);
+  EXPECT_DOUBLE_EQ(p.gpu.attention_fwd.e_max, 0.356125565);
+  EXPECT_DOUBLE_EQ(p.gpu.attention_fwd.causal_x_half, 208.282794);
+  EXPECT_DOUBLE_EQ(p.gpu.attention_bwd.x_half, 294.309916);
+  EXPECT_DOUBLE_EQ(p.gpu.comm_overlap_slowdown, 1.10);
+  EXPECT_DOUBLE_EQ(p.gpu.sustained_clock, 0.714);
+  EXPECT_DOUBLE_EQ(p.host.kernel_launch_us, 10.0);
+  EXPECT_DOUBLE_EQ(p.host.graph_launch_us, 8.0);
+  EXPECT_DOUBLE_EQ(p.host.pcie_efficiency, 0.859);  // its own
+  EXPECT_DOUBLE_EQ(p.host.cpu_adam_params_per_s, 1.41e9);
+}
+
+TEST(HardwareProfile, ExtendingAProfileMergesItsFlowMappings) {
+  const test_support::ScratchDir dir;
+  const std::string path = dir.write("tuned.yaml", "extends: " + kHardwareDir + "h100.yaml\n" +
+                                                       "name: tuned\n"
+                                                       "protocols:\n"
+                                                       "  ll:\n"
+                                                       "    ring: {base: 7us}\n"
+                                                       "gpu:\n"
+                                                       "  gemm: {e_max: 0.8}\n");
+  const HardwareProfile p = load_hardware_profile(path);
+  const HardwareProfile h100 = load_hardware_profile(kHardwareDir + "h100.yaml");
+  EXPECT_EQ(p.name, "tuned");
+  EXPECT_EQ(p.source_file, path);
+  EXPECT_DOUBLE_EQ(p.protocol(Protocol::kLL).ring.base_us, 7.0);
+  EXPECT_DOUBLE_EQ(p.protocol(Protocol::kLL).ring.nvlink_hop_us, 0.6);
+  EXPECT_DOUBLE_EQ(p.protocol(Protocol::kLL).ring.network_hop_us, 2.7);
+  EXPECT_DOUBLE_EQ(p.protocol(Protocol::kLL).tree.base_us, 6.8);
+  EXPECT_DOUBLE_EQ(p.gpu.gemm.e_max, 0.8);
+  EXPECT_DOUBLE_EQ(p.gpu.gemm.x_half, h100.gpu.gemm.x_half);
+  EXPECT_DOUBLE_EQ(p.gpu.sustained_clock, h100.gpu.sustained_clock);
+}
+
+TEST(HardwareProfile, ErrorInABaseProfileNamesTheBase) {
+  const test_support::ScratchDir dir;
+  std::map<std::string, int> lines;
+  const std::string base =
+      h100_variant(dir, {{"  pcie_efficiency:", "  pcie_efficiency: 1.2"}}, &lines);
+  const std::string top = dir.write("top.yaml", "extends: bad.yaml\nname: top\n");
+  const std::string what = error_of(top);
+  EXPECT_EQ(what, base + ":" + std::to_string(lines.at("  pcie_efficiency:")) +
+                      ":20: error: host.pcie_efficiency: expected a number in (0, 1], found '1.2'")
+      << what;
+  // A missing base, at the `extends` that names it.
+  const std::string lost = dir.write("lost.yaml", "name: lost\nextends: h999.yaml\n");
+  EXPECT_EQ(error_of(lost), lost +
+                                ":2:10: error: extends: expected a YAML file to extend (relative "
+                                "to this file's folder), found no file at '" +
+                                dir.file("h999.yaml") + "'");
 }
 
 TEST(HardwareProfile, GpuAndHostValuesTakeUnits) {
