@@ -8,19 +8,6 @@
 
 namespace clustersim::workloads {
 
-namespace {
-
-// No source measures this yet: a placeholder in the 1.05-1.15 range that
-// reports of overlapped NCCL kernels stealing SMs suggest, until
-// scripts/microbench measures a GEMM with and without a concurrent
-// all-reduce.
-constexpr double kCommOverlapSlowdownPlaceholder = 1.10;
-// Placeholder: streaming kernels reach about 90% of the datasheet HBM
-// bandwidth; no measurement in /work/shared/data yet.
-constexpr double kMemEfficiencyPlaceholder = 0.90;
-
-}  // namespace
-
 double EfficiencyCurve::at(double x, double dim, bool causal) const {
   const double size = std::max(x, 1.0);
   // e_max / (1 + h / x + d / dim) written as e_max x / (x + h + x d / dim),
@@ -28,43 +15,6 @@ double EfficiencyCurve::at(double x, double dim, bool causal) const {
   const double half = x_half + (causal ? causal_x_half : 0.0);
   const double shape = dim > 0 && dim_half > 0 ? size * dim_half / dim : 0.0;
   return e_max * size / (size + half + shape);
-}
-
-GpuComputeSpec h100_sxm_compute() {
-  GpuComputeSpec spec;
-  spec.hardware = "H100-SXM";
-  // /work/shared/data/README.md, datasheet table: H100 SXM5 dense BF16
-  // 989 TFLOP/s, HBM 3.35 TB/s.
-  spec.peak_flops = 989e12;
-  spec.hbm_Bps = 3.35e12;
-  spec.mem_efficiency = kMemEfficiencyPlaceholder;
-  // fitted by `clustersim calibrate` to scenarios/measurements/compute/gemm.csv
-  // rows for H100-SXM (as scenarios/hardware/h100.yaml)
-  spec.gemm = {.e_max = 0.832494164, .x_half = 7.84277222e9};
-  // ... and to scenarios/measurements/compute/attention.csv rows for H100-SXM (FA2)
-  spec.attention_fwd = {.e_max = 0.356125565, .x_half = 0, .causal_x_half = 208.282794};
-  spec.attention_bwd = {.e_max = 0.341220600, .x_half = 294.309916};
-  spec.comm_overlap_slowdown = kCommOverlapSlowdownPlaceholder;
-  return spec;
-}
-
-GpuComputeSpec a100_sxm_compute() {
-  GpuComputeSpec spec;
-  spec.hardware = "A100-SXM";
-  // /work/shared/data/README.md, datasheet table: A100 SXM4 80GB dense BF16
-  // 312 TFLOP/s, HBM 2.04 TB/s.
-  spec.peak_flops = 312e12;
-  spec.hbm_Bps = 2.04e12;
-  spec.mem_efficiency = kMemEfficiencyPlaceholder;
-  // fitted by `clustersim calibrate` to scenarios/measurements/compute/gemm.csv
-  // rows for A100-SXM (as scenarios/hardware/a100.yaml)
-  spec.gemm = {.e_max = 0.826944453, .x_half = 2.22239148e9, .dim_half = 119.817987};
-  // ... and to scenarios/measurements/compute/attention.csv rows for A100-SXM
-  // (FA2; fwd_bwd rows only, so one curve serves both passes)
-  spec.attention_fwd = {.e_max = 0.620275541, .x_half = 242.301572};
-  spec.attention_bwd = spec.attention_fwd;
-  spec.comm_overlap_slowdown = kCommOverlapSlowdownPlaceholder;
-  return spec;
 }
 
 namespace {

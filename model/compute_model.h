@@ -28,10 +28,9 @@
 // Where the numbers live: a hardware profile's `gpu` section
 // (scenarios/hardware/*.yaml, hardware/hardware_profile.h) holds the
 // datasheet figures and the fitted curves; compute_spec_from_profile turns it
-// into a GpuComputeSpec. The presets below are the same numbers in code, for
-// tests; a test holds scenarios/hardware/h100.yaml and a100.yaml to them.
-// The curves are fitted to measured GEMM and attention timings by
-// calibration/compute_fit.h (`clustersim calibrate`).
+// into a GpuComputeSpec (no copy of the numbers lives in code, so a re-fit
+// changes one file). The curves are fitted to measured GEMM and attention
+// timings by calibration/compute_fit.h (`clustersim calibrate`).
 // Thread safety: pure functions and value types.
 #pragma once
 
@@ -80,13 +79,6 @@ struct GpuComputeSpec {
   // roofline runs at peak_flops * sustained_clock, MFU stays against peak_flops.
   double sustained_clock = 1.0;
 };
-
-// Presets. Datasheet figures from /work/shared/data/README.md ("Hardware
-// datasheet figures"); curves fitted to scenarios/measurements/compute/.
-// Equal to compute_spec_from_profile of scenarios/hardware/h100.yaml and
-// a100.yaml.
-GpuComputeSpec h100_sxm_compute();
-GpuComputeSpec a100_sxm_compute();
 
 // The spec a hardware profile's `gpu` section describes (hardware =
 // gpu.curves_fitted_to). The profile's ranges were validated when it was loaded.
