@@ -18,9 +18,9 @@ struct Preset {
   NodeSpec node;
 };
 
-// Figures from /work/shared/data/README.md ("Hardware datasheet figures",
-// vendor datasheets; leads, not measurements). NVLink per GPU there is the
-// bidirectional total; we store half of it (per direction).
+// Figures from the NVIDIA datasheet of each part (leads, not measurements).
+// NVLink per GPU there is the bidirectional total; we store half of it (per
+// direction).
 const std::array<Preset, 4>& presets() {
   static const std::array<Preset, 4> kPresets = {{
       // H100 SXM5: NVLink4 900 GB/s bidirectional (18 links) -> 450 GB/s each
