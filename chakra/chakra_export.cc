@@ -5,16 +5,15 @@
 #include <string_view>
 #include <utility>
 
+#include "model/compute_model.h"
+#include "model/transformer_kernels.h"
+#include "schedules/step_program.h"
 #include "sim/check.h"
 #include "sim/sim_time.h"
-#include "model/compute_model.h"
-#include "schedules/step_program.h"
-#include "model/transformer_kernels.h"
 
 namespace clustersim::workloads::chakra {
 
 namespace {
-
 
 // ---- AttributeProto encoding (proto/et_def.proto) ----
 
@@ -39,15 +38,6 @@ void put_bytes(std::string& out, uint32_t field, const std::string& bytes) {
 constexpr uint32_t kNameField = 1;
 constexpr uint32_t kInt64Field = 9;
 constexpr uint32_t kStringField = 29;
-
-Layout layout_of(const WorkloadSpec& w) {
-  Layout layout;
-  layout.world = w.world_size;
-  layout.tp = w.tp;
-  layout.shard = w.shard_group_size;
-  layout.replica = w.replica_group_size;
-  return layout;
-}
 
 int64_t comm_type_of(TaskKind kind) {
   switch (kind) {
@@ -104,19 +94,14 @@ StepExporter::StepExporter(const topology::Cluster& cluster,
                            ExportOptions options)
     : config_(config), options_(std::move(options)) {
   const WorkloadSpec& w = config_.workload;
-  CLUSTERSIM_CHECK(w.world_size > 0 && w.world_size <= cluster.gpu_count(),
-                   "world size " + std::to_string(w.world_size) + " within the cluster's " +
-                       std::to_string(cluster.gpu_count()) + " GPUs");
-  CLUSTERSIM_CHECK(cluster.spec().node.gpus_per_node % w.tp == 0, "tp divides the GPUs of a node");
-  CLUSTERSIM_CHECK(w.shard_group_size * w.replica_group_size * w.tp == w.world_size,
-                   "shard x replica x tp = world size");
+  (void)step::step_layout(w, cluster);  // its invariant checks
   schedule_ = build_fsdp_schedule(w, config_.schedule_options);
   build(cluster, profile);
 }
 
 void StepExporter::build(const topology::Cluster& cluster,
                          const collectives::HardwareProfile& profile) {
-  const Layout layout = layout_of(config_.workload);
+  const Layout layout = step::mesh_layout(config_.workload);
   // The simulator's own compilation: its segments and host costs are what
   // the launch nodes reproduce.
   const step::StepProgram compiled =
@@ -296,7 +281,7 @@ void StepExporter::build(const topology::Cluster& cluster,
 }
 
 void StepExporter::number_groups() {
-  const Layout layout = layout_of(config_.workload);
+  const Layout layout = step::mesh_layout(config_.workload);
   std::vector<size_t> order(channels_.size());
   for (size_t c = 0; c < order.size(); ++c) order[c] = c;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -318,7 +303,7 @@ void StepExporter::number_groups() {
 }
 
 bool StepExporter::spans_world(GroupRole role) const {
-  const Layout layout = layout_of(config_.workload);
+  const Layout layout = step::mesh_layout(config_.workload);
   return layout.group_size(role) == layout.world && layout.world > 1;
 }
 
@@ -333,12 +318,12 @@ size_t StepExporter::channel_of(GroupRole role, Stream stream) const {
 }
 
 std::string StepExporter::pg_name(GroupRole role, Stream stream, int64_t rank) const {
-  const Layout layout = layout_of(config_.workload);
+  const Layout layout = step::mesh_layout(config_.workload);
   return std::to_string(channel_base_[channel_of(role, stream)] + layout.group_of(role, rank));
 }
 
 std::string StepExporter::pg_desc(GroupRole role, Stream stream, int64_t rank) const {
-  const Layout layout = layout_of(config_.workload);
+  const Layout layout = step::mesh_layout(config_.workload);
   std::string name = spans_world(role) ? std::string("world")
                                        : std::string(group_role_name(role)) + "_" +
                                              std::to_string(layout.group_of(role, rank));
@@ -373,7 +358,7 @@ Trace StepExporter::trace(int64_t rank) const {
 }
 
 void StepExporter::add_groups(int64_t rank, CommGroups& groups, GroupDescs* descs) const {
-  const Layout layout = layout_of(config_.workload);
+  const Layout layout = step::mesh_layout(config_.workload);
   for (const Channel& c : channels_) {
     const std::string name = pg_name(c.role, c.stream, rank);
     if (groups.contains(name)) continue;

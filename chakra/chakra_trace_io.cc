@@ -19,17 +19,16 @@
 #include <array>
 #include <climits>
 #include <cstdint>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 
-#include "proto/et_def.pb.h"
+#include "chakra/chakra_trace.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
-#include "chakra/chakra_trace.h"
+#include "config/file_text.h"
+#include "proto/et_def.pb.h"
 
 namespace clustersim::workloads::chakra {
 
@@ -363,8 +362,7 @@ std::optional<std::string> metadata_string(const Trace& trace, const std::string
   for (const RawAttribute& raw : trace.metadata) {
     if (raw.name != name) continue;
     pb::AttributeProto attr;
-    if (attr.ParseFromString(raw.encoded) &&
-        attr.value_case() == pb::AttributeProto::kStringVal) {
+    if (attr.ParseFromString(raw.encoded) && attr.value_case() == pb::AttributeProto::kStringVal) {
       return attr.string_val();
     }
     if (found_kind) *found_kind = value_kind(attr);
@@ -459,15 +457,7 @@ Trace parse_trace(const std::string& bytes, const std::string& file) {
 }
 
 Trace read_trace_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    sim::DiagnosticSink sink;
-    sink.add({path, 0, 0}, "", "cannot open the file for reading");
-    sink.throw_if_any();
-  }
-  std::ostringstream content;
-  content << in.rdbuf();
-  return parse_trace(content.str(), path);
+  return parse_trace(sim::read_file_text(path), path);
 }
 
 std::string serialize_trace(const Trace& trace) {

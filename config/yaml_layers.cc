@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <system_error>
 
 namespace clustersim::sim {
@@ -94,18 +92,7 @@ SourceLocation yaml_location(const std::string& file, const YAML::Mark& mark) {
 }
 
 ReadFailure read_whole_file(const std::string& path, std::string& text) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) return ReadFailure::kMissing;
-  if (fs::is_directory(status)) return ReadFailure::kDirectory;
-  if (!fs::is_regular_file(status)) return ReadFailure::kNotRegular;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ReadFailure::kUnreadable;
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) return ReadFailure::kReadError;
-  text = content.str();
-  return ReadFailure::kNone;
+  return try_read_file_text(path, text, /*regular_only=*/true).failure;
 }
 
 std::vector<YamlLayer> read_yaml_layers(std::string_view text, const std::string& file_name,

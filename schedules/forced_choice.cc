@@ -45,11 +45,7 @@ std::optional<std::string> forced_choice_problem(const topology::Cluster& cluste
                                                  const StepConfig& config,
                                                  const collectives::ForcedChoice& forced) {
   const WorkloadSpec& w = config.workload;
-  Layout layout;
-  layout.world = w.world_size;
-  layout.tp = w.tp;
-  layout.shard = w.shard_group_size;
-  layout.replica = w.replica_group_size;
+  const Layout layout = step::step_layout(w, cluster);
   const FsdpSchedule schedule = build_fsdp_schedule(w, config.schedule_options);
   // A template repeats each (group, collective) pair for every block and
   // micro-batch; one tuning of each answers for all.

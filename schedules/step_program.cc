@@ -264,6 +264,25 @@ class ProgramBuilder {
 
 }  // namespace
 
+Layout step_layout(const WorkloadSpec& w, const topology::Cluster& cluster) {
+  CLUSTERSIM_CHECK(w.world_size > 0 && w.world_size <= cluster.gpu_count(),
+                   "world size " + std::to_string(w.world_size) + " within the cluster's " +
+                       std::to_string(cluster.gpu_count()) + " GPUs");
+  CLUSTERSIM_CHECK(cluster.spec().node.gpus_per_node % w.tp == 0, "tp divides the GPUs of a node");
+  CLUSTERSIM_CHECK(w.shard_group_size * w.replica_group_size * w.tp == w.world_size,
+                   "shard x replica x tp = world size");
+  return mesh_layout(w);
+}
+
+Layout mesh_layout(const WorkloadSpec& w) {
+  Layout layout;
+  layout.world = w.world_size;
+  layout.tp = w.tp;
+  layout.shard = w.shard_group_size;
+  layout.replica = w.replica_group_size;
+  return layout;
+}
+
 collectives::GroupGeometry group_geometry(const Layout& layout, GroupRole role,
                                           const topology::Cluster& cluster) {
   const int64_t size = layout.group_size(role);

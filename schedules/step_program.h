@@ -34,6 +34,13 @@ struct StepProgram {
   std::vector<int64_t> kernel_ns;  // by schedule kernel index
 };
 
+// The device mesh of `w` (exec/mesh_layout.h).
+Layout mesh_layout(const WorkloadSpec& w);
+// The same, after the invariant checks (callers validate user input first):
+// the job fits the cluster, tp divides a node's GPUs, shard x replica x tp =
+// world size.
+Layout step_layout(const WorkloadSpec& w, const topology::Cluster& cluster);
+
 // The shape of group 0 of `role` on `cluster`: every group of a role has the
 // same shape (the layout is regular), so the tuner needs only this one.
 collectives::GroupGeometry group_geometry(const Layout& layout, GroupRole role,

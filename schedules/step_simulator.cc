@@ -14,17 +14,7 @@ namespace clustersim::workloads {
 StepResult simulate_step(const topology::Cluster& cluster,
                          const collectives::HardwareProfile& profile, const StepConfig& config) {
   const WorkloadSpec& w = config.workload;
-  CLUSTERSIM_CHECK(w.world_size > 0 && w.world_size <= cluster.gpu_count(),
-                   "world size " + std::to_string(w.world_size) + " within the cluster's " +
-                       std::to_string(cluster.gpu_count()) + " GPUs");
-  CLUSTERSIM_CHECK(cluster.spec().node.gpus_per_node % w.tp == 0, "tp divides the GPUs of a node");
-  CLUSTERSIM_CHECK(w.shard_group_size * w.replica_group_size * w.tp == w.world_size,
-                   "shard x replica x tp = world size");
-  Layout layout;
-  layout.world = w.world_size;
-  layout.tp = w.tp;
-  layout.shard = w.shard_group_size;
-  layout.replica = w.replica_group_size;
+  const Layout layout = step::step_layout(w, cluster);
 
   const FsdpSchedule schedule = build_fsdp_schedule(w, config.schedule_options);
   const step::StepProgram program =

@@ -379,7 +379,7 @@ TEST(ChakraTraceIo, FilesRoundTripAndMissingFileIsAnError) {
     FAIL() << "no error";
   } catch (const sim::ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
-              dir.file("missing.0.et") + ": error: cannot open the file for reading");
+              dir.file("missing.0.et") + ": error: cannot read the file: no such file");
   }
 }
 
