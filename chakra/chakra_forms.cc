@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "chakra/chakra_trace.h"
 #include "config/config_error.h"
@@ -16,8 +17,14 @@ namespace {
 
 constexpr const char* kFormAttribute = "clustersim_trace_form";
 
-std::string location(const Trace& trace, size_t rank) {
-  return trace.file.empty() ? "rank " + std::to_string(rank) : trace.file;
+// The first rank of each graph, in rank order: every rank of a graph has
+// its graph's mark, so looking at these finds the first rank of any kind.
+std::vector<int64_t> first_ranks(const JobTraces& traces) {
+  std::vector<int64_t> firsts;
+  for (int64_t r = 0; r < traces.ranks(); ++r) {
+    if (traces.graph_index(r) == static_cast<int32_t>(firsts.size())) firsts.push_back(r);
+  }
+  return firsts;
 }
 
 [[noreturn]] void fail(const std::string& where, const std::string& message) {
@@ -29,21 +36,21 @@ std::string location(const Trace& trace, size_t rank) {
 }
 
 // The first trace's mark decides; every other trace must carry the same.
-FormDecision from_marks(std::span<const Trace> traces, size_t first_marked,
-                        const std::string& value) {
-  const std::string first = location(traces[first_marked], first_marked);
+FormDecision from_marks(const JobTraces& traces, const std::vector<int64_t>& firsts,
+                        int64_t first_marked, const std::string& value) {
+  const std::string first = traces.location(first_marked);
   if (value != "standard" && value != "named") {
     fail(first, "expected \"standard\" or \"named\", found \"" + value + "\"");
   }
-  for (size_t r = 0; r < traces.size(); ++r) {
+  for (const int64_t r : firsts) {
     std::string kind;
-    const std::optional<std::string> mark = metadata_string(traces[r], kFormAttribute, &kind);
+    const std::optional<std::string> mark = metadata_string(traces.of(r), kFormAttribute, &kind);
     if (mark == value) continue;
     const std::string found = mark ? "\"" + *mark + "\""
                               : kind.empty() ? std::string("no such attribute")
                                              : kind;
-    fail(location(traces[r], r), "expected \"" + value + "\" as in " + first +
-                                     " (every trace of a job in one form), found " + found);
+    fail(traces.location(r), "expected \"" + value + "\" as in " + first +
+                                 " (every trace of a job in one form), found " + found);
   }
   FormDecision d;
   d.form = value == "standard" ? TraceForm::kStandard : TraceForm::kNamed;
@@ -63,23 +70,28 @@ bool is_numeric_pg_name(std::string_view name) {
 }
 
 FormDecision detect_trace_form(std::span<const Trace> traces, const CommGroups& groups) {
-  for (size_t r = 0; r < traces.size(); ++r) {
+  return detect_trace_form(JobTraces{traces, {}, {}}, groups);
+}
+
+FormDecision detect_trace_form(const JobTraces& traces, const CommGroups& groups) {
+  const std::vector<int64_t> firsts = first_ranks(traces);
+  for (const int64_t r : firsts) {
     std::string kind;
-    const std::optional<std::string> mark = metadata_string(traces[r], kFormAttribute, &kind);
-    if (mark) return from_marks(traces, r, *mark);
+    const std::optional<std::string> mark = metadata_string(traces.of(r), kFormAttribute, &kind);
+    if (mark) return from_marks(traces, firsts, r, *mark);
     if (!kind.empty()) {
-      fail(location(traces[r], r), "expected a string, \"standard\" or \"named\", found " + kind);
+      fail(traces.location(r), "expected a string, \"standard\" or \"named\", found " + kind);
     }
   }
   FormDecision d;
-  for (size_t r = 0; r < traces.size(); ++r) {
-    for (const Node& n : traces[r].nodes) {
+  for (const int64_t r : firsts) {
+    for (const Node& n : traces.of(r).nodes) {
       if (n.type != static_cast<int32_t>(NodeType::kCommColl) || !n.pg_name ||
           is_numeric_pg_name(*n.pg_name)) {
         continue;
       }
       d.form = TraceForm::kNamed;
-      d.why = "pg_name '" + *n.pg_name + "' (" + location(traces[r], r) + " node " +
+      d.why = "pg_name '" + *n.pg_name + "' (" + traces.location(r) + " node " +
               std::to_string(n.id) + ") is not a number";
       return d;
     }

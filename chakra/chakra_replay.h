@@ -159,8 +159,13 @@ struct ReplayGroup {
 // What to replay: which graph each rank runs and which concrete group each
 // of its collectives uses. Built by build_replay_job (chakra_scale.h).
 struct ReplayJob {
+  // The distinct graphs, each compiled once (identical ranks share one).
   std::span<const Trace> templates;  // not owned: must outlive the job and its result
   std::vector<int32_t> template_of;  // by rank: index into templates
+  int64_t traced_ranks = 0;          // k: rank r replays traced rank r mod k
+  std::vector<int64_t> template_rank;  // by template: its first traced rank
+  // By traced rank: the file messages name (not owned); empty: the graph's own.
+  std::span<const std::string> files;
   // By rank: a send/recv peer p of the graph is rank peer_base + p.
   std::vector<int64_t> peer_base;
   std::vector<ReplayGroup> groups;
@@ -179,6 +184,9 @@ struct ReplayJob {
 
   int64_t ranks() const { return static_cast<int64_t>(template_of.size()); }
 };
+
+// The file (or "rank R") that messages about rank r of the job name.
+std::string rank_location(const ReplayJob& job, int64_t rank);
 
 // The distinct pg_name values of the graph's COMM_COLL_NODEs, sorted; ""
 // stands for collectives without pg_name (the world).

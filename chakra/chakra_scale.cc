@@ -13,10 +13,6 @@ namespace clustersim::workloads::chakra {
 
 namespace {
 
-std::string location(const Trace& trace, int64_t rank) {
-  return trace.file.empty() ? "rank " + std::to_string(rank) : trace.file;
-}
-
 // How one process group maps onto the scaled job.
 struct Plan {
   bool widened = false;  // spans the traced job: one group of N / stride members
@@ -48,7 +44,12 @@ bool spans_job(const std::vector<int64_t>& members, int64_t k, int64_t* first, i
 }  // namespace
 
 ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& groups, int64_t ranks) {
-  const auto k = static_cast<int64_t>(traces.size());
+  return build_replay_job(JobTraces{traces, {}, {}}, groups, ranks);
+}
+
+ReplayJob build_replay_job(const JobTraces& traces, const CommGroups& groups, int64_t ranks) {
+  const int64_t k = traces.ranks();
+  const size_t graphs = traces.graphs.size();
   sim::DiagnosticSink sink;
   if (k == 0) {
     sink.add(sim::SourceLocation{"replay", 0, 0}, "", "expected at least one rank's trace");
@@ -63,16 +64,23 @@ ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& grou
   const int64_t copies = ranks / k;
 
   ReplayJob job;
-  job.templates = traces;
-  std::vector<std::vector<std::string>> slots(static_cast<size_t>(k));
+  job.templates = traces.graphs;
+  job.files = traces.files;
+  job.traced_ranks = k;
   for (int64_t t = 0; t < k; ++t) {
-    slots[static_cast<size_t>(t)] = collective_pg_names(traces[static_cast<size_t>(t)]);
+    if (traces.graph_index(t) == static_cast<int32_t>(job.template_rank.size())) {
+      job.template_rank.push_back(t);
+    }
   }
+  CLUSTERSIM_CHECK(job.template_rank.size() == graphs,
+                   "graphs come in the order of their first rank, each used");
+  std::vector<std::vector<std::string>> slots(graphs);
+  for (size_t g = 0; g < graphs; ++g) slots[g] = collective_pg_names(traces.graphs[g]);
 
   // What a numeric pg_name is, for messages ("3 (shard_0)"): the first
   // clustersim_pg_desc given for it.
   std::map<std::string, std::string> descs;
-  for (const Trace& trace : traces) {
+  for (const Trace& trace : traces.graphs) {
     for (const Node& n : trace.nodes) {
       if (n.type == static_cast<int32_t>(NodeType::kCommColl) && n.pg_desc) {
         descs.emplace(n.pg_name.value_or(""), *n.pg_desc);
@@ -158,12 +166,19 @@ ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& grou
     }
   }
 
-  // Each graph's process groups -> plans, checked once per graph.
-  std::vector<std::vector<const Plan*>> slot_plans(static_cast<size_t>(k));
-  for (int64_t t = 0; t < k; ++t) {
-    const Trace& trace = traces[static_cast<size_t>(t)];
-    for (const std::string& name : slots[static_cast<size_t>(t)]) {
+  // Each graph's process groups -> plans; membership checked per rank.
+  std::vector<std::vector<const Plan*>> slot_plans(graphs);
+  for (size_t g = 0; g < graphs; ++g) {
+    for (const std::string& name : slots[g]) {
       const auto it = plans.find(name);
+      slot_plans[g].push_back(it == plans.end() ? nullptr : &it->second);
+    }
+  }
+  for (int64_t t = 0; t < k; ++t) {
+    const auto g = static_cast<size_t>(traces.graph_index(t));
+    const Trace& trace = traces.graphs[g];
+    for (size_t s = 0; s < slots[g].size(); ++s) {
+      const std::string& name = slots[g][s];
       const auto first_node = [&]() -> std::string {
         for (const Node& n : trace.nodes) {
           if (n.type == static_cast<int32_t>(NodeType::kCommColl) && n.pg_name.value_or("") == name)
@@ -171,19 +186,17 @@ ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& grou
         }
         return "";
       };
-      if (it == plans.end()) {
-        sink.add(sim::SourceLocation{location(trace, t), 0, 0}, first_node(),
+      if (slot_plans[g][s] == nullptr) {
+        sink.add(sim::SourceLocation{traces.location(t), 0, 0}, first_node(),
                  "pg_name '" + name + "' is not a group of the communicator groups");
-        slot_plans[static_cast<size_t>(t)].push_back(nullptr);
         continue;
       }
       const auto group = groups.find(name);
       if (group != groups.end() &&
           std::find(group->second.begin(), group->second.end(), t) == group->second.end()) {
-        sink.add(sim::SourceLocation{location(trace, t), 0, 0}, first_node(),
+        sink.add(sim::SourceLocation{traces.location(t), 0, 0}, first_node(),
                  "pg_name '" + name + "' names a group without rank " + std::to_string(t));
       }
-      slot_plans[static_cast<size_t>(t)].push_back(&it->second);
     }
   }
   sink.throw_if_any();
@@ -192,11 +205,11 @@ ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& grou
   if (job.form.form == TraceForm::kStandard) {
     // The traced group's size, not the widened one's: comm_size is a
     // traced rank's shard of a tensor that --scale-to does not change.
-    job.gather_members.resize(static_cast<size_t>(k));
-    for (int64_t t = 0; t < k; ++t) {
-      for (const std::string& name : slots[static_cast<size_t>(t)]) {
+    job.gather_members.resize(graphs);
+    for (size_t g = 0; g < graphs; ++g) {
+      for (const std::string& name : slots[g]) {
         const auto group = groups.find(name);
-        job.gather_members[static_cast<size_t>(t)].push_back(
+        job.gather_members[g].push_back(
             group != groups.end() ? static_cast<int64_t>(group->second.size()) : k);
       }
     }
@@ -207,11 +220,11 @@ ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& grou
   job.slot_begin.reserve(static_cast<size_t>(ranks) + 1);
   for (int64_t r = 0; r < ranks; ++r) {
     const int64_t c = r / k;
-    const int64_t t = r % k;
-    job.template_of[static_cast<size_t>(r)] = static_cast<int32_t>(t);
+    const int32_t g = traces.graph_index(r % k);
+    job.template_of[static_cast<size_t>(r)] = g;
     job.peer_base[static_cast<size_t>(r)] = c * k;
     job.slot_begin.push_back(static_cast<int64_t>(job.slot_groups.size()));
-    for (const Plan* plan : slot_plans[static_cast<size_t>(t)]) {
+    for (const Plan* plan : slot_plans[static_cast<size_t>(g)]) {
       job.slot_groups.push_back(plan->widened ? plan->first
                                               : plan->first + static_cast<int32_t>(c));
     }

@@ -66,5 +66,9 @@ namespace clustersim::workloads::chakra {
 // widened groups in ascending rank order). The job refers to `traces`,
 // which must outlive it.
 ReplayJob build_replay_job(std::span<const Trace> traces, const CommGroups& groups, int64_t ranks);
+// The same for k traced ranks sharing graphs (chakra_trace.h JobTraces):
+// each distinct graph becomes one template. The job refers to what
+// `traces` views, which must outlive it.
+ReplayJob build_replay_job(const JobTraces& traces, const CommGroups& groups, int64_t ranks);
 
 }  // namespace clustersim::workloads::chakra

@@ -138,6 +138,42 @@ struct Trace {
   std::vector<Node> nodes;             // in file order
 };
 
+// The traces of a job's ranks with identical graphs stored once (non-owning
+// view): rank r replays graphs[graph_of[r]], and messages about rank r name
+// files[r]. Graphs come in the order of their first rank (every function
+// that takes a JobTraces relies on it, so that it reports problems in rank
+// order as it would for one Trace per rank). A graph shared by ranks keeps
+// the GlobalMetadata of its first rank; read_rank_traces shares a graph
+// only between ranks whose clustersim_trace_form is the same, the one
+// metadata attribute a replay reads.
+struct JobTraces {
+  std::span<const Trace> graphs;
+  std::span<const int32_t> graph_of;    // by rank; empty: rank r is graphs[r]
+  std::span<const std::string> files;   // by rank; empty: each graph's own file
+
+  int64_t ranks() const {
+    return static_cast<int64_t>(graph_of.empty() ? graphs.size() : graph_of.size());
+  }
+  int32_t graph_index(int64_t rank) const {
+    return graph_of.empty() ? static_cast<int32_t>(rank)
+                            : graph_of[static_cast<size_t>(rank)];
+  }
+  const Trace& of(int64_t rank) const { return graphs[static_cast<size_t>(graph_index(rank))]; }
+  // The file that rank's graph was read from, or "rank R" when built in memory.
+  std::string location(int64_t rank) const {
+    const std::string& file = files.empty() ? of(rank).file : files[static_cast<size_t>(rank)];
+    return file.empty() ? "rank " + std::to_string(rank) : file;
+  }
+};
+
+// What read_rank_traces returns: owns what its view() points into.
+struct RankTraces {
+  std::vector<Trace> graphs;  // distinct graphs, each holding its first rank's file and metadata
+  std::vector<int32_t> graph_of;   // by rank
+  std::vector<std::string> files;  // by rank
+  JobTraces view() const { return JobTraces{graphs, graph_of, files}; }
+};
+
 // Process group (pg_name: an id "0", "1", ... in the standard form, a name
 // in the named form) -> its ranks (global rank ids), as in ASTRA-sim's
 // communicator-group JSON: {"<pg_name>": [r0, r1, ...], ...}.
@@ -153,6 +189,14 @@ Trace parse_trace(const std::string& bytes, const std::string& file);
 std::string serialize_trace(const Trace& trace);
 void write_trace_file(const std::string& path, const Trace& trace);    // atomic
 std::string rank_trace_path(const std::string& prefix, int64_t rank);  // PREFIX.<rank>.et
+
+// Reads PREFIX.0.et .. PREFIX.<ranks-1>.et, in rank order. A file whose
+// Node messages are byte for byte those of an earlier file (and whose
+// clustersim_trace_form is the same) is not parsed again past its
+// GlobalMetadata: its rank shares the earlier graph. Errors are those of
+// read_trace_file for the first file that has one.
+// Memory: the parsed distinct graphs, and while reading, their node bytes.
+RankTraces read_rank_traces(const std::string& prefix, int64_t ranks);
 
 // The string value of the GlobalMetadata attribute `name`: nullopt when the
 // trace has none; `*found_kind` ("an integer", ...) set and nullopt when it
@@ -197,6 +241,7 @@ struct FormDecision {
   std::string why;  // e.g. "pg_name 'shard_0' (t.0.et node 12) is not a number"
 };
 FormDecision detect_trace_form(std::span<const Trace> traces, const CommGroups& groups);
+FormDecision detect_trace_form(const JobTraces& traces, const CommGroups& groups);
 
 // True for "0", "17": one or more ASCII digits (what std::stoi readers take
 // without surprises).
@@ -219,6 +264,11 @@ std::optional<int64_t> all_gather_total(const Node& node, int64_t comm_size, int
 // without comm_size, send/recv without peers or with a peer out of range,
 // a collective's pg_name missing from `groups` (when groups is not empty)
 // or naming a group that does not hold the rank.
+// A graph shared by several ranks is checked in full once; its other ranks
+// get only the checks that depend on the rank (group membership) unless
+// the first found problems, so that the errors are those of one Trace per
+// rank.
 void check_traces(const std::vector<Trace>& ranks, const CommGroups& groups);
+void check_traces(const JobTraces& ranks, const CommGroups& groups);
 
 }  // namespace clustersim::workloads::chakra

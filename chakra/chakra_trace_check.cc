@@ -47,6 +47,7 @@ class RankProblems {
       sink_.add({file_, 0, 0}, "", "node " + std::to_string(node) + ": " + message);
     }
   }
+  int count() const { return count_; }
   // The line counting what was left out, if anything was.
   void finish() {
     if (count_ > kMaxProblemsPerFile) {
@@ -203,9 +204,35 @@ std::string cycle_text(const Trace& trace, const std::vector<size_t>& path) {
   return text;
 }
 
-void check_rank(const Trace& trace, size_t rank, size_t world, const CommGroups& groups,
-                sim::DiagnosticSink& sink) {
-  RankProblems problems(trace.file.empty() ? "rank " + std::to_string(rank) : trace.file, sink);
+std::string membership_problem(const std::string& pg_name, size_t rank,
+                               const std::vector<int64_t>& members) {
+  return "pg_name \"" + pg_name + "\" names a group without rank " + std::to_string(rank) +
+         " (its ranks: " + rank_list_text(members) + ")";
+}
+
+// Only the checks that depend on the rank, for a rank whose graph passed
+// every other check as another rank's: the problems check_rank would find.
+void check_membership(const Trace& trace, size_t rank, std::string where,
+                      const CommGroups& groups, sim::DiagnosticSink& sink) {
+  if (groups.empty()) return;
+  RankProblems problems(std::move(where), sink);
+  const auto own_rank = static_cast<int64_t>(rank);
+  for (const Node& node : trace.nodes) {
+    if (node.type != static_cast<int32_t>(NodeType::kCommColl) || !node.pg_name) continue;
+    const auto group = groups.find(*node.pg_name);
+    if (group != groups.end() &&
+        std::find(group->second.begin(), group->second.end(), own_rank) == group->second.end()) {
+      problems.add(node.id, membership_problem(*node.pg_name, rank, group->second));
+    }
+  }
+  problems.finish();
+}
+
+// Returns true when every problem found (if any) depends on the rank.
+bool check_rank(const Trace& trace, size_t rank, size_t world, std::string where,
+                const CommGroups& groups, sim::DiagnosticSink& sink) {
+  RankProblems problems(std::move(where), sink);
+  int membership = 0;
   const auto own_rank = static_cast<int64_t>(rank);
   const auto world_size = static_cast<int64_t>(world);
 
@@ -269,9 +296,8 @@ void check_rank(const Trace& trace, size_t rank, size_t world, const CommGroups&
                                std::to_string(groups.size()) + " communicator groups");
         } else if (std::find(group->second.begin(), group->second.end(), own_rank) ==
                    group->second.end()) {
-          problems.add(id, "pg_name \"" + *node.pg_name + "\" names a group without rank " +
-                               std::to_string(rank) +
-                               " (its ranks: " + rank_list_text(group->second) + ")");
+          problems.add(id, membership_problem(*node.pg_name, rank, group->second));
+          ++membership;
         }
       }
     }
@@ -316,13 +342,31 @@ void check_rank(const Trace& trace, size_t rank, size_t world, const CommGroups&
                  "dependency cycle " + cycle_text(trace, path) + " (each node waits for the next)");
   }
   problems.finish();
+  return problems.count() == membership;
 }
 
 }  // namespace
 
 void check_traces(const std::vector<Trace>& ranks, const CommGroups& groups) {
+  check_traces(JobTraces{ranks, {}, {}}, groups);
+}
+
+void check_traces(const JobTraces& ranks, const CommGroups& groups) {
   sim::DiagnosticSink sink;
-  for (size_t r = 0; r < ranks.size(); ++r) check_rank(ranks[r], r, ranks.size(), groups, sink);
+  const auto world = static_cast<size_t>(ranks.ranks());
+  // By graph: whether its first rank found no problem but membership ones.
+  std::vector<char> clean;
+  for (size_t r = 0; r < world; ++r) {
+    const auto rank = static_cast<int64_t>(r);
+    const auto g = static_cast<size_t>(ranks.graph_index(rank));
+    if (g == clean.size()) {
+      clean.push_back(check_rank(ranks.of(rank), r, world, ranks.location(rank), groups, sink));
+    } else if (clean[g] != 0) {
+      check_membership(ranks.of(rank), r, ranks.location(rank), groups, sink);
+    } else {
+      check_rank(ranks.of(rank), r, world, ranks.location(rank), groups, sink);
+    }
+  }
   sink.throw_if_any();
 }
 

@@ -42,7 +42,7 @@ int32_t ReplayEngine::tune(const collectives::GroupGeometry& geometry, Collectiv
     return tuned_.find_or_tune(geometry, op, bytes, forced);
   } catch (const std::invalid_argument& e) {
     sim::DiagnosticSink sink;
-    sink.add(sim::SourceLocation{location(trace_of(rank), rank), 0, 0},
+    sink.add(sim::SourceLocation{rank_location(job_, rank), 0, 0},
              node_key(trace_of(rank).nodes[static_cast<size_t>(node)].id),
              std::string(collectives::to_string(op)) + " on " + group + ": " + e.what());
     sink.throw_if_any();

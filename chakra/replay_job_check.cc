@@ -38,7 +38,10 @@ void check_job(const topology::Cluster& cluster, const ReplayJob& job,
     }
     return int32_t{-1};
   };
-  std::set<std::tuple<int32_t, int32_t, int32_t, int32_t>> verified;
+  // (traced rank, slot) of a reference and a member already compared: by
+  // traced rank, not graph, so that ranks sharing a graph are each reported.
+  const int64_t k = job.traced_ranks > 0 ? job.traced_ranks : job.ranks();
+  std::set<std::tuple<int64_t, int32_t, int64_t, int32_t>> verified;
   for (size_t g = 0; g < job.groups.size(); ++g) {
     const ReplayGroup& group = job.groups[g];
     const std::string label = "process group '" + group.name + "'";
@@ -82,14 +85,14 @@ void check_job(const topology::Cluster& cluster, const ReplayJob& job,
     for (const int64_t m : group.ranks) {
       const int32_t mt = job.template_of[static_cast<size_t>(m)];
       const int32_t ms = slot_of(m, static_cast<int32_t>(g));
-      if (!verified.insert({ref_t, ref_slot, mt, ms}).second) continue;
+      if (!verified.insert({ref % k, ref_slot, m % k, ms}).second) continue;
       const Template& t = templates[static_cast<size_t>(mt)];
       const std::vector<int32_t>& list = ms >= 0 ? t.slot_nodes[static_cast<size_t>(ms)] : kNone;
-      const sim::SourceLocation where{location(*t.trace, m), 0, 0};
+      const sim::SourceLocation where{rank_location(job, m), 0, 0};
       if (list.size() != ref_list.size()) {
         add(where, "rank " + std::to_string(m),
             "issues " + std::to_string(list.size()) + " collective(s) in " + label + ", rank " +
-                std::to_string(ref) + " (" + location(*rt.trace, ref) + ") " +
+                std::to_string(ref) + " (" + rank_location(job, ref) + ") " +
                 std::to_string(ref_list.size()) + "; every member must issue the same sequence");
         continue;
       }
@@ -104,7 +107,7 @@ void check_job(const topology::Cluster& cluster, const ReplayJob& job,
         };
         add(where, node_key(b.id),
             "collective #" + std::to_string(i) + " of " + label + " is " + describe(b) +
-                ", but on rank " + std::to_string(ref) + " " + location(*rt.trace, ref) + " node " +
+                ", but on rank " + std::to_string(ref) + " " + rank_location(job, ref) + " node " +
                 std::to_string(a.id) + " it is " + describe(a) + " (mismatched collectives)");
         break;
       }

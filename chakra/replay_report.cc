@@ -26,7 +26,7 @@ void ReplayEngine::check_finished() const {
     if (found.size() >= kShown) return;
     const Trace& trace = trace_of(r);
     found.push_back(sim::Diagnostic{
-        sim::SourceLocation{location(trace, r), 0, 0},
+        sim::SourceLocation{rank_location(job_, r), 0, 0},
         node_key(trace.nodes[static_cast<size_t>(node)].id) + " (rank " + std::to_string(r) + ")",
         message});
   };

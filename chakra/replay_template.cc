@@ -57,11 +57,11 @@ namespace {
 
 class TemplateBuilder {
  public:
-  TemplateBuilder(const Trace& trace, int64_t index, int64_t template_count,
+  TemplateBuilder(const Trace& trace, std::string where, int64_t template_count,
                   const GpuComputeSpec& spec, bool recompute, double pcie_Bps,
                   std::span<const int64_t> gather_members, sim::DiagnosticSink& sink)
       : trace_(trace),
-        index_(index),
+        where_(std::move(where)),
         template_count_(template_count),
         spec_(spec),
         recompute_(recompute),
@@ -146,7 +146,7 @@ class TemplateBuilder {
 
  private:
   void error(uint64_t id, const std::string& message) {
-    sink_.add(sim::SourceLocation{location(trace_, index_), 0, 0}, node_key(id), message);
+    sink_.add(sim::SourceLocation{where_, 0, 0}, node_key(id), message);
   }
 
   int32_t resource(Kind kind, int64_t stream) {
@@ -341,7 +341,7 @@ class TemplateBuilder {
   static constexpr int64_t kStores = -2;
 
   const Trace& trace_;
-  int64_t index_;
+  std::string where_;
   int64_t template_count_;
   const GpuComputeSpec& spec_;
   bool recompute_;
@@ -353,10 +353,10 @@ class TemplateBuilder {
 
 }  // namespace
 
-Template build_template(const Trace& trace, int64_t index, int64_t template_count,
+Template build_template(const Trace& trace, std::string where, int64_t template_count,
                         const GpuComputeSpec& spec, bool recompute, double pcie_Bps,
                         std::span<const int64_t> gather_members, sim::DiagnosticSink& sink) {
-  return TemplateBuilder(trace, index, template_count, spec, recompute, pcie_Bps, gather_members,
+  return TemplateBuilder(trace, std::move(where), template_count, spec, recompute, pcie_Bps, gather_members,
                          sink)
       .build();
 }

@@ -249,13 +249,13 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   }
   if (!in.groups_file.empty()) in.groups = chakra::read_comm_groups(in.groups_file);
 
-  std::vector<chakra::Trace> traces;
-  traces.reserve(static_cast<size_t>(in.traced));
-  for (int64_t r = 0; r < in.traced; ++r) {
-    traces.push_back(chakra::read_trace_file(chakra::rank_trace_path(prefix, r)));
-    in.max_nodes = std::max(in.max_nodes, static_cast<int64_t>(traces.back().nodes.size()));
+  // Ranks whose files hold the same graph share one parsed trace and one
+  // compiled template (a data-parallel job's files differ in the rank only).
+  const chakra::RankTraces traces = chakra::read_rank_traces(prefix, in.traced);
+  for (const chakra::Trace& trace : traces.graphs) {
+    in.max_nodes = std::max(in.max_nodes, static_cast<int64_t>(trace.nodes.size()));
   }
-  chakra::check_traces(traces, in.groups);
+  chakra::check_traces(traces.view(), in.groups);
 
   chakra::ReplayOptions options;
   options.recompute_compute = in.recompute;
@@ -265,7 +265,7 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   if (tracing) {
     options.trace_ranks = trace_ranks_below(trace_ranks, in.ranks, "the replay");
   }
-  const chakra::ReplayJob job = chakra::build_replay_job(traces, in.groups, in.ranks);
+  const chakra::ReplayJob job = chakra::build_replay_job(traces.view(), in.groups, in.ranks);
   in.form = job.form;
   const StepResult result = chakra::replay_job(cluster, in.net.profile, job, options);
   const double wall_s =
