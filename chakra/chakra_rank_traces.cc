@@ -14,7 +14,6 @@
 // and when it has a problem the whole file is parsed again to report it
 // exactly as read_trace_file would.
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <string>
@@ -25,6 +24,7 @@
 
 #include "chakra/chakra_trace.h"
 #include "config/config_error.h"
+#include "config/file_text.h"
 
 namespace clustersim::workloads::chakra {
 
@@ -49,23 +49,7 @@ std::optional<size_t> first_message_end(std::string_view bytes) {
   return std::nullopt;
 }
 
-void read_file(const std::string& path, std::string& bytes) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) {
-    sim::DiagnosticSink sink;
-    sink.add({path, 0, 0}, "", "cannot open the file for reading");
-    sink.throw_if_any();
-  }
-  const std::streamoff size = in.tellg();
-  bytes.resize(size > 0 ? static_cast<size_t>(size) : 0);
-  in.seekg(0);
-  if (size > 0) in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (!in) {
-    sim::DiagnosticSink sink;
-    sink.add({path, 0, 0}, "", "cannot read the file");
-    sink.throw_if_any();
-  }
-}
+void read_file(const std::string& path, std::string& bytes) { bytes = sim::read_file_text(path); }
 
 // The part of the GlobalMetadata a replay reads: what detect_trace_form
 // sees of clustersim_trace_form (its string value, or the kind it holds).
