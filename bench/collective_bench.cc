@@ -54,7 +54,8 @@ void BM_ConcurrentGroups(benchmark::State& state) {
   std::vector<std::vector<int64_t>> groups(static_cast<size_t>(count));
   for (int64_t j = 0; j < count; ++j) {
     const int64_t start = (j / stride) * members * stride + j % stride;
-    for (int64_t i = 0; i < members; ++i) groups[static_cast<size_t>(j)].push_back(start + i * stride);
+    for (int64_t i = 0; i < members; ++i)
+      groups[static_cast<size_t>(j)].push_back(start + i * stride);
   }
   for (auto _ : state) {
     auto prediction = clustersim::collectives::predict_concurrent(

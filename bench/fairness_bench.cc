@@ -3,8 +3,8 @@
 // 16,384 concurrent flows (ring all-reduces, coefficient 2(n-1)/n = 1.75 for
 // n = 8), each loading 7 links of its own plus one spine link shared by
 // `flows_per_spine` flows. flows_per_spine = 1 is the rail-optimised fabric
-// of DESIGN.md: every flow is its own component of 8 links. 128 puts 128
-// flows on each spine link, so every start or end re-solves 128 flows and
+// (one switch tree per rail): every flow is its own component of 8 links.
+// 128 puts 128 flows on each spine link, so every start or end re-solves 128 flows and
 // 128 * 7 + 1 links. Own-link capacities are drawn so that some flows are
 // bottlenecked on their own links and others on the spine (several levels).
 //

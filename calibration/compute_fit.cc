@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "sim/check.h"
 #include "model/compute_model.h"
+#include "sim/check.h"
 
 namespace clustersim::calibration {
 

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "calibration/interval_union.h"
-#include "sim/check.h"
 #include "config/config_error.h"
+#include "sim/check.h"
 
 namespace clustersim::calibration {
 

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <utility>
 
-#include "sim/check.h"
 #include "config/config_schema.h"
 #include "config/scenario_loader.h"
+#include "sim/check.h"
 #include "sim/sim_time.h"
 
 namespace clustersim::calibration {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "chakra/chakra_trace.h"
 #include "config/config_error.h"
 #include "config/json_reader.h"
 #include "config/json_writer.h"
-#include "chakra/chakra_trace.h"
 
 namespace clustersim::workloads::chakra {
 

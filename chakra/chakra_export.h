@@ -140,19 +140,19 @@
 #include <string>
 #include <vector>
 
-#include "hardware/hardware_profile.h"
-#include "topology/cluster.h"
 #include "chakra/chakra_trace.h"
+#include "hardware/hardware_profile.h"
 #include "schedules/fsdp_schedule.h"
 #include "schedules/step_simulator.h"
+#include "topology/cluster.h"
 
 namespace clustersim::workloads::chakra {
 
 inline constexpr const char* kExportVersion = "0.0.4";
 
 struct ExportOptions {
-  std::string scenario;     // GlobalMetadata's clustersim_scenario
-  bool host_nodes = true;   // false: no launches, no CPU optimizer (see above)
+  std::string scenario;    // GlobalMetadata's clustersim_scenario
+  bool host_nodes = true;  // false: no launches, no CPU optimizer (see above)
 };
 
 // Process group id (pg_name) -> its name (clustersim_pg_desc).

@@ -46,7 +46,7 @@ FormDecision from_marks(const JobTraces& traces, const std::vector<int64_t>& fir
     std::string kind;
     const std::optional<std::string> mark = metadata_string(traces.of(r), kFormAttribute, &kind);
     if (mark == value) continue;
-    const std::string found = mark ? "\"" + *mark + "\""
+    const std::string found = mark           ? "\"" + *mark + "\""
                               : kind.empty() ? std::string("no such attribute")
                                              : kind;
     fail(traces.location(r), "expected \"" + value + "\" as in " + first +
@@ -65,8 +65,8 @@ const char* trace_form_name(TraceForm form) {
 }
 
 bool is_numeric_pg_name(std::string_view name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(),
-                                      [](char c) { return c >= '0' && c <= '9'; });
+  return !name.empty() &&
+         std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 FormDecision detect_trace_form(std::span<const Trace> traces, const CommGroups& groups) {
@@ -131,8 +131,7 @@ std::optional<int64_t> all_gather_total(const Node& node, int64_t comm_size, int
     problem = "clustersim_comm_total " + std::to_string(total) +
               " is not the output of an all_gather of " + std::to_string(n) +
               " inputs of comm_size " + std::to_string(comm_size) + " bytes (expected more than " +
-              std::to_string(product - comm_size) + " and at most " + std::to_string(product) +
-              ")";
+              std::to_string(product - comm_size) + " and at most " + std::to_string(product) + ")";
     return std::nullopt;
   }
   return total;

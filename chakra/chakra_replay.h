@@ -125,13 +125,13 @@
 #include <string>
 #include <vector>
 
-#include "collectives/collective_flows.h"
-#include "hardware/hardware_profile.h"
-#include "collectives/tuner.h"
-#include "topology/cluster.h"
 #include "chakra/chakra_trace.h"
+#include "collectives/collective_flows.h"
+#include "collectives/tuner.h"
+#include "hardware/hardware_profile.h"
 #include "model/compute_model.h"
 #include "schedules/step_simulator.h"
+#include "topology/cluster.h"
 
 namespace clustersim::workloads::chakra {
 
@@ -160,9 +160,9 @@ struct ReplayGroup {
 // of its collectives uses. Built by build_replay_job (chakra_scale.h).
 struct ReplayJob {
   // The distinct graphs, each compiled once (identical ranks share one).
-  std::span<const Trace> templates;  // not owned: must outlive the job and its result
-  std::vector<int32_t> template_of;  // by rank: index into templates
-  int64_t traced_ranks = 0;          // k: rank r replays traced rank r mod k
+  std::span<const Trace> templates;    // not owned: must outlive the job and its result
+  std::vector<int32_t> template_of;    // by rank: index into templates
+  int64_t traced_ranks = 0;            // k: rank r replays traced rank r mod k
   std::vector<int64_t> template_rank;  // by template: its first traced rank
   // By traced rank: the file messages name (not owned); empty: the graph's own.
   std::span<const std::string> files;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/check.h"
 #include "config/config_error.h"
+#include "sim/check.h"
 
 namespace clustersim::workloads::chakra {
 

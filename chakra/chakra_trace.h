@@ -148,15 +148,14 @@ struct Trace {
 // metadata attribute a replay reads.
 struct JobTraces {
   std::span<const Trace> graphs;
-  std::span<const int32_t> graph_of;    // by rank; empty: rank r is graphs[r]
-  std::span<const std::string> files;   // by rank; empty: each graph's own file
+  std::span<const int32_t> graph_of;   // by rank; empty: rank r is graphs[r]
+  std::span<const std::string> files;  // by rank; empty: each graph's own file
 
   int64_t ranks() const {
     return static_cast<int64_t>(graph_of.empty() ? graphs.size() : graph_of.size());
   }
   int32_t graph_index(int64_t rank) const {
-    return graph_of.empty() ? static_cast<int32_t>(rank)
-                            : graph_of[static_cast<size_t>(rank)];
+    return graph_of.empty() ? static_cast<int32_t>(rank) : graph_of[static_cast<size_t>(rank)];
   }
   const Trace& of(int64_t rank) const { return graphs[static_cast<size_t>(graph_index(rank))]; }
   // The file that rank's graph was read from, or "rank R" when built in memory.

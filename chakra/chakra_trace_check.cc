@@ -19,8 +19,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "config/config_error.h"
 #include "chakra/chakra_trace.h"
+#include "config/config_error.h"
 
 namespace clustersim::workloads::chakra {
 
@@ -212,8 +212,8 @@ std::string membership_problem(const std::string& pg_name, size_t rank,
 
 // Only the checks that depend on the rank, for a rank whose graph passed
 // every other check as another rank's: the problems check_rank would find.
-void check_membership(const Trace& trace, size_t rank, std::string where,
-                      const CommGroups& groups, sim::DiagnosticSink& sink) {
+void check_membership(const Trace& trace, size_t rank, std::string where, const CommGroups& groups,
+                      sim::DiagnosticSink& sink) {
   if (groups.empty()) return;
   RankProblems problems(std::move(where), sink);
   const auto own_rank = static_cast<int64_t>(rank);

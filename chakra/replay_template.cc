@@ -356,8 +356,8 @@ class TemplateBuilder {
 Template build_template(const Trace& trace, std::string where, int64_t template_count,
                         const GpuComputeSpec& spec, bool recompute, double pcie_Bps,
                         std::span<const int64_t> gather_members, sim::DiagnosticSink& sink) {
-  return TemplateBuilder(trace, std::move(where), template_count, spec, recompute, pcie_Bps, gather_members,
-                         sink)
+  return TemplateBuilder(trace, std::move(where), template_count, spec, recompute, pcie_Bps,
+                         gather_members, sink)
       .build();
 }
 

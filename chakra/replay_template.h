@@ -88,12 +88,11 @@ std::string location(const Trace& trace, int64_t rank);
 std::string node_key(uint64_t id);
 
 // Compiles a graph of a job of `template_count` traced ranks (send/recv
-// peers must be below it); problems name `where` (its file, or "rank N"). GPU kernels keep their traced time unless `recompute`
-// (the compute model from num_ops and tensor_size); copies take their bytes
-// at pcie_Bps. gather_members, by collective slot: the traced group sizes
-// of a standard-form trace, whose all-gather comm_size is each rank's input
-// (empty: the named form, comm_size is the total). Every problem found is
-// added to `sink`.
+// peers must be below it); problems name `where` (its file, or "rank N"). GPU kernels keep their
+// traced time unless `recompute` (the compute model from num_ops and tensor_size); copies take
+// their bytes at pcie_Bps. gather_members, by collective slot: the traced group sizes of a
+// standard-form trace, whose all-gather comm_size is each rank's input (empty: the named form,
+// comm_size is the total). Every problem found is added to `sink`.
 Template build_template(const Trace& trace, std::string where, int64_t template_count,
                         const GpuComputeSpec& spec, bool recompute, double pcie_Bps,
                         std::span<const int64_t> gather_members, sim::DiagnosticSink& sink);

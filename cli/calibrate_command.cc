@@ -17,12 +17,12 @@
 #include "calibration/profile_writer.h"
 #include "cli/network_scenario.h"
 #include "cli/table_text.h"
-#include "hardware/hardware_profile.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
 #include "config/scenario_loader.h"
-#include "sim/statistics.h"
 #include "config/units.h"
+#include "hardware/hardware_profile.h"
+#include "sim/statistics.h"
 
 namespace clustersim::cli {
 

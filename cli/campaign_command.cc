@@ -13,18 +13,18 @@
 #include "cli/network_scenario.h"
 #include "cli/step_config.h"
 #include "cli/table_text.h"
+#include "config/atomic_file.h"
+#include "config/json_writer.h"
+#include "config/text_fields.h"
 #include "failures/campaign.h"
 #include "failures/campaign_config.h"
 #include "failures/checkpoint_interval.h"
 #include "failures/failure_config.h"
 #include "failures/recovery_policy.h"
-#include "config/atomic_file.h"
-#include "config/json_writer.h"
-#include "config/text_fields.h"
-#include "topology/cluster_config.h"
 #include "model/memory_model.h"
-#include "schedules/step_simulator.h"
 #include "model/workload_config.h"
+#include "schedules/step_simulator.h"
+#include "topology/cluster_config.h"
 
 namespace clustersim::cli {
 

@@ -6,9 +6,9 @@
 #include "collectives/group_collectives.h"
 #include "failures/campaign_config.h"
 #include "failures/failure_config.h"
-#include "topology/cluster_config.h"
 #include "model/memory_model.h"
 #include "model/workload_config.h"
+#include "topology/cluster_config.h"
 
 namespace clustersim::cli {
 

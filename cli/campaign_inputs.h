@@ -16,13 +16,13 @@
 #include <functional>
 #include <string>
 
-#include "hardware/hardware_profile.h"
+#include "config/config_values.h"
 #include "failures/campaign.h"
 #include "failures/failure_model.h"
 #include "failures/recovery_policy.h"
-#include "config/config_values.h"
-#include "topology/cluster.h"
+#include "hardware/hardware_profile.h"
 #include "schedules/step_simulator.h"
+#include "topology/cluster.h"
 
 namespace clustersim::cli {
 

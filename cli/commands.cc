@@ -17,10 +17,10 @@
 #include "cli/topo_command.h"
 #include "cli/validate_command.h"
 #include "config/atomic_file.h"
-#include "sim/check.h"
 #include "config/config_error.h"
 #include "config/scenario_loader.h"
 #include "config/suggest.h"
+#include "sim/check.h"
 
 namespace clustersim::cli {
 

@@ -6,6 +6,8 @@
 #include <system_error>
 #include <vector>
 
+#include "chakra/chakra_export.h"
+#include "chakra/chakra_trace.h"
 #include "cli/commands.h"
 #include "cli/network_scenario.h"
 #include "cli/step_config.h"
@@ -14,8 +16,6 @@
 #include "config/config_error.h"
 #include "config/rank_list.h"
 #include "config/text_fields.h"
-#include "chakra/chakra_export.h"
-#include "chakra/chakra_trace.h"
 #include "model/memory_model.h"
 
 namespace clustersim::cli {
@@ -197,12 +197,12 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
                                   str(static_cast<int64_t>(ranks.size())) + " of " + str(world) +
                                   ")");
   out << row("traces", base + ".<rank>.et");
-  out << row("nodes per rank",
-             str(exporter.nodes_per_rank()) +
-                 (options.host_nodes ? " (" + str(exporter.schedule().size()) +
-                                           " schedule tasks + " +
-                                           str(exporter.launches_per_rank()) + " host launches)"
-                                     : " (GPU, communication and memory only: --no-host-nodes)"));
+  out << row(
+      "nodes per rank",
+      str(exporter.nodes_per_rank()) +
+          (options.host_nodes ? " (" + str(exporter.schedule().size()) + " schedule tasks + " +
+                                    str(exporter.launches_per_rank()) + " host launches)"
+                              : " (GPU, communication and memory only: --no-host-nodes)"));
   out << row("bytes", str(largest) + " per rank (largest), " + str(total_bytes) + " in all (" +
                           size_text(static_cast<double>(total_bytes)) + ")");
   out << row("process groups", groups_text(groups, descs));

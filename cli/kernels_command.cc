@@ -10,8 +10,8 @@
 #include "cli/step_config.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
-#include "sim/check.h"
 #include "model/workload_config.h"
+#include "sim/check.h"
 
 namespace clustersim::cli {
 

@@ -7,8 +7,8 @@
 #include <span>
 #include <string>
 
-#include "hardware/hardware_profile.h"
 #include "config/config_values.h"
+#include "hardware/hardware_profile.h"
 #include "topology/cluster.h"
 
 namespace clustersim::cli {

@@ -8,6 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "chakra/chakra_replay.h"
+#include "chakra/chakra_scale.h"
+#include "chakra/chakra_trace.h"
 #include "cli/commands.h"
 #include "cli/network_scenario.h"
 #include "cli/step_report.h"
@@ -17,9 +20,6 @@
 #include "config/config_error.h"
 #include "config/json_writer.h"
 #include "config/rank_list.h"
-#include "chakra/chakra_replay.h"
-#include "chakra/chakra_scale.h"
-#include "chakra/chakra_trace.h"
 
 namespace clustersim::cli {
 
@@ -113,8 +113,8 @@ std::string summary(const ReplayInputs& in, const StepResult& r) {
                   ? std::string("none (every process group is the whole world)")
                   : str(static_cast<int64_t>(in.groups.size())) + " from " + in.groups_file);
   // Which sizes the all-gathers were read with, and by which rule.
-  text += row("trace form", std::string(chakra::trace_form_name(in.form.form)) + " (" +
-                                in.form.why + ")");
+  text += row("trace form",
+              std::string(chakra::trace_form_name(in.form.form)) + " (" + in.form.why + ")");
   text += row("ranks", in.ranks == in.traced
                            ? str(in.ranks) + " (as traced)"
                            : str(in.ranks) + " (--scale-to: rank r replays traced rank r mod " +

@@ -19,9 +19,9 @@
 #include "model/compute_model.h"
 #include "model/memory_model.h"
 #include "model/model_spec.h"
+#include "model/workload_config.h"
 #include "schedules/step_simulator.h"
 #include "schedules/straggler_config.h"
-#include "model/workload_config.h"
 
 namespace clustersim::cli {
 

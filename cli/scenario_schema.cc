@@ -1,15 +1,15 @@
 #include "cli/scenario_schema.h"
 
 #include "cli/sweep_grid.h"
-#include "hardware/hardware_profile.h"
 #include "collectives/tuner.h"
+#include "config/scenario_loader.h"
 #include "failures/campaign_config.h"
 #include "failures/failure_config.h"
 #include "failures/recovery_policy.h"
-#include "config/scenario_loader.h"
-#include "topology/cluster_config.h"
-#include "schedules/straggler_config.h"
+#include "hardware/hardware_profile.h"
 #include "model/workload_config.h"
+#include "schedules/straggler_config.h"
+#include "topology/cluster_config.h"
 
 namespace clustersim::cli {
 

@@ -17,8 +17,8 @@
 #include "cli/validate_kineto.h"
 #include "collectives/group_collectives.h"
 #include "config/config_error.h"
-#include "sim/statistics.h"
 #include "config/units.h"
+#include "sim/statistics.h"
 
 namespace clustersim::cli {
 

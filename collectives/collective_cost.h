@@ -7,7 +7,7 @@
 // Bandwidths in bytes per second; times as double seconds in CostBreakdown
 // (use time() for SimTime, rounded to the nanosecond).
 //
-// Model (see DESIGN.md "Collectives"):
+// Model:
 //  * latency (us): ring = base + (steps - inter) x nvlink_hop + inter x
 //    network_hop, steps = 2(n-1) for all_reduce, n-1 otherwise, inter =
 //    2(nodes-1) for all_reduce, nodes-1 otherwise; tree (all_reduce only) =

@@ -26,8 +26,8 @@
 #include <span>
 #include <vector>
 
-#include "hardware/hardware_profile.h"
 #include "collectives/max_min_fairness.h"
+#include "hardware/hardware_profile.h"
 #include "topology/cluster.h"
 
 namespace clustersim::collectives {

@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "collectives/collective_cost.h"
-#include "hardware/hardware_profile.h"
 #include "collectives/tuner.h"
+#include "hardware/hardware_profile.h"
 #include "topology/cluster.h"
 
 namespace clustersim::collectives {

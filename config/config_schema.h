@@ -24,8 +24,8 @@
 #include <variant>
 #include <vector>
 
-#include "sim/sim_time.h"
 #include "config/units.h"
+#include "sim/sim_time.h"
 
 namespace clustersim::sim {
 

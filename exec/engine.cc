@@ -40,7 +40,7 @@ struct StreamState {
 static_assert(sizeof(StreamState) == 4);
 
 // Hot per-event state first (about two cache lines); the time accounts live
-// apart (StepEngine::accounts_).
+// apart (Engine::accounts_).
 struct RankState {
   int64_t anchor_ns = 0;  // host: issuing anchor_op started at anchor_ns
   int32_t anchor_op = 0;

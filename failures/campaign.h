@@ -1,5 +1,5 @@
-// Campaign simulation (DESIGN.md, "Two levels of simulation", campaign
-// level): Monte Carlo trials of a training job over days or months of wall
+// Campaign simulation (the campaign level; steps are the other level, whose
+// time is given to it): Monte Carlo trials of a training job over days or months of wall
 // clock, each replayed event by event on the sim/ engine against a
 // FailureModel (what fails, when) and a RecoveryPolicy (what it costs).
 //

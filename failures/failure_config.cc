@@ -5,8 +5,8 @@
 #include <string>
 #include <variant>
 
-#include "failures/llama3_fit.h"
 #include "config/config_error.h"
+#include "failures/llama3_fit.h"
 
 namespace clustersim::failures {
 

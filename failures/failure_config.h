@@ -37,9 +37,9 @@
 
 #include <cstdint>
 
-#include "failures/failure_model.h"
 #include "config/config_schema.h"
 #include "config/config_values.h"
+#include "failures/failure_model.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::failures {

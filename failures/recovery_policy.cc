@@ -6,9 +6,9 @@
 #include <string>
 #include <utility>
 
-#include "sim/check.h"
 #include "config/config_error.h"
 #include "config/named_choices.h"
+#include "sim/check.h"
 
 namespace clustersim::failures {
 

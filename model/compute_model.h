@@ -1,5 +1,5 @@
 // Compute cost of one GPU kernel: a roofline with calibrated efficiency
-// (DESIGN.md, Workloads):
+// (docs/architecture.md, the model layer):
 //   time = max(flops / (peak_flops * sustained_clock * eff_class(shape)),
 //              bytes / (hbm_Bps * mem_efficiency))
 // times comm_overlap_slowdown while communication kernels share the SMs.
@@ -40,10 +40,10 @@
 #include <string_view>
 #include <vector>
 
-#include "hardware/hardware_profile.h"
 #include "config/config_error.h"
-#include "sim/sim_time.h"
+#include "hardware/hardware_profile.h"
 #include "model/transformer_kernels.h"
+#include "sim/sim_time.h"
 
 namespace clustersim::workloads {
 

@@ -5,10 +5,10 @@
 #include <utility>
 #include <vector>
 
-#include "sim/check.h"
 #include "config/config_error.h"
 #include "config/named_choices.h"
 #include "model/transformer_kernels.h"
+#include "sim/check.h"
 
 namespace clustersim::workloads {
 

@@ -1,5 +1,5 @@
 // One training step of an FSDP/HSDP/DDP job replayed event by event on every
-// rank of a cluster (DESIGN.md, "Two levels of simulation", step level).
+// rank of a cluster (docs/architecture.md, "How a scenario becomes a step").
 //
 // Ranks and groups. Rank r runs on GPU r of the cluster (the job fills the
 // cluster from GPU 0; world_size <= gpu_count). Ranks are laid out as

@@ -4,8 +4,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "sim/check.h"
 #include "config/units.h"
+#include "sim/check.h"
 
 namespace clustersim::topology {
 

@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "config/scenario_loader.h"
 #include "hardware/hardware_profile.h"
 #include "sim/check.h"
-#include "config/scenario_loader.h"
 #include "tests/support/scratch_dir.h"
 
 namespace clustersim::calibration {

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "sim/check.h"
-#include "tests/support/step_fixtures.h"
-#include "topology/cluster_config.h"
 #include "chakra/chakra_replay.h"
 #include "model/compute_model.h"
 #include "model/model_spec.h"
+#include "sim/check.h"
+#include "tests/support/step_fixtures.h"
+#include "topology/cluster_config.h"
 
 namespace clustersim::workloads::chakra {
 namespace {
@@ -267,10 +267,8 @@ TEST(ChakraExport, TensorParallelAndSeparateReduceStreamGroups) {
   const ExportedStep e = export_step(cluster, h100(), c, ranks);
   // Ids by channel (role, stream): (shard, comm) 4 groups -> 1..4, (shard,
   // reduce) 5..8, (replica, reduce) 8 groups -> 9..16, (tp, tp) 8 -> 17..24.
-  const CommGroups want = {{"12", {3, 11}},
-                           {"4", {9, 11, 13, 15}},
-                           {"8", {9, 11, 13, 15}},
-                           {"22", {10, 11}}};
+  const CommGroups want = {
+      {"12", {3, 11}}, {"4", {9, 11, 13, 15}}, {"8", {9, 11, 13, 15}}, {"22", {10, 11}}};
   EXPECT_EQ(e.groups, want);
   const GroupDescs names = {
       {"12", "replica_3.reduce"}, {"4", "shard_3"}, {"8", "shard_3.reduce"}, {"22", "tp_5"}};

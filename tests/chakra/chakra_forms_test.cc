@@ -138,9 +138,10 @@ TEST(ChakraForms, BadOrInconsistentMarksAreErrorsNamingTheFile) {
       << what;
   mixed[0].metadata.push_back(string_attribute("clustersim_trace_form", "named"));
   what = config_error([&] { detect_trace_form(mixed, {}); });
-  EXPECT_TRUE(contains(what, "t.1.et: error: GlobalMetadata clustersim_trace_form: expected "
-                             "\"named\" as in t.0.et (every trace of a job in one form), found "
-                             "\"standard\""))
+  EXPECT_TRUE(contains(what,
+                       "t.1.et: error: GlobalMetadata clustersim_trace_form: expected "
+                       "\"named\" as in t.0.et (every trace of a job in one form), found "
+                       "\"standard\""))
       << what;
   std::vector<Trace> number = two_ranks(CommType::kAllGather, 64, "1");
   number[0].metadata.push_back(int64_attribute("clustersim_trace_form", 1));
@@ -163,8 +164,7 @@ TEST(ChakraForms, AllGatherTotals) {
             "clustersim_comm_total 7000 is not the output of an all_gather of 8 inputs of "
             "comm_size 1000 bytes (expected more than 7000 and at most 8000)");
   n.comm_total.reset();
-  EXPECT_EQ(all_gather_total(n, std::numeric_limits<int64_t>::max() / 2, 3, problem),
-            std::nullopt);
+  EXPECT_EQ(all_gather_total(n, std::numeric_limits<int64_t>::max() / 2, 3, problem), std::nullopt);
   EXPECT_TRUE(contains(problem, "overflows 64 bits")) << problem;
   EXPECT_EQ(all_gather_total(n, -1, 8, problem), std::nullopt);
   EXPECT_EQ(problem, "comm_size must be >= 0, found -1");
@@ -189,7 +189,8 @@ TEST(ChakraForms, AStandardAllGatherMovesGroupSizeTimesItsInput) {
   // Reduce-scatter: comm_size is each rank's whole input in both forms.
   const StepResult rs = replay_traces(
       cluster, profile(), two_ranks(CommType::kReduceScatter, input, "1"), {{"1", {0, 1}}}, {});
-  EXPECT_EQ(ns(rs.step_time_s), collective_ns(cluster, {0, 1}, CollectiveOp::kReduceScatter, input));
+  EXPECT_EQ(ns(rs.step_time_s),
+            collective_ns(cluster, {0, 1}, CollectiveOp::kReduceScatter, input));
   // Without pg_name or groups: the world of 4 traced ranks.
   std::vector<Trace> world;
   for (int r = 0; r < 4; ++r) world.push_back(trace_of({coll(0, CommType::kAllGather, input, "")}));
@@ -205,8 +206,9 @@ TEST(ChakraForms, ClustersimCommTotalIsTheOutputAndMustFitTheInput) {
   const StepResult r = replay_traces(cluster, profile(), ranks, {{"1", {0, 1}}}, {});
   EXPECT_EQ(ns(r.step_time_s), collective_ns(cluster, {0, 1}, CollectiveOp::kAllGather, 2000001));
   ranks[1].nodes[0].comm_total = 3000000;
-  const std::string what =
-      config_error([&] { replay_traces(cluster, profile(), ranks, {{"1", {0, 1}}}, {}); });
+  const std::string what = config_error([&] {
+    replay_traces(cluster, profile(), ranks, {{"1", {0, 1}}}, {});
+  });
   EXPECT_TRUE(contains(what,
                        "t.1.et: error: node 3: clustersim_comm_total 3000000 is not the output "
                        "of an all_gather of 2 inputs of comm_size 1000001 bytes"))
@@ -238,8 +240,8 @@ TEST(ChakraForms, ScaleToKeepsTheTracedOutputOfAStandardAllGather) {
   for (int r = 0; r < 4; ++r) {
     hsdp.push_back(trace_of({coll(0, CommType::kAllGather, input, r < 2 ? "1" : "2")}));
   }
-  const StepResult c = replay_job(
-      cluster, profile(), build_replay_job(hsdp, {{"1", {0, 1}}, {"2", {2, 3}}}, 8), {});
+  const StepResult c =
+      replay_job(cluster, profile(), build_replay_job(hsdp, {{"1", {0, 1}}, {"2", {2, 3}}}, 8), {});
   EXPECT_EQ(ns(c.step_time_s), collective_ns(cluster, {0, 1}, CollectiveOp::kAllGather, 2 * input));
 }
 
@@ -247,19 +249,19 @@ TEST(ChakraForms, ScaleToKeepsTheTracedOutputOfAStandardAllGather) {
 
 TEST(ChakraForms, MessagesShowAGroupsIdWithItsName) {
   std::vector<Trace> ranks = {
-      trace_of({coll(1, CommType::kAllReduce, 1024, "1"),
-                coll(2, CommType::kAllReduce, 1024, "2", {1})},
-               "t.0.et"),
-      trace_of({coll(1, CommType::kAllReduce, 1024, "2"),
-                coll(2, CommType::kAllReduce, 1024, "1", {1})},
-               "t.1.et"),
+      trace_of(
+          {coll(1, CommType::kAllReduce, 1024, "1"), coll(2, CommType::kAllReduce, 1024, "2", {1})},
+          "t.0.et"),
+      trace_of(
+          {coll(1, CommType::kAllReduce, 1024, "2"), coll(2, CommType::kAllReduce, 1024, "1", {1})},
+          "t.1.et"),
   };
   for (Trace& t : ranks) {
     for (Node& n : t.nodes) n.pg_desc = *n.pg_name == "1" ? "shard_0" : "shard_0.reduce";
   }
   const CommGroups groups = {{"1", {0, 1}}, {"2", {0, 1}}};
-  const std::string what = config_error(
-      [&] { replay_traces(hgx_h100(1), profile(), ranks, groups, {}); });
+  const std::string what =
+      config_error([&] { replay_traces(hgx_h100(1), profile(), ranks, groups, {}); });
   EXPECT_TRUE(contains(what,
                        "t.0.et: error: node 1 (rank 0): ALL_REDUCE #0 of process group "
                        "'1 (shard_0)' waits for rank(s) 1"))

@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "chakra/chakra_scale.h"
 #include "collectives/collective_cost.h"
 #include "collectives/group_collectives.h"
 #include "collectives/tuner.h"
 #include "config/config_error.h"
-#include "tests/support/step_fixtures.h"
-#include "topology/cluster_config.h"
-#include "chakra/chakra_scale.h"
 #include "model/compute_model.h"
 #include "model/transformer_kernels.h"
+#include "tests/support/step_fixtures.h"
+#include "topology/cluster_config.h"
 
 namespace clustersim::workloads::chakra {
 namespace {

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "chakra/chakra_trace.h"
 #include "config/config_error.h"
 #include "tests/support/scratch_dir.h"
-#include "chakra/chakra_trace.h"
 
 namespace clustersim::workloads::chakra {
 namespace {

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "proto/et_def.pb.h"
-#include "config/config_error.h"
-#include "tests/support/scratch_dir.h"
 #include "chakra/chakra_trace.h"
+#include "config/config_error.h"
+#include "proto/et_def.pb.h"
+#include "tests/support/scratch_dir.h"
 
 namespace clustersim::workloads::chakra {
 namespace {

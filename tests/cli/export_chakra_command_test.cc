@@ -12,16 +12,16 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/commands.h"
-#include "cli/network_scenario.h"
-#include "cli/step_config.h"
-#include "tests/support/json_value.h"
-#include "tests/support/run_clustersim.h"
-#include "tests/support/scratch_dir.h"
 #include "chakra/chakra_export.h"
 #include "chakra/chakra_replay.h"
 #include "chakra/chakra_trace.h"
+#include "cli/commands.h"
+#include "cli/network_scenario.h"
+#include "cli/step_config.h"
 #include "schedules/step_simulator.h"
+#include "tests/support/json_value.h"
+#include "tests/support/run_clustersim.h"
+#include "tests/support/scratch_dir.h"
 
 namespace clustersim::cli {
 namespace {
@@ -218,14 +218,13 @@ TEST(ExportChakraCommand, NoHostNodesWritesGpuCommunicationAndMemoryNodesThatRep
   EXPECT_GT(launches, 0);
   EXPECT_EQ(t.nodes.size() + static_cast<size_t>(launches), f.nodes.size());
   for (const chakra::Node& n : t.nodes) EXPECT_FALSE(n.is_cpu_op) << n.name;
-  EXPECT_TRUE(contains(bare.out,
-                       "nodes per rank    " + std::to_string(t.nodes.size()) +
-                           " (GPU, communication and memory only: --no-host-nodes)\n"))
+  EXPECT_TRUE(contains(bare.out, "nodes per rank    " + std::to_string(t.nodes.size()) +
+                                     " (GPU, communication and memory only: --no-host-nodes)\n"))
       << bare.out;
-  const Outcome a = run({"replay", scenario, "--trace", dir.file("full/tiny_hsdp"), "--json",
-                         dir.file("a.json")});
-  const Outcome b = run({"replay", scenario, "--trace", dir.file("bare/tiny_hsdp"), "--json",
-                         dir.file("b.json")});
+  const Outcome a = run(
+      {"replay", scenario, "--trace", dir.file("full/tiny_hsdp"), "--json", dir.file("a.json")});
+  const Outcome b = run(
+      {"replay", scenario, "--trace", dir.file("bare/tiny_hsdp"), "--json", dir.file("b.json")});
   ASSERT_EQ(a.code, 0) << a.err;
   ASSERT_EQ(b.code, 0) << b.err;
   const JsonValue ja = parse_json(read_all(dir.file("a.json")));

@@ -11,11 +11,11 @@
 #include <string_view>
 #include <vector>
 
+#include "chakra/chakra_trace.h"
 #include "cli/commands.h"
 #include "tests/support/json_value.h"
 #include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"
-#include "chakra/chakra_trace.h"
 
 namespace clustersim::cli {
 namespace {
@@ -324,9 +324,8 @@ TEST(ReplayCommand, AnExportReplaysTheSameInTheStandardAndTheNamedForm) {
   chakra::CommGroups named;
   for (int r = 0; r < 16; ++r) {
     chakra::Trace t = chakra::read_trace_file(chakra::rank_trace_path(dir.file("std/step"), r));
-    std::erase_if(t.metadata, [](const chakra::RawAttribute& a) {
-      return a.name == "clustersim_trace_form";
-    });
+    std::erase_if(t.metadata,
+                  [](const chakra::RawAttribute& a) { return a.name == "clustersim_trace_form"; });
     for (chakra::Node& n : t.nodes) {
       if (!n.pg_name) continue;
       const std::vector<int64_t>& members = ids.at(*n.pg_name);
@@ -340,18 +339,18 @@ TEST(ReplayCommand, AnExportReplaysTheSameInTheStandardAndTheNamedForm) {
     chakra::write_trace_file(chakra::rank_trace_path(dir.file("old/step"), r), t);
   }
   dir.write("old/step.comm_groups.json", chakra::comm_groups_json(named));
-  const Outcome a = run({"replay", s, "--trace", dir.file("std/step"), "--no-wall-time",
-                         "--json", dir.file("a.json")});
-  const Outcome b = run({"replay", s, "--trace", dir.file("old/step"), "--no-wall-time",
-                         "--json", dir.file("b.json")});
+  const Outcome a = run({"replay", s, "--trace", dir.file("std/step"), "--no-wall-time", "--json",
+                         dir.file("a.json")});
+  const Outcome b = run({"replay", s, "--trace", dir.file("old/step"), "--no-wall-time", "--json",
+                         dir.file("b.json")});
   ASSERT_EQ(a.code, kExitOk) << a.err;
   ASSERT_EQ(b.code, kExitOk) << b.err;
   EXPECT_EQ(line_with(a.out, "trace form"),
             "trace form                standard (clustersim_trace_form \"standard\" in the "
             "GlobalMetadata)");
-  EXPECT_EQ(line_with(b.out, "trace form"),
-            "trace form                named (pg_name 'shard_0' (" + dir.file("old/step.0.et") +
-                " node 1) is not a number)");
+  EXPECT_EQ(line_with(b.out, "trace form"), "trace form                named (pg_name 'shard_0' (" +
+                                                dir.file("old/step.0.et") +
+                                                " node 1) is not a number)");
   const JsonValue ja = parse_json(read_all(dir.file("a.json")));
   const JsonValue jb = parse_json(read_all(dir.file("b.json")));
   EXPECT_EQ(ja["traces"]["form"].text, "standard");

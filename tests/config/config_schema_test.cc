@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/check.h"
 #include "config/scenario_loader.h"
+#include "sim/check.h"
 #include "sim/sim_time.h"
 
 namespace clustersim::sim {

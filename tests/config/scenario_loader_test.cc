@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/check.h"
 #include "config/config_error.h"
 #include "config/config_schema.h"
 #include "config/config_values.h"
+#include "sim/check.h"
 #include "sim/sim_time.h"
 #include "tests/support/scratch_dir.h"
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <string_view>
 
-#include "failures/llama3_fit.h"
 #include "config/config_error.h"
 #include "config/scenario_loader.h"
+#include "failures/llama3_fit.h"
 
 namespace clustersim::failures {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "failures/failure_sampler.h"
 #include "config/text_fields.h"
+#include "failures/failure_sampler.h"
 
 namespace clustersim::failures {
 namespace {

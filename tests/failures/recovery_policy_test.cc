@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "sim/check.h"
 #include "config/config_error.h"
 #include "config/scenario_loader.h"
+#include "sim/check.h"
 
 namespace clustersim::failures {
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "config/config_error.h"
 #include "chakra/chakra_trace.h"
+#include "config/config_error.h"
 
 namespace chakra = clustersim::workloads::chakra;
 

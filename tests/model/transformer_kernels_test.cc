@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/check.h"
 #include "model/model_spec.h"
+#include "sim/check.h"
 
 namespace clustersim::workloads {
 namespace {

@@ -6,10 +6,10 @@
 #include <numeric>
 
 #include "collectives/group_collectives.h"
-#include "tests/support/step_fixtures.h"
-#include "topology/cluster_config.h"
 #include "model/model_spec.h"
 #include "model/transformer_kernels.h"
+#include "tests/support/step_fixtures.h"
+#include "topology/cluster_config.h"
 
 namespace clustersim::workloads {
 namespace {

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "hardware/hardware_profile.h"
+#include "model/workload_config.h"
 #include "sim/sim_time.h"
 #include "topology/cluster.h"
 #include "topology/cluster_config.h"
-#include "model/workload_config.h"
 
 namespace clustersim::test_support {
 
