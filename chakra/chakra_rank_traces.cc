@@ -49,8 +49,6 @@ std::optional<size_t> first_message_end(std::string_view bytes) {
   return std::nullopt;
 }
 
-void read_file(const std::string& path, std::string& bytes) { bytes = sim::read_file_text(path); }
-
 // The part of the GlobalMetadata a replay reads: what detect_trace_form
 // sees of clustersim_trace_form (its string value, or the kind it holds).
 struct FormMark {
@@ -78,7 +76,7 @@ RankTraces read_rank_traces(const std::string& prefix, int64_t ranks) {
   std::string bytes;
   for (int64_t r = 0; r < ranks; ++r) {
     const std::string path = rank_trace_path(prefix, r);
-    read_file(path, bytes);
+    bytes = sim::read_file_text(path);
     out.files.push_back(path);
     const std::optional<size_t> split = first_message_end(bytes);
     std::vector<int32_t> equal;  // distinct graphs with these node bytes

@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "config/config_error.h"
+#include "config/file_text.h"
 #include "config/suggest.h"
 #include "config/yaml_layers.h"
 
@@ -340,7 +341,7 @@ ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& sch
                                 std::span<const std::string> overrides) {
   std::string content;
   const char* problem = nullptr;
-  switch (read_whole_file(path, content)) {
+  switch (try_read_file_text(path, content, /*regular_only=*/true).failure) {
     case ReadFailure::kNone:
       return load_scenario_text(content, path, schema, overrides);
     case ReadFailure::kMissing:

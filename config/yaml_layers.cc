@@ -5,6 +5,8 @@
 #include <optional>
 #include <system_error>
 
+#include "config/file_text.h"
+
 namespace clustersim::sim {
 
 namespace {
@@ -91,10 +93,6 @@ SourceLocation yaml_location(const std::string& file, const YAML::Mark& mark) {
                         mark.column >= 0 ? mark.column + 1 : 1};
 }
 
-ReadFailure read_whole_file(const std::string& path, std::string& text) {
-  return try_read_file_text(path, text, /*regular_only=*/true).failure;
-}
-
 std::vector<YamlLayer> read_yaml_layers(std::string_view text, const std::string& file_name,
                                         bool follow_extends, DiagnosticSink& sink) {
   std::vector<YamlLayer> chain;  // the named file first, then each base
@@ -119,7 +117,9 @@ std::vector<YamlLayer> read_yaml_layers(std::string_view text, const std::string
                "expected a chain of files that ends, found a cycle: " + cycle + base);
       sink.throw_if_any();
     }
-    if (const ReadFailure failure = read_whole_file(base, content); failure != ReadFailure::kNone) {
+    if (const ReadFailure failure =
+            try_read_file_text(base, content, /*regular_only=*/true).failure;
+        failure != ReadFailure::kNone) {
       sink.add(where, std::string(kExtendsKey),
                "expected a YAML file to extend (relative to this file's folder), found " +
                    read_failure_phrase(failure, base));

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "config/config_error.h"
-#include "config/file_text.h"
 #include "config/scenario_loader.h"
 
 namespace clustersim::sim {
@@ -30,10 +29,6 @@ struct YamlLayer {
 
 // yaml-cpp's 0-based mark as a 1-based file:line:col.
 SourceLocation yaml_location(const std::string& file, const YAML::Mark& mark);
-
-// Reads the whole file into `text`: config/file_text.h's read of a regular
-// file, the failure without its OS detail.
-ReadFailure read_whole_file(const std::string& path, std::string& text);
 
 // Parses `text` (the content of `file_name`) and, when `follow_extends`, the
 // chain of files it extends: bases first, `file_name` last. A relative

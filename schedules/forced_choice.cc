@@ -11,19 +11,6 @@ namespace clustersim::workloads {
 
 namespace {
 
-std::optional<collectives::CollectiveOp> collective_of(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::kAllGather:
-      return collectives::CollectiveOp::kAllGather;
-    case TaskKind::kReduceScatter:
-      return collectives::CollectiveOp::kReduceScatter;
-    case TaskKind::kAllReduce:
-      return collectives::CollectiveOp::kAllReduce;
-    default:
-      return std::nullopt;
-  }
-}
-
 std::string group_text(GroupRole role) {
   switch (role) {
     case GroupRole::kShard:

@@ -10,6 +10,19 @@
 
 namespace clustersim::workloads {
 
+std::optional<collectives::CollectiveOp> collective_of(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::kAllGather:
+      return collectives::CollectiveOp::kAllGather;
+    case TaskKind::kReduceScatter:
+      return collectives::CollectiveOp::kReduceScatter;
+    case TaskKind::kAllReduce:
+      return collectives::CollectiveOp::kAllReduce;
+    default:
+      return std::nullopt;
+  }
+}
+
 std::string_view task_kind_name(TaskKind kind) {
   switch (kind) {
     case TaskKind::kKernel:

@@ -107,10 +107,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "collectives/collective_cost.h"
 #include "exec/mesh_layout.h"
 #include "exec/step_result.h"
 #include "model/transformer_kernels.h"
@@ -136,6 +138,8 @@ enum class Stream : uint8_t { kCompute, kComm, kReduce, kTp, kCopy, kCpu };
 inline constexpr int kStreamCount = 6;
 
 std::string_view task_kind_name(TaskKind kind);
+// The collective a task runs (kAllGather, kReduceScatter, kAllReduce); none otherwise.
+std::optional<collectives::CollectiveOp> collective_of(TaskKind kind);
 std::string_view stream_name(Stream stream);
 
 inline constexpr int32_t kNoKernel = -1;    // Task::kernel of a non-kernel

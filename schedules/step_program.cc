@@ -16,17 +16,6 @@ namespace {
 using collectives::CollectiveOp;
 using sim::SimTime;
 
-CollectiveOp collective_of(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::kAllGather:
-      return CollectiveOp::kAllGather;
-    case TaskKind::kReduceScatter:
-      return CollectiveOp::kReduceScatter;
-    default:
-      return CollectiveOp::kAllReduce;
-  }
-}
-
 bool is_kernel(TaskKind kind) { return kind == TaskKind::kKernel || kind == TaskKind::kOptimizer; }
 bool is_local(TaskKind kind) {
   return kind == TaskKind::kCopyToDevice || kind == TaskKind::kCopyToHost ||
@@ -140,7 +129,7 @@ class ProgramBuilder {
       op.duration_ns = SimTime::from_seconds_rounded(seconds).count_ns();
     } else {
       op.kind = OpKind::kCollective;
-      op.op = collective_of(t.kind);
+      op.op = *collective_of(t.kind);
       op.role = t.group;
       op.bytes = t.bytes;
       op.channel = channel_of(t.group, op.stream);
