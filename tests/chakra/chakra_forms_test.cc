@@ -17,6 +17,7 @@
 #include "collectives/group_collectives.h"
 #include "collectives/tuner.h"
 #include "config/config_error.h"
+#include "tests/support/config_errors.h"
 #include "tests/support/step_fixtures.h"
 
 namespace clustersim::workloads::chakra {
@@ -62,20 +63,8 @@ int64_t collective_ns(const Cluster& cluster, const std::vector<int64_t>& gpus, 
 
 int64_t ns(double seconds) { return std::llround(seconds * 1e9); }
 
-template <typename F>
-std::string config_error(F&& f) {
-  try {
-    f();
-  } catch (const sim::ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no ConfigError";
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& piece) {
-  return text.find(piece) != std::string::npos;
-}
+using test_support::config_error;
+using test_support::contains;
 
 std::vector<Trace> two_ranks(CommType type, int64_t bytes, const std::string& pg,
                              const std::string& form = "") {

@@ -11,15 +11,16 @@
 #include "chakra/chakra_scale.h"
 #include "chakra/chakra_trace.h"
 #include "config/config_error.h"
+#include "tests/support/config_errors.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/step_fixtures.h"
 
 namespace clustersim::workloads::chakra {
 namespace {
 
+using test_support::config_error;
+using test_support::h100;
 using test_support::ScratchDir;
-
-const std::string kHardware = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/";
 
 Node comp(uint64_t id, int64_t ns, std::vector<uint64_t> deps = {}) {
   Node n;
@@ -71,20 +72,6 @@ std::vector<Trace> read_each(const std::string& prefix, int64_t ranks) {
   return traces;
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const sim::ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-collectives::HardwareProfile h100() {
-  return collectives::load_hardware_profile(kHardware + "h100.yaml");
-}
-
 TEST(ChakraRankTraces, IdenticalGraphsAreParsedAndCompiledOnce) {
   ScratchDir dir;
   const std::string prefix = write_ranks(dir, std::vector<int64_t>(8, 100'000));
@@ -123,10 +110,10 @@ TEST(ChakraRankTraces, SameNodesInAnotherTraceFormAreNotShared) {
   write_trace_file(rank_trace_path(prefix, 1), rank_trace(1, 100'000, "named"));
   const RankTraces traces = read_rank_traces(prefix, 2);
   EXPECT_EQ(traces.graphs.size(), 2u);
-  const std::string expected =
-      error_of([&] { (void)detect_trace_form(std::span<const Trace>(read_each(prefix, 2)), {}); });
+  const std::string expected = config_error(
+      [&] { (void)detect_trace_form(std::span<const Trace>(read_each(prefix, 2)), {}); });
   EXPECT_NE(expected.find("t.1.et"), std::string::npos) << expected;
-  EXPECT_EQ(error_of([&] { (void)detect_trace_form(traces.view(), {}); }), expected);
+  EXPECT_EQ(config_error([&] { (void)detect_trace_form(traces.view(), {}); }), expected);
 }
 
 TEST(ChakraRankTraces, TheReplayEqualsOneTracePerRank) {
@@ -165,11 +152,11 @@ TEST(ChakraRankTraces, ErrorsInDuplicatedFilesNameEachFile) {
   ASSERT_EQ(traces.graphs.size(), 1u);
   // Rank 3 is not in group "0": a per-rank problem of the shared graph.
   const CommGroups groups = {{"0", {0, 1, 2}}};
-  const std::string expected = error_of([&] { check_traces(read_each(prefix, 4), groups); });
+  const std::string expected = config_error([&] { check_traces(read_each(prefix, 4), groups); });
   for (const char* file : {"t.0.et", "t.3.et", "without rank 3"}) {
     EXPECT_NE(expected.find(file), std::string::npos) << file << " in " << expected;
   }
-  EXPECT_EQ(error_of([&] { check_traces(traces.view(), groups); }), expected);
+  EXPECT_EQ(config_error([&] { check_traces(traces.view(), groups); }), expected);
 }
 
 TEST(ChakraRankTraces, MembershipOfASharedCleanGraphIsCheckedPerRank) {
@@ -177,12 +164,12 @@ TEST(ChakraRankTraces, MembershipOfASharedCleanGraphIsCheckedPerRank) {
   const std::string prefix = write_ranks(dir, std::vector<int64_t>(4, 100'000));
   const RankTraces traces = read_rank_traces(prefix, 4);
   const CommGroups groups = {{"0", {0, 2}}};
-  const std::string expected = error_of([&] { check_traces(read_each(prefix, 4), groups); });
+  const std::string expected = config_error([&] { check_traces(read_each(prefix, 4), groups); });
   EXPECT_NE(expected.find("t.1.et: error: node 1: pg_name \"0\" names a group without rank 1"),
             std::string::npos)
       << expected;
   EXPECT_NE(expected.find("t.3.et"), std::string::npos) << expected;
-  EXPECT_EQ(error_of([&] { check_traces(traces.view(), groups); }), expected);
+  EXPECT_EQ(config_error([&] { check_traces(traces.view(), groups); }), expected);
   check_traces(traces.view(), {{"0", {0, 1, 2, 3}}});  // no error
 }
 
@@ -199,11 +186,11 @@ TEST(ChakraRankTraces, CompileErrorsOfASharedGraphNameEveryFile) {
   const RankTraces traces = read_rank_traces(prefix, 3);
   ASSERT_EQ(traces.graphs.size(), 1u);
   const std::vector<Trace> each = read_each(prefix, 3);
-  const std::string expected =
-      error_of([&] { (void)replay_job(cluster, h100(), build_replay_job(each, groups, 3), {}); });
+  const std::string expected = config_error(
+      [&] { (void)replay_job(cluster, h100(), build_replay_job(each, groups, 3), {}); });
   EXPECT_NE(expected.find("t.2.et: error: node 0: duration must be >= 0"), std::string::npos)
       << expected;
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(config_error([&] {
               (void)replay_job(cluster, h100(), build_replay_job(traces.view(), groups, 3), {});
             }),
             expected);
@@ -218,11 +205,12 @@ TEST(ChakraRankTraces, ABrokenFileAfterADuplicateIsReportedAsReadTraceFileDoes) 
   bytes[1] = '\xff';
   bytes[2] = '\xff';
   dir.write("t.2.et", bytes);
-  const std::string expected = error_of([&] { (void)read_trace_file(rank_trace_path(prefix, 2)); });
+  const std::string expected =
+      config_error([&] { (void)read_trace_file(rank_trace_path(prefix, 2)); });
   EXPECT_NE(expected.find("t.2.et"), std::string::npos) << expected;
-  EXPECT_EQ(error_of([&] { (void)read_rank_traces(prefix, 3); }), expected);
-  EXPECT_EQ(error_of([&] { (void)read_rank_traces(dir.file("missing"), 1); }),
-            error_of([&] { (void)read_trace_file(dir.file("missing.0.et")); }));
+  EXPECT_EQ(config_error([&] { (void)read_rank_traces(prefix, 3); }), expected);
+  EXPECT_EQ(config_error([&] { (void)read_rank_traces(dir.file("missing"), 1); }),
+            config_error([&] { (void)read_trace_file(dir.file("missing.0.et")); }));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "config/config_error.h"
 #include "model/compute_model.h"
 #include "model/transformer_kernels.h"
+#include "tests/support/config_errors.h"
 #include "tests/support/step_fixtures.h"
 #include "topology/cluster_config.h"
 
@@ -323,20 +324,8 @@ TEST(ChakraReplay, SendAndReceiveMatchByPeerAndTagAndTakeTheTwoRankBroadcastTime
 
 // ---- Errors ----
 
-template <typename F>
-std::string config_error(F&& f) {
-  try {
-    f();
-  } catch (const sim::ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no ConfigError";
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& piece) {
-  return text.find(piece) != std::string::npos;
-}
+using test_support::config_error;
+using test_support::contains;
 
 TEST(ChakraReplay, ADeadlockIsReportedWithTheStuckNodes) {
   const Cluster cluster = hgx_h100(1);
