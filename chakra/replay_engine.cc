@@ -24,6 +24,10 @@ ReplayEngine::ReplayEngine(const topology::Cluster& cluster,
       traced_(static_cast<size_t>(job.ranks()), 0),
       tuned_(profile, options.forced),
       sm_(spec.comm_overlap_slowdown) {
+  CLUSTERSIM_CHECK(
+      options.rank_time_factors.empty() || options.rank_time_factors.size() == ranks_.size(),
+      "rank_time_factors: " + std::to_string(options.rank_time_factors.size()) + " for " +
+          std::to_string(ranks_.size()) + " ranks");
   resource_begin_.reserve(ranks_.size() + 1);
   int64_t total = 0;
   for (size_t r = 0; r < ranks_.size(); ++r) {
@@ -235,6 +239,9 @@ void ReplayEngine::start(int64_t r, int32_t res, int32_t node, const Cause& caus
       st.compute_busy_since = now();
     }
     rs.work_ns = static_cast<double>(tn.duration_ns);
+    if (!options_.rank_time_factors.empty()) {
+      rs.work_ns *= options_.rank_time_factors[static_cast<size_t>(r)];
+    }
     rs.overlap_start_ns = overlap_until(st, now());
     schedule_check(r, res, now(), rs.work_ns);
   } else {

@@ -17,6 +17,7 @@
 #include "calibration/profile_writer.h"
 #include "cli/network_scenario.h"
 #include "cli/table_text.h"
+#include "cli/training_runs.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
 #include "config/scenario_loader.h"
@@ -204,8 +205,14 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
   const int64_t min_bytes = parsed.bytes_or("--min-bytes", 65536);
   const std::string base_path = parsed.value_or("--base", "");
   const Base base = load_base(base_path, parsed.values("--set"));
+  std::vector<std::string> runs_files, measurement_files;
+  for (const std::string& f : parsed.positionals) {
+    (is_training_runs_file(f) ? runs_files : measurement_files).push_back(f);
+  }
   const calibration::MeasurementSet set =
-      calibration::read_measurement_files(parsed.positionals, parsed.value_or("--op", ""));
+      measurement_files.empty()
+          ? calibration::MeasurementSet{}
+          : calibration::read_measurement_files(measurement_files, parsed.value_or("--op", ""));
 
   const std::string hardware = parsed.value_or("--hardware", base.profile.gpu.curves_fitted_to);
   const std::string kernel = parsed.value_or("--attention-kernel", "FA2");
@@ -230,7 +237,7 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
                                           min_bytes);
     calibration::check_forced_choices(cases, base.profile, base.scenario->values);
   }
-  if (gemm.empty() && attention.empty() && cases.empty()) {
+  if (gemm.empty() && attention.empty() && cases.empty() && runs_files.empty()) {
     no_rows("no measurement rows to fit: expected GEMM or attention rows of hardware '" + hardware +
             "' (attention kernel " + kernel + ") or collective rows at or above " +
             std::to_string(min_bytes) + " bytes");
@@ -263,6 +270,20 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
   }
   calibration::ProfileProvenance provenance;
   provenance.description = description_of(base.profile_path);
+  // The sustained clock from end-to-end runs on the base profile (with the
+  // base's curves: fit curves first, then the clock on the written profile).
+  std::optional<ProfileClockFit> clock;
+  if (!runs_files.empty()) {
+    clock = fit_profile_clock(runs_files, base.profile_path, split.folds);
+    fitted.gpu.sustained_clock = clock->fit.sustained_clock;
+    std::string ids;
+    for (const std::string& id : clock->fit.fitted_to) ids += (ids.empty() ? "" : " ") + id;
+    fitted.gpu.sustained_clock_fitted_to = ids;
+    provenance.key_comments["gpu.sustained_clock"] =
+        "Fitted by clustersim calibrate to " + std::to_string(clock->fit.fitted_to.size()) +
+        " training runs (gpu.sustained_clock_fitted_to): the clock at which the median error of "
+        "their predicted tokens/s is zero.";
+  }
   if (!gemm.empty() || !attention.empty()) fitted.gpu.curves_fitted_to = hardware;
 
   // In-sample errors by kind, with the profile as written.
@@ -313,6 +334,7 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
     }
     kinds.push_back(std::move(k));
   }
+  if (clock) kinds.push_back(Kind{"training runs", clock->in_sample, clock->cross_validated});
   if (!cases.empty()) {
     const topology::Cluster& cluster = base.scenario->cluster;
     Kind k{"collectives", {}, {}};
@@ -345,6 +367,9 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
                                            ? ", not used by the fit"
                                            : ", " + std::to_string(f.rows) + " rows") +
                                       ")");
+  }
+  for (const std::string& f : runs_files) {
+    provenance.header_lines.push_back("  " + f + " (training runs)");
   }
   provenance.header_lines.push_back(
       "Used: " + std::to_string(gemm.size()) + " GEMM rows (" + hardware + ", fp16/bf16), " +
@@ -396,6 +421,15 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
                 ? std::string("not used by the fit (see validate)")
                 : std::to_string(f.rows) + " rows")
         << "\n";
+  }
+  for (const std::string& f : runs_files) {
+    out << "  " << pad_right(f, 48) << " " << pad_right("training runs", 14)
+        << (clock->fit.fitted_to.size()) << " runs on the base profile, " << clock->other_runs
+        << " on others\n";
+  }
+  if (clock) {
+    out << "# gpu.sustained_clock " << fixed(clock->fit.sustained_clock, 3) << " fitted to "
+        << clock->fit.fitted_to.size() << " training runs\n";
   }
   out << "# used: " << gemm.size() << " GEMM rows (" << hardware << ", fp16/bf16), "
       << attention.size() << " attention rows (" << kernel << "), " << cases.size()

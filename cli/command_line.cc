@@ -129,12 +129,16 @@ ParsedCommand parse_command_args(const CommandSpec& spec, std::span<const std::s
     slot.push_back(value);
   }
   if (parsed.help) return parsed;
-  if (parsed.positionals.size() < spec.positionals.size()) {
+  // A last positional in brackets, "[X...]", may also be absent.
+  const bool optional_last = !spec.positionals.empty() && spec.positionals.back().starts_with("[");
+  const size_t required = spec.positionals.size() - (optional_last ? 1 : 0);
+  if (parsed.positionals.size() < required) {
     usage_error(spec, "expected " + spec.positionals[parsed.positionals.size()] +
                           ", found the end of the command line");
   }
   // A last positional named "X..." takes one or more arguments.
-  const bool variadic = !spec.positionals.empty() && spec.positionals.back().ends_with("...");
+  const bool variadic = !spec.positionals.empty() && (spec.positionals.back().ends_with("...") ||
+                                                      spec.positionals.back().ends_with("...]"));
   if (!variadic && parsed.positionals.size() > spec.positionals.size()) {
     usage_error(spec, "unexpected argument '" + parsed.positionals[spec.positionals.size()] + "'");
   }

@@ -32,7 +32,7 @@ struct CommandSpec {
   std::string name;
   std::string summary;  // one line, for `clustersim --help`
   // Required, in order: "SCENARIO". A last name ending in "..." takes one
-  // or more arguments.
+  // or more arguments; in brackets, "[FILES...]", zero or more.
   std::vector<std::string> positionals;
   std::vector<OptionSpec> options;
   std::string details;  // extra paragraphs for --help

@@ -20,6 +20,7 @@
 #include "config/config_error.h"
 #include "config/json_writer.h"
 #include "config/rank_list.h"
+#include "schedules/gpu_speed.h"
 
 namespace clustersim::cli {
 
@@ -262,6 +263,9 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   options.forced = collectives::read_forced_choice(in.net.values);
   options.routing = collectives::read_routing(in.net.values);
   options.tokens_per_rank = tokens;
+  options.rank_time_factors =
+      workloads::gpu_time_factors(in.ranks, in.net.profile.gpu.speed_variation,
+                                  static_cast<uint64_t>(in.net.values.get_int("seed")));
   if (tracing) {
     options.trace_ranks = trace_ranks_below(trace_ranks, in.ranks, "the replay");
   }

@@ -49,6 +49,7 @@ workloads::StepConfig step_config_from_scenario(const sim::ConfigValues& values,
   config.schedule_options.separate_reduce_stream = config.workload.separate_reduce_stream;
   config.schedule_options.no_sync = config.workload.no_sync;
   config.stragglers = workloads::read_stragglers(values, config.workload.world_size);
+  config.seed = static_cast<uint64_t>(values.get_int("seed"));
   config.compute = workloads::compute_spec_from_profile(profile);
   config.memory_capacity_bytes = profile.gpu.memory_bytes;
   config.host.kernel_launch = sim::SimTime::from_ns_rounded(profile.host.kernel_launch_us * 1e3);

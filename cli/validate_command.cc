@@ -14,7 +14,9 @@
 #include "calibration/measurement_files.h"
 #include "cli/network_scenario.h"
 #include "cli/table_text.h"
+#include "cli/training_runs.h"
 #include "cli/validate_kineto.h"
+#include "cli/validate_runs.h"
 #include "collectives/group_collectives.h"
 #include "config/config_error.h"
 #include "config/units.h"
@@ -117,7 +119,7 @@ std::vector<double> validate_collectives(const std::vector<CollectiveCase>& case
 CommandSpec validate_command_spec() {
   return {"validate",
           "Compare predictions with measurements: GEMM, attention, collectives, Kineto traces.",
-          {"SCENARIO", "MEASUREMENTS..."},
+          {"SCENARIO|RUNS", "[MEASUREMENTS...]"},
           {{"--min-bytes", "SIZE", false, "ignore collective rows smaller than SIZE (e.g. 64KiB)"},
            {"--op", "OP", false, "the collective of nccl-tests files whose name does not say"},
            {"--hardware", "PART", false,
@@ -127,6 +129,9 @@ CommandSpec validate_command_spec() {
            {"--rank", "R", false, "the simulated rank a Kineto trace is compared with (default 0)"},
            {"--warmup-steps", "N", false,
             "trace steps to skip (default: the first, when there are several)"},
+           {"--folds", "K", false,
+            "training runs: also predict each run with a sustained clock fitted without its "
+            "fold (K-fold cross-validation)"},
            {"--max-error", "P", false,
             "exit 1 when the median |error| over all cases exceeds P percent (for CI)"},
            {"--set", "KEY=VALUE", true, "override a scenario key"}},
@@ -137,12 +142,37 @@ CommandSpec validate_command_spec() {
           "compared through the time it implies. GEMM and attention rows are predicted with the\n"
           "profile's curves at the nominal clock. A Kineto trace is compared, per kernel class\n"
           "and for the step, with the scenario's simulated step of the same rank. The error is\n"
-          "that of the time: predicted / measured - 1."};
+          "that of the time: predicted / measured - 1.\n"
+          "Training runs: `validate RUNS.csv...` (every argument a runs file: id, scenario,\n"
+          "overrides, tokens_per_s_per_gpu, memory_gib, source; docs/accuracy.md) simulates\n"
+          "each run's scenario and compares tokens/s per GPU (error = predicted / measured - 1,\n"
+          "positive when optimistic) and peak memory; rows the profile's sustained clock was\n"
+          "fitted to (gpu.sustained_clock_fitted_to) are labelled fitted, the rest held out."};
 }
 
 int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
   const int64_t min_bytes = parsed.bytes_or("--min-bytes", 0);
   const std::optional<double> max_error = read_max_error(parsed);
+  if (is_training_runs_file(parsed.positionals[0])) {
+    RunsValidationOptions options;
+    options.max_error = max_error;
+    if (parsed.has("--folds")) {
+      options.folds = static_cast<int>(parsed.positive_int_or("--folds", 5, 1000, "a fold count"));
+      if (options.folds == 1)
+        throw UsageError("option '--folds' expects at least 2 folds, found 1");
+    }
+    for (const std::string& f : parsed.positionals) {
+      if (!is_training_runs_file(f)) {
+        throw UsageError("'" + f + "': every argument after a runs file must be a runs file " +
+                         "(a CSV with scenario and tokens_per_s_per_gpu columns)");
+      }
+    }
+    return run_validate_runs(parsed.positionals, options, out);
+  }
+  if (parsed.positionals.size() < 2) {
+    throw UsageError(
+        "expected MEASUREMENTS... after the scenario, found the end of the command line");
+  }
   const NetworkScenario net = load_network_scenario(parsed.positionals[0], parsed.values("--set"));
   const std::vector<std::string> files(parsed.positionals.begin() + 1, parsed.positionals.end());
   const calibration::MeasurementSet set =

@@ -42,7 +42,10 @@ struct EngineOptions {
   collectives::Routing routing = collectives::Routing::kAdaptive;
   double comm_overlap_slowdown = 1;   // compute slowdown while a transfer is in flight
   std::vector<Straggler> stragglers;  // ranks < world, each at most once
-  std::vector<int64_t> trace_ranks;   // ranks whose operations are recorded (sorted, unique)
+  // Per-rank factors (> 0) on compute time before stragglers' slowdowns, the
+  // GPUs' own speed spread; empty: every GPU at the median speed.
+  std::vector<double> rank_time_factors;
+  std::vector<int64_t> trace_ranks;  // ranks whose operations are recorded (sorted, unique)
 };
 
 struct EngineResult {

@@ -45,6 +45,12 @@ std::string in_unit_interval(const sim::ConfigValue& value) {
   return x > 0 && x <= 1 ? "" : "a number in (0, 1]";
 }
 
+// A spread of log speed: 0.5 already means GPUs 1.6x apart at one sigma.
+std::string small_spread(const sim::ConfigValue& value) {
+  const double x = std::get<double>(value);
+  return x >= 0 && x <= 0.5 ? "" : "a number in [0, 0.5]";
+}
+
 std::string at_least_one(const sim::ConfigValue& value) {
   return std::get<double>(value) >= 1 ? "" : "a number >= 1";
 }
@@ -135,6 +141,16 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
             "scaling the FLOP roofline of every kernel; MFU stays relative to peak_tflops.")
       .default_to(1.0)
       .validated_by(in_unit_interval, "in (0, 1]");
+  s.add_key("gpu.sustained_clock_fitted_to", ValueType::kString,
+            "Ids of the training runs (a runs file of `clustersim validate`) the sustained clock "
+            "was fitted to, blank-separated; validate labels those rows fitted.")
+      .default_to(std::string());
+  s.add_key("gpu.speed_variation", ValueType::kFloat,
+            "Standard deviation of log compute speed across GPUs of this part (manufacturing "
+            "and power-management variability): each rank's kernels run exp(N(0, sd)) times "
+            "as long as the median GPU's, drawn from the scenario's seed; 0 = identical GPUs.")
+      .default_to(0.0)
+      .validated_by(small_spread, "in [0, 0.5]");
   s.add_key("gpu.comm_overlap_slowdown", ValueType::kFloat,
             "Factor on compute time while communication kernels share the SMs (default: a "
             "placeholder in the 1.05-1.15 range reports suggest).")
@@ -175,6 +191,8 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   g.attention_bwd = read_curve(v, "gpu.attention_bwd", CurveShape::kAttention);
   g.comm_overlap_slowdown = v.get_float("gpu.comm_overlap_slowdown");
   g.sustained_clock = v.get_float("gpu.sustained_clock");
+  g.speed_variation = v.get_float("gpu.speed_variation");
+  g.sustained_clock_fitted_to = v.get_string("gpu.sustained_clock_fitted_to");
   return g;
 }
 

@@ -40,6 +40,7 @@ GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& pro
   spec.attention_bwd = curve_of(gpu.attention_bwd);
   spec.comm_overlap_slowdown = gpu.comm_overlap_slowdown;
   spec.sustained_clock = gpu.sustained_clock;
+  spec.speed_variation = gpu.speed_variation;
   return spec;
 }
 

@@ -78,6 +78,9 @@ struct GpuComputeSpec {
   // Sustained / nominal tensor-core clock (power caps), in (0, 1]; the FLOP
   // roofline runs at peak_flops * sustained_clock, MFU stays against peak_flops.
   double sustained_clock = 1.0;
+  // Spread of per-GPU speed (hardware profile gpu.speed_variation): the
+  // standard deviation of log kernel time across GPUs, >= 0.
+  double speed_variation = 0.0;
 };
 
 // The spec a hardware profile's `gpu` section describes (hardware =

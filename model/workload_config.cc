@@ -3,6 +3,7 @@
 #include <array>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "config/config_error.h"
@@ -43,6 +44,17 @@ const char* const kReplica = "workload.parallelism.replica_group_size";
 const char* const kTp = "workload.parallelism.tp";
 
 std::string str(int64_t x) { return std::to_string(x); }
+
+std::string fsdp_version_problem(const sim::ConfigValue& v) {
+  const int64_t x = std::get<int64_t>(v);
+  return x == 1 || x == 2 ? "" : "1 or 2";
+}
+
+std::vector<std::string> reduce_dtype_names() {
+  std::vector<std::string> out = {"param"};
+  for (const std::string& n : names(kDtypes)) out.push_back(n);
+  return out;
+}
 
 // Fills shard/replica group sizes from the strategy and the keys given, or
 // reports why they cannot be.
@@ -215,6 +227,20 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "With grad_accum > 1, reduce gradients on the last micro-batch only (FSDP's "
                "no_sync()); earlier ones accumulate unsharded gradients.")
       .default_to(false);
+  schema
+      .add_key("workload.fsdp.version", ValueType::kInt,
+               "2: FSDP2 (fully_shard, per-parameter sharding), which copies every all-gather's "
+               "output into the parameters and every unit's gradients into the reduce-scatter "
+               "input on the compute stream; 1: FSDP1's flat parameter, gathered and reduced in "
+               "place.")
+      .default_to(int64_t{2})
+      .validated_by(fsdp_version_problem, "1 or 2");
+  schema
+      .add_key("workload.fsdp.reduce_dtype", ValueType::kEnum,
+               "Precision of gradient reduce-scatters and HSDP all-reduces: param (the compute "
+               "dtype, PyTorch's default) or a dtype; torchtitan reduces in fp32.")
+      .one_of(reduce_dtype_names())
+      .default_to(std::string("param"));
 }
 
 WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_size_gpus,
@@ -252,6 +278,9 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.reshard_after_forward = values.get_bool("workload.fsdp.reshard_after_forward");
   w.separate_reduce_stream = values.get_bool("workload.fsdp.separate_reduce_stream");
   w.no_sync = values.get_bool("workload.fsdp.no_sync");
+  w.fsdp_version = static_cast<int>(values.get_int("workload.fsdp.version"));
+  const std::string reduce = values.get_string("workload.fsdp.reduce_dtype");
+  w.reduce_dtype = reduce == "param" ? w.dtype : value_of(kDtypes, reduce);
   w.activation_checkpointing =
       value_of(kCheckpointing, values.get_string("workload.activation_checkpointing"));
   w.cpu_offload = values.get_bool("workload.cpu_offload");

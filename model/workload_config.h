@@ -68,6 +68,15 @@ struct WorkloadSpec {
   bool reshard_after_forward = true;
   bool separate_reduce_stream = false;  // FSDP1's post-backward stream (FsdpScheduleOptions)
   bool no_sync = false;                 // reduce on the last micro-batch only
+  // FSDP2 (per-parameter sharding, torch.distributed.fsdp.fully_shard) copies
+  // each all-gather's output into the parameters and each unit's gradients
+  // into the reduce-scatter input on the compute stream; FSDP1's flat
+  // parameter is all-gathered and reduced in place (fsdp_schedule.h).
+  int fsdp_version = 2;
+  // Precision of gradient reduce-scatters and HSDP all-reduces: the compute
+  // dtype by default (MixedPrecisionPolicy.reduce_dtype None); torchtitan
+  // reduces in fp32 (mixed_precision_reduce = "float32").
+  Dtype reduce_dtype = Dtype::kBf16;
 
   ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::kNone;
   bool cpu_offload = false;
@@ -86,9 +95,10 @@ struct WorkloadSpec {
 // cpu_offload, torch_compile, cuda_graphs; section `workload.parallelism`
 // (strategy, shard_group_size, replica_group_size, tp); section
 // `workload.fsdp` (backward_prefetch, forward_prefetch, limit_all_gathers,
-// reshard_after_forward, separate_reduce_stream, no_sync). Defaults are PyTorch's (FULL_SHARD,
-// BACKWARD_PRE, limit_all_gathers true, reshard_after_forward true) and bf16, tp 1, grad_accum 1,
-// no checkpointing, no offload, eager mode.
+// reshard_after_forward, separate_reduce_stream, no_sync, version, reduce_dtype). Defaults are
+// PyTorch's (FULL_SHARD, BACKWARD_PRE, limit_all_gathers true, reshard_after_forward true, FSDP2,
+// reduction in the compute dtype) and bf16, tp 1, grad_accum 1, no checkpointing, no offload, eager
+// mode.
 void add_workload_keys(sim::ConfigSchema& schema);
 
 // The training job of a scenario on a cluster of `world_size_gpus` GPUs in

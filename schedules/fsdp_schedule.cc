@@ -95,6 +95,7 @@ class Builder {
     const auto units = static_cast<size_t>(s_.blocks) + 1;
     gathered_.assign(units, spec_.strategy == ShardingStrategy::kNoShard);
     last_ag_.assign(units, kNone);
+    copied_ag_.assign(units, kNone);
     final_reduction_.assign(units, kNone);
     s_.dep_begin.push_back(0);
   }
@@ -221,6 +222,7 @@ class Builder {
       t.kernel = indices[i];
       std::vector<int32_t> d;
       if (i == 0 && last_ag_[slot(unit)] != kNone) d.push_back(last_ag_[slot(unit)]);
+      if (i == 0) copy_out(unit, phase);
       if (tp_wait != kNone) d.push_back(tp_wait);
       tp_wait = kNone;
       last = add(t, d);
@@ -230,6 +232,22 @@ class Builder {
     }
     if (tp_wait != kNone) last = tp_wait;
     return last;
+  }
+
+  // FSDP2's copy of the unit's latest all-gather output into its
+  // parameters, once per all-gather, before the first kernel that reads it.
+  void copy_out(int32_t unit, Phase phase) {
+    const int32_t ag = last_ag_[slot(unit)];
+    const int32_t kernel = unit == kRootUnit ? s_.root_copy_out : s_.block_copy_out;
+    if (ag == kNone || copied_ag_[slot(unit)] == ag || kernel == kNoKernel) return;
+    copied_ag_[slot(unit)] = ag;
+    Task t;
+    t.kind = TaskKind::kKernel;
+    t.phase = phase;
+    t.unit = unit;
+    t.micro_batch = mb_;
+    t.kernel = kernel;
+    add(t, {ag});
   }
 
   // Megatron sequence parallelism (see the header): the TP collective
@@ -294,7 +312,19 @@ class Builder {
   void reduce(int32_t unit, int32_t grad_ready, bool last_mb) {
     if (!last_mb && opt_.no_sync) return;
     const Stream stream = opt_.separate_reduce_stream ? Stream::kReduce : Stream::kComm;
-    const int64_t params_bytes = s_.unit_bytes(unit);
+    const int64_t elem = dtype_bytes(spec_.dtype);
+    const int64_t reduce_elem = dtype_bytes(spec_.reduce_dtype);
+    const int64_t params_bytes = s_.unit_bytes(unit) / elem * reduce_elem;
+    const int32_t copy_in = unit == kRootUnit ? s_.root_reduce_copy_in : s_.block_reduce_copy_in;
+    if (sharded() && copy_in != kNoKernel) {
+      Task c;
+      c.kind = TaskKind::kKernel;
+      c.phase = Phase::kBackward;
+      c.unit = unit;
+      c.micro_batch = mb_;
+      c.kernel = copy_in;
+      grad_ready = add(c, {grad_ready});
+    }
     Task t;
     t.stream = stream;
     t.phase = Phase::kBackward;
@@ -314,8 +344,7 @@ class Builder {
       if (spec_.strategy == ShardingStrategy::kHybridShard) {
         t.kind = TaskKind::kAllReduce;
         t.group = GroupRole::kReplica;
-        const int64_t elem = dtype_bytes(spec_.dtype);
-        t.bytes = ceil_div(params_bytes / elem, spec_.shard_group_size) * elem;
+        t.bytes = ceil_div(params_bytes / reduce_elem, spec_.shard_group_size) * reduce_elem;
         r = add(t, {r});
       }
     }
@@ -363,6 +392,7 @@ class Builder {
   int32_t last_on_[kStreamCount] = {kNone, kNone, kNone, kNone, kNone, kNone};
   std::vector<bool> gathered_;
   std::vector<int32_t> last_ag_;          // latest all-gather per unit slot
+  std::vector<int32_t> copied_ag_;        // the all-gather whose output was copied out last
   std::vector<int32_t> final_reduction_;  // last reduction of the last micro-batch
   std::deque<int32_t> live_;            // block all-gathers whose buffers the host has not awaited
   std::map<int32_t, int32_t> free_of_;  // all-gather in live_ -> the free of its buffer
@@ -408,6 +438,26 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   s.local_params = local_params;
   s.optimizer_kernel = static_cast<int32_t>(s.kernels.size());
   s.kernels.push_back(adamw_step(local_params, OptimizerPrecision{4, 0}));
+  if (spec.fsdp_version == 2 && spec.strategy != ShardingStrategy::kNoShard) {
+    const double reduce_elem = static_cast<double>(dtype_bytes(spec.reduce_dtype));
+    const auto add_kernel = [&s](std::string_view name, double bytes) {
+      Kernel k;
+      k.name = name;
+      k.cls = KernelClass::kElementwise;
+      k.bytes = bytes;
+      s.kernels.push_back(k);
+      return static_cast<int32_t>(s.kernels.size() - 1);
+    };
+    const auto block = static_cast<double>(s.block_bytes);
+    const auto root = static_cast<double>(s.root_bytes);
+    const auto params = [&](double bytes) { return bytes / static_cast<double>(elem); };
+    s.block_copy_out = add_kernel("fsdp.all_gather_copy_out", 2 * block);
+    s.root_copy_out = add_kernel("fsdp.all_gather_copy_out", 2 * root);
+    s.block_reduce_copy_in =
+        add_kernel("fsdp.reduce_scatter_copy_in", block + params(block) * reduce_elem);
+    s.root_reduce_copy_in =
+        add_kernel("fsdp.reduce_scatter_copy_in", root + params(root) * reduce_elem);
+  }
 
   Builder(spec, options, s).build();
   return s;

@@ -68,11 +68,23 @@
 //    casts in the all-gather, so the optimizer reads fp32 gradients and writes
 //    no low-precision copy (OptimizerPrecision{4, 0}).
 //
+// FSDP2 copies (WorkloadSpec::fsdp_version 2; torch.distributed.fsdp
+// _fsdp_collectives.py): the first kernel to use an all-gather's output is
+// preceded by fsdp.all_gather_copy_out on the compute stream
+// (split_with_sizes_copy of the gathered buffer into the unit's parameters:
+// the unsharded bytes read and written), and each reduce-scatter by
+// fsdp.reduce_scatter_copy_in on the compute stream after the unit's
+// backward (chunk_cat of the unsharded gradients, read in the compute dtype,
+// written in the reduce dtype). The all-gather's copy-in of the local shard
+// (1 / shard_group of the bytes, on its own stream) is left out. FSDP1
+// gathers into and reduces from its flat parameter in place: no copies.
+//
 // Bytes (nccl-tests convention, per rank's collective call): all-gather =
 // total output = the unit's unsharded parameters in the compute dtype;
-// reduce-scatter = total input = the same size of gradients (reduced in the
-// compute dtype); HSDP all-reduce = one shard, ceil(params / shard_group) *
-// dtype; DDP all-reduce = the unit's full gradients. With tp > 1 a unit's
+// reduce-scatter = total input = the same number of gradients in the reduce
+// dtype (WorkloadSpec::reduce_dtype); HSDP all-reduce = one shard,
+// ceil(params / shard_group) elements of the reduce dtype; DDP all-reduce =
+// the unit's full gradients in the reduce dtype. With tp > 1 a unit's
 // parameters are its TP slice, ceil(params / tp) (norm weights are in fact
 // replicated; ignored). FSDP's padding of the flat parameter is ignored.
 //
@@ -176,6 +188,9 @@ struct FsdpSchedule {
       head_backward;
   std::vector<int32_t> recompute;  // kernel indices a block recomputes (checkpointing)
   int32_t optimizer_kernel = kNoKernel;
+  // FSDP2's copies (WorkloadSpec::fsdp_version 2), by unit kind; kNoKernel under FSDP1.
+  int32_t block_copy_out = kNoKernel, root_copy_out = kNoKernel;
+  int32_t block_reduce_copy_in = kNoKernel, root_reduce_copy_in = kNoKernel;
 
   int32_t blocks = 0;        // transformer blocks (units 0 .. blocks-1)
   int64_t block_bytes = 0;   // unsharded parameter bytes of one block (compute dtype)

@@ -6,6 +6,7 @@
 #include "exec/engine.h"
 #include "exec/step_accounts.h"
 #include "model/transformer_kernels.h"
+#include "schedules/gpu_speed.h"
 #include "schedules/step_program.h"
 #include "sim/check.h"
 
@@ -23,6 +24,8 @@ StepResult simulate_step(const topology::Cluster& cluster,
   options.routing = config.routing;
   options.comm_overlap_slowdown = config.compute.comm_overlap_slowdown;
   options.stragglers = config.stragglers;
+  options.rank_time_factors =
+      gpu_time_factors(layout.world, config.compute.speed_variation, config.seed);
   options.trace_ranks = config.trace_ranks;
   EngineResult run = run_program(program.program, layout, cluster, profile, options);
 

@@ -85,6 +85,7 @@ struct StepConfig {
   collectives::Routing routing = collectives::Routing::kAdaptive;
   FsdpScheduleOptions schedule_options;
   std::vector<Straggler> stragglers;  // ranks < world_size, each at most once
+  uint64_t seed = 1;                  // the scenario's seed: per-GPU speeds (schedules/gpu_speed.h)
   int64_t memory_capacity_bytes = 0;  // HBM per GPU; 0: not checked (fits)
   std::vector<int64_t> trace_ranks;   // ranks whose tasks are recorded (sorted, unique)
 };

@@ -158,6 +158,7 @@ TEST(ChakraExportNoHost, WithAFreeHostTheStepIsRunsToTheNanosecond) {
     c.host.kernel_launch = sim::SimTime::zero();
     c.host.graph_launch = sim::SimTime::zero();
     c.compute.comm_overlap_slowdown = 1.0;
+    c.compute.speed_variation = 0;  // identical GPUs: nothing to round
     ExportOptions bare;
     bare.host_nodes = false;
     const ExportedStep e = export_step(cluster, h100(), c, every_rank(c), bare);

@@ -15,6 +15,7 @@
 #include "chakra/chakra_replay.h"
 #include "model/compute_model.h"
 #include "model/model_spec.h"
+#include "schedules/gpu_speed.h"
 #include "sim/check.h"
 #include "tests/support/step_fixtures.h"
 #include "topology/cluster_config.h"
@@ -451,6 +452,9 @@ RoundTrip round_trip(const Cluster& cluster, const StepConfig& c) {
   options.pcie_Bps = c.host.pcie_Bps;
   options.forced = c.forced;
   options.routing = c.routing;
+  // The same GPUs: each rank's kernels as much slower or faster as in the step.
+  options.rank_time_factors =
+      gpu_time_factors(c.workload.world_size, c.compute.speed_variation, c.seed);
   RoundTrip out;
   out.simulated_s = simulate_step(cluster, h100(), c).step_time_s;
   out.replayed_s = replay_traces(cluster, h100(), e.traces, e.groups, options).step_time_s;
@@ -512,6 +516,8 @@ StepConfig round_trip_config(const WorkloadSpec& w, double slowdown) {
   c.schedule_options.separate_reduce_stream = w.separate_reduce_stream;
   c.schedule_options.no_sync = w.no_sync;
   c.compute.comm_overlap_slowdown = slowdown;
+  // Without SM sharing, identical GPUs too: the round trip is then exact.
+  if (slowdown == 1.0) c.compute.speed_variation = 0;
   c.host.pcie_Bps = 50e9;
   c.host.cpu_adam_params_per_s = 1e9;
   return c;

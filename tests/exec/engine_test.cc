@@ -151,6 +151,39 @@ TEST(Engine, CollectiveStartsWhenTheLastMemberArrivesAndCountsSyncWait) {
   EXPECT_EQ(r.trace[4].duration.count_ns(), 500);
 }
 
+TEST(Engine, RankTimeFactorsScaleComputeAndCombineWithStragglers) {
+  // Same program; GPU speeds 0.8x and 1.5x the median's time, rank 1 also a
+  // 2x straggler: rank 0 arrives at 800, rank 1 at 1000 * 1.5 * 2 = 3000;
+  // the collective ends at 3050; the last segments take 400 and 1500.
+  Program p;
+  add(p, segment(1000, 0, 1000));
+  add(p, latency_collective(50), {Dep{kComputeStream, 0}});
+  add(p, segment(500, 0, 500), {Dep{kComm, 0}});
+  finish(p);
+  EngineOptions options;
+  options.rank_time_factors = {0.8, 1.5};
+  options.stragglers = {Straggler{1, 2.0}};
+  const EngineResult r = run(p, 2, options);
+  EXPECT_EQ(r.step_end_ns, 4550);
+  EXPECT_EQ(r.slowest_rank, 1);
+  EXPECT_EQ(r.summed_accounts[kCompute], 800 + 400 + 4500);
+  // Rank 0's faster first segment leaves its launch-bound tail (1000 ns
+  // after host start) open for 200 ns; it then waits 1000 -> 3000.
+  EXPECT_EQ(r.summed_accounts[kLaunchBound], 200);
+  EXPECT_EQ(r.summed_accounts[kSyncWait], 2000);
+}
+
+TEST(Engine, RankTimeFactorsMustCoverEveryRank) {
+  Program p;
+  add(p, segment(1000, 0, 1000));
+  finish(p);
+  EngineOptions options;
+  options.rank_time_factors = {1.0};
+  EXPECT_THROW(run(p, 2, options), sim::InvariantError);
+  options.rank_time_factors = {1.0, 0.0};
+  EXPECT_THROW(run(p, 2, options), sim::InvariantError);
+}
+
 TEST(Engine, HostGateWaitsForTheComputeOpsBeforeIt) {
   // Two segments; the host may issue the second (host start 100) only once
   // one compute op is done (at 1000): it then starts at 1000 + its first

@@ -14,9 +14,11 @@ namespace {
 
 using ::testing::ElementsAre;
 
-// A tiny Llama-style model: 2 blocks of hidden 64.
+// A tiny Llama-style model: 2 blocks of hidden 64, under FSDP1 (gathered and
+// reduced in place; FSDP2's copy kernels have their own tests below).
 WorkloadSpec tiny_spec(int64_t layers = 2) {
   WorkloadSpec w;
+  w.fsdp_version = 1;
   w.model.name = "custom";
   w.model.layers = layers;
   w.model.hidden = 64;
@@ -474,6 +476,70 @@ TEST(FsdpSchedule, CollectiveBytesAreUnitParameterBytes) {
                    14.0 * static_cast<double>((p.total + 7) / 8));
   w.dtype = Dtype::kFp32;
   EXPECT_EQ(build_fsdp_schedule(w).block_bytes, 4 * p.block);
+}
+
+TEST(FsdpSchedule, Fsdp2CopiesEachAllGatherOutOnceBeforeItsFirstKernel) {
+  WorkloadSpec w = tiny_spec();
+  w.fsdp_version = 2;
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  ASSERT_NE(s.block_copy_out, kNoKernel);
+  const Kernel& out = s.kernels[static_cast<size_t>(s.block_copy_out)];
+  EXPECT_EQ(out.name, "fsdp.all_gather_copy_out");
+  EXPECT_DOUBLE_EQ(out.bytes, 2.0 * static_cast<double>(s.block_bytes));  // read + write
+  EXPECT_DOUBLE_EQ(s.kernels[static_cast<size_t>(s.root_copy_out)].bytes,
+                   2.0 * static_cast<double>(s.root_bytes));
+  int copies = 0;
+  for (int32_t i = 0; i < s.size(); ++i) {
+    const Task& t = s.tasks[static_cast<size_t>(i)];
+    if (t.kind != TaskKind::kKernel ||
+        (t.kernel != s.block_copy_out && t.kernel != s.root_copy_out)) {
+      continue;
+    }
+    ++copies;
+    // It waits for an all-gather of its unit, and the next task on the
+    // compute stream is that unit's first kernel.
+    const std::vector<int32_t> d = deps(s, i);
+    const bool waits_for_gather = std::any_of(d.begin(), d.end(), [&](int32_t x) {
+      const Task& dep = s.tasks[static_cast<size_t>(x)];
+      return dep.kind == TaskKind::kAllGather && dep.unit == t.unit;
+    });
+    EXPECT_TRUE(waits_for_gather) << "copy-out " << i;
+  }
+  EXPECT_EQ(copies, s.count(TaskKind::kAllGather));  // 5: one per all-gather
+}
+
+TEST(FsdpSchedule, Fsdp2CopiesGradientsIntoTheReduceScatterInputInTheReduceDtype) {
+  WorkloadSpec w = tiny_spec();
+  w.fsdp_version = 2;
+  w.reduce_dtype = Dtype::kFp32;
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  const ParameterBreakdown p = parameter_breakdown(w.model);
+  const Kernel& in = s.kernels[static_cast<size_t>(s.block_reduce_copy_in)];
+  EXPECT_EQ(in.name, "fsdp.reduce_scatter_copy_in");
+  EXPECT_DOUBLE_EQ(in.bytes, static_cast<double>((2 + 4) * p.block));  // bf16 read, fp32 written
+  for (const int32_t u : {1, 0, kRootUnit}) {
+    const int32_t rs = find(s, TaskKind::kReduceScatter, Phase::kBackward, u);
+    const Task& t = s.tasks[static_cast<size_t>(rs)];
+    const int64_t params = u == kRootUnit ? p.embedding + p.final_norm + p.output_head : p.block;
+    EXPECT_EQ(t.bytes, 4 * params);  // fp32 gradients, twice the bf16 bytes
+    const std::vector<int32_t> d = deps(s, rs);
+    ASSERT_FALSE(d.empty());
+    const Task& before = s.tasks[static_cast<size_t>(d.back())];
+    EXPECT_EQ(before.kernel, u == kRootUnit ? s.root_reduce_copy_in : s.block_reduce_copy_in);
+  }
+}
+
+TEST(FsdpSchedule, Fp32ReductionDoublesTheHsdpAllReduce) {
+  WorkloadSpec w = tiny_spec();
+  w.strategy = ShardingStrategy::kHybridShard;
+  w.shard_group_size = 4;
+  w.replica_group_size = 2;
+  w.reduce_dtype = Dtype::kFp32;
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  const ParameterBreakdown p = parameter_breakdown(w.model);
+  const int32_t ar = find(s, TaskKind::kAllReduce, Phase::kBackward, 1);
+  EXPECT_EQ(s.tasks[static_cast<size_t>(ar)].bytes, (p.block + 3) / 4 * 4);
+  EXPECT_EQ(s.block_copy_out, kNoKernel);  // FSDP1: no copies
 }
 
 TEST(FsdpSchedule, SeparateReduceStream) {

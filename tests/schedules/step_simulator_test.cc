@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "collectives/group_collectives.h"
 #include "model/model_spec.h"
 #include "model/transformer_kernels.h"
+#include "schedules/gpu_speed.h"
 #include "tests/support/step_fixtures.h"
 #include "topology/cluster_config.h"
 
@@ -24,6 +26,7 @@ StepConfig config_for(const WorkloadSpec& w, double overlap_slowdown = 1.0) {
   c.workload = w;
   c.compute = compute_spec_from_profile(h100());
   c.compute.comm_overlap_slowdown = overlap_slowdown;
+  c.compute.speed_variation = 0;  // identical GPUs: hand-computed kernel sums hold on every rank
   c.host.kernel_launch = sim::SimTime::zero();
   c.host.graph_launch = sim::SimTime::zero();
   return c;
@@ -43,6 +46,28 @@ int64_t schedule_kernel_ns(const WorkloadSpec& w, const GpuComputeSpec& spec) {
 
 double breakdown_sum(const StepBreakdown& b) {
   return b.compute_s + b.exposed_comm_s() + b.sync_wait_s + b.launch_bound_s + b.idle_s;
+}
+
+TEST(StepSimulator, TheSlowestGpuGatesTheStepAndCostGrowsWithTheGroup) {
+  // With the profile's spread every rank computes exp(sd z_r) times the
+  // median's kernel time; the collectives make all wait for the slowest, so
+  // the step is slower than with identical GPUs, more so on 16 GPUs than on 8.
+  const auto step = [](int64_t world, double sd) {
+    StepConfig c = config_for(small_spec(world, world));
+    c.compute.speed_variation = sd;
+    return simulate_step(hgx_h100(world / 8), h100(), c);
+  };
+  const StepResult same8 = step(8, 0), var8 = step(8, 0.05);
+  const std::vector<double> f = gpu_time_factors(8, 0.05, 1);
+  const double slowest = *std::max_element(f.begin(), f.end());
+  EXPECT_GT(var8.step_time_s, same8.step_time_s);
+  // Compute-bound: about the slowest GPU's factor (exposed communication is not slowed).
+  EXPECT_NEAR(var8.step_time_s / same8.step_time_s, slowest, 0.25 * (slowest - 1));
+  EXPECT_EQ(var8.slowest_rank, std::max_element(f.begin(), f.end()) - f.begin());
+  const std::vector<double> f16 = gpu_time_factors(16, 0.05, 1);
+  const StepResult same16 = step(16, 0), var16 = step(16, 0.05);
+  EXPECT_GE(var16.step_time_s / same16.step_time_s, var8.step_time_s / same8.step_time_s);
+  EXPECT_GE(*std::max_element(f16.begin(), f16.end()), slowest);
 }
 
 TEST(StepSimulator, ComputeIsTheScheduleKernelsAndTheBreakdownAddsUp) {

@@ -1,0 +1,289 @@
+#include "cli/training_runs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "cli/network_scenario.h"
+#include "cli/step_config.h"
+#include "config/file_text.h"
+#include "config/text_fields.h"
+#include "schedules/step_simulator.h"
+#include "sim/check.h"
+
+namespace clustersim::cli {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr const char* kRequired[] = {"id", "scenario", "tokens_per_s_per_gpu"};
+
+struct Header {
+  std::map<std::string, size_t> column;  // name -> index
+  bool has(const std::string& name) const { return column.contains(name); }
+};
+
+// The first non-comment line's fields, or nullopt when the text has none.
+std::optional<std::pair<Header, int>> read_header(const std::vector<sim::TextLine>& lines) {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view body = sim::trim_blanks(lines[i].text);
+    if (body.empty() || body.front() == '#') continue;
+    Header h;
+    const std::vector<sim::TextField> fields = sim::split_commas(body);
+    for (size_t c = 0; c < fields.size(); ++c) h.column[std::string(fields[c].text)] = c;
+    return std::make_pair(h, static_cast<int>(i));
+  }
+  return std::nullopt;
+}
+
+std::string directory_of(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+std::string kind_of(const sim::ConfigValues& values, const collectives::HardwareProfile& profile) {
+  const std::string strategy = values.get_string("workload.parallelism.strategy");
+  std::string kind = strategy == "HYBRID_SHARD" ? "HSDP" : strategy == "NO_SHARD" ? "DDP" : "FSDP";
+  if (values.get_int("workload.parallelism.tp") > 1) kind += "+TP";
+  return kind + " " + profile.name;
+}
+
+RunPrediction predict_loaded(const NetworkScenario& net, std::optional<double> clock) {
+  RunPrediction out;
+  out.profile = net.profile;
+  if (clock) out.profile.gpu.sustained_clock = *clock;
+  out.profile_path = net.profile.source_file;
+  out.kind = kind_of(net.values, net.profile);
+  const workloads::StepConfig config =
+      step_config_from_scenario(net.values, net.cluster, out.profile);
+  const workloads::StepResult step = workloads::simulate_step(net.cluster, out.profile, config);
+  out.tokens_per_s_per_gpu = step.tokens_per_s_per_gpu;
+  out.memory_gib = static_cast<double>(step.memory.total()) / kGiB;
+  return out;
+}
+
+struct LoadedRun {
+  const TrainingRun* run;
+  NetworkScenario net;
+};
+
+double median_log_error(const std::vector<LoadedRun>& runs, double clock) {
+  std::vector<double> e;
+  e.reserve(runs.size());
+  for (const LoadedRun& r : runs) {
+    e.push_back(
+        std::log(predict_loaded(r.net, clock).tokens_per_s_per_gpu / r.run->tokens_per_s_per_gpu));
+  }
+  std::sort(e.begin(), e.end());
+  const size_t n = e.size();
+  return n % 2 == 1 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
+}
+
+}  // namespace
+
+bool is_training_runs_file(const std::string& path) {
+  std::string text;
+  if (sim::try_read_file_text(path, text, /*regular_only=*/true).failure !=
+      sim::ReadFailure::kNone) {
+    return false;
+  }
+  const auto header = read_header(sim::split_lines(text));
+  return header && header->first.has("scenario") && header->first.has("tokens_per_s_per_gpu");
+}
+
+std::vector<TrainingRun> read_training_runs(const std::string& path) {
+  const std::string text = sim::read_file_text(path);
+  const std::vector<sim::TextLine> lines = sim::split_lines(text);
+  sim::DiagnosticSink sink;
+  const auto header = read_header(lines);
+  if (!header) {
+    sink.add(sim::SourceLocation{path, 1, 1}, "",
+             "expected a header line naming the columns id, scenario, tokens_per_s_per_gpu, "
+             "found no line");
+    sink.throw_if_any();
+  }
+  const Header& h = header->first;
+  for (const char* name : kRequired) {
+    if (!h.has(name)) {
+      sink.add(sim::SourceLocation{path, lines[static_cast<size_t>(header->second)].number, 1},
+               name, std::string("expected a column named ") + name + ", found none");
+    }
+  }
+  sink.throw_if_any();
+
+  const std::string dir = directory_of(path);
+  std::vector<TrainingRun> runs;
+  std::set<std::string> ids;
+  for (size_t i = static_cast<size_t>(header->second) + 1; i < lines.size(); ++i) {
+    const std::string_view body = sim::trim_blanks(lines[i].text);
+    if (body.empty() || body.front() == '#') continue;
+    const std::vector<sim::TextField> fields = sim::split_commas(lines[i].text);
+    const auto cell = [&](const std::string& name) -> std::optional<sim::TextField> {
+      const auto it = h.column.find(name);
+      if (it == h.column.end() || it->second >= fields.size()) return std::nullopt;
+      return fields[it->second];
+    };
+    const auto at = [&](const std::optional<sim::TextField>& f) {
+      return sim::SourceLocation{path, lines[i].number, f ? f->column : 1};
+    };
+    TrainingRun run;
+    run.where = sim::SourceLocation{path, lines[i].number, 1};
+    const auto id = cell("id");
+    const auto scenario = cell("scenario");
+    const auto tps = cell("tokens_per_s_per_gpu");
+    if (!id || id->text.empty()) {
+      sink.add(at(id), "id", "expected the run's name, found nothing");
+    } else if (!ids.insert(std::string(id->text)).second) {
+      sink.add(at(id), "id", "expected a unique id, found '" + std::string(id->text) + "' again");
+    } else {
+      run.id = std::string(id->text);
+    }
+    if (!scenario || scenario->text.empty()) {
+      sink.add(at(scenario), "scenario", "expected a scenario file, found nothing");
+    } else {
+      const std::filesystem::path p(std::string(scenario->text));
+      run.scenario = p.is_absolute() ? p.string() : (std::filesystem::path(dir) / p).string();
+    }
+    const std::optional<double> measured =
+        tps ? sim::parse_number<double>(tps->text) : std::nullopt;
+    if (!measured || !(*measured > 0)) {
+      sink.add(at(tps), "tokens_per_s_per_gpu",
+               "expected a number > 0, found '" + std::string(tps ? tps->text : "") + "'");
+    } else {
+      run.tokens_per_s_per_gpu = *measured;
+    }
+    if (const auto mem = cell("memory_gib"); mem && !mem->text.empty()) {
+      const std::optional<double> gib = sim::parse_number<double>(mem->text);
+      if (!gib || !(*gib > 0)) {
+        sink.add(at(mem), "memory_gib",
+                 "expected a number > 0 or nothing, found '" + std::string(mem->text) + "'");
+      } else {
+        run.memory_gib = *gib;
+      }
+    }
+    if (const auto o = cell("overrides")) {
+      for (const sim::TextField& f : sim::split_blanks(o->text)) {
+        if (f.text.find('=') == std::string_view::npos) {
+          sink.add(sim::SourceLocation{path, lines[i].number, o->column + f.column - 1},
+                   "overrides", "expected KEY=VALUE, found '" + std::string(f.text) + "'");
+        } else {
+          run.overrides.emplace_back(f.text);
+        }
+      }
+    }
+    if (const auto s = cell("source")) run.source = std::string(s->text);
+    runs.push_back(std::move(run));
+  }
+  if (runs.empty() && sink.empty()) {
+    sink.add(sim::SourceLocation{path, lines[static_cast<size_t>(header->second)].number, 1}, "",
+             "expected at least one run after the header, found none");
+  }
+  sink.throw_if_any();
+  return runs;
+}
+
+RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock) {
+  return predict_loaded(load_network_scenario(run.scenario, run.overrides), clock);
+}
+
+ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given) {
+  CLUSTERSIM_CHECK(!given.empty(), "fit_sustained_clock needs runs");
+  std::vector<LoadedRun> runs;
+  for (const TrainingRun& run : given) {
+    runs.push_back({&run, load_network_scenario(run.scenario, run.overrides)});
+  }
+  double lo = 0.2;
+  double hi = 1.0;
+  ClockFit fit;
+  for (const TrainingRun& run : given) fit.fitted_to.push_back(run.id);
+  if (median_log_error(runs, hi) <= 0) {
+    fit.sustained_clock = hi;
+    return fit;
+  }
+  if (median_log_error(runs, lo) >= 0) {
+    fit.sustained_clock = lo;
+    return fit;
+  }
+  // The profile keeps three decimals; stop once the bracket is below that.
+  while (hi - lo > 2e-4) {
+    const double mid = 0.5 * (lo + hi);
+    (median_log_error(runs, mid) > 0 ? hi : lo) = mid;
+  }
+  fit.sustained_clock = std::round(0.5 * (lo + hi) * 1000.0) / 1000.0;
+  return fit;
+}
+
+std::vector<std::optional<CrossValidated>> cross_validate_runs(
+    const std::vector<TrainingRun>& runs, const std::vector<std::string>& profile_paths,
+    int folds) {
+  CLUSTERSIM_CHECK(folds >= 2 && profile_paths.size() == runs.size(),
+                   "cross_validate_runs: " + std::to_string(folds) + " folds");
+  std::vector<std::optional<CrossValidated>> out(runs.size());
+  const auto fold_of = [folds](size_t i) {
+    return static_cast<int>(i % static_cast<size_t>(folds));
+  };
+  for (int k = 0; k < folds; ++k) {
+    std::map<std::string, std::vector<TrainingRun>> training;  // profile path -> runs
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (fold_of(i) != k) training[profile_paths[i]].push_back(runs[i]);
+    }
+    std::map<std::string, double> clock;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (fold_of(i) != k) continue;
+      const auto t = training.find(profile_paths[i]);
+      if (t == training.end()) continue;
+      if (!clock.contains(t->first))
+        clock[t->first] = fit_sustained_clock(t->second).sustained_clock;
+      const double c = clock[t->first];
+      out[i] = CrossValidated{
+          predict_run(runs[i], c).tokens_per_s_per_gpu / runs[i].tokens_per_s_per_gpu - 1, c};
+    }
+  }
+  return out;
+}
+
+ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
+                                  const std::string& profile_path, int folds) {
+  CLUSTERSIM_CHECK(!runs_files.empty(), "fit_profile_clock needs a runs file");
+  const auto same_file = [](const std::string& a, const std::string& b) {
+    std::error_code ea, eb;
+    const auto ca = std::filesystem::weakly_canonical(a, ea);
+    const auto cb = std::filesystem::weakly_canonical(b, eb);
+    return !ea && !eb ? ca == cb : a == b;
+  };
+  ProfileClockFit out;
+  std::vector<TrainingRun> mine;
+  for (const std::string& f : runs_files) {
+    for (TrainingRun& run : read_training_runs(f)) {
+      if (same_file(predict_run(run).profile_path, profile_path)) {
+        mine.push_back(std::move(run));
+      } else {
+        ++out.other_runs;
+      }
+    }
+  }
+  if (mine.empty()) {
+    sim::DiagnosticSink sink;
+    sink.add(sim::SourceLocation{runs_files.front(), 0, 0}, "",
+             "expected runs whose scenario uses the hardware profile " + profile_path +
+                 " (the --base), found none of " + std::to_string(out.other_runs));
+    sink.throw_if_any();
+  }
+  out.fit = fit_sustained_clock(mine);
+  for (const TrainingRun& run : mine) {
+    out.in_sample.push_back(predict_run(run, out.fit.sustained_clock).tokens_per_s_per_gpu /
+                                run.tokens_per_s_per_gpu -
+                            1);
+  }
+  if (folds >= 2 && mine.size() >= 2) {
+    const std::vector<std::string> paths(mine.size(), profile_path);
+    for (const auto& cv : cross_validate_runs(mine, paths, folds)) {
+      if (cv) out.cross_validated.push_back(cv->error);
+    }
+  }
+  return out;
+}
+
+}  // namespace clustersim::cli

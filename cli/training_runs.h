@@ -1,0 +1,102 @@
+// End-to-end training runs as measurements: a file of published (or the
+// user's own) runs, each a scenario plus overrides with the tokens/s per GPU
+// it measured and, where known, its peak memory; the step model's prediction
+// of each; and the fit of the one constant the runs decide, the hardware
+// profile's gpu.sustained_clock (docs/accuracy.md).
+//
+// File format (CSV, '#' comments; columns by header name, any order):
+//   id                    a unique name of the run
+//   scenario              scenario file, relative to the runs file's directory
+//   overrides             blank-separated KEY=VALUE scenario overrides (as --set), may be empty
+//   tokens_per_s_per_gpu  measured throughput, > 0
+//   memory_gib            measured peak memory per GPU in GiB (torch's reserved peak), or blank
+//   source                where the figure was published (free text)
+// Errors: sim::ConfigError at FILE:LINE:COL naming the column, what was
+// expected and what was found (every problem of the file at once).
+//
+// A fit: the rows whose scenario uses one hardware profile file decide its
+// sustained clock, the value at which the median of log(predicted /
+// measured) over those rows is zero (bisection; the prediction rises
+// monotonically with the clock). The profile records the ids it was fitted
+// to in gpu.sustained_clock_fitted_to, which validate uses to label each
+// row fitted or held out.
+//
+// Units: tokens/s per GPU, GiB (2^30 bytes). Thread safety: pure functions;
+// simulating is single-threaded.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config_error.h"
+#include "hardware/hardware_profile.h"
+
+namespace clustersim::cli {
+
+struct TrainingRun {
+  std::string id;
+  std::string scenario;  // resolved against the runs file's directory
+  std::vector<std::string> overrides;
+  double tokens_per_s_per_gpu = 0;
+  std::optional<double> memory_gib;
+  std::string source;
+  sim::SourceLocation where;  // the row
+};
+
+// True when `path` is a CSV whose header names the scenario and
+// tokens_per_s_per_gpu columns (files are recognised by content).
+bool is_training_runs_file(const std::string& path);
+
+std::vector<TrainingRun> read_training_runs(const std::string& path);
+
+struct RunPrediction {
+  double tokens_per_s_per_gpu = 0;
+  double memory_gib = 0;
+  std::string kind;          // "FSDP", "HSDP", "FSDP+TP", ... with the GPU part: "FSDP H100-SXM"
+  std::string profile_path;  // the scenario's hardware profile file (after overrides)
+  collectives::HardwareProfile profile;
+};
+
+// Simulates the run's step; with `clock`, the profile's sustained clock is
+// replaced by it. Scenario errors propagate as sim::ConfigError.
+RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock = std::nullopt);
+
+struct ClockFit {
+  double sustained_clock = 0;
+  std::vector<std::string> fitted_to;  // ids of the rows it was fitted to
+};
+
+// The sustained clock that zeroes the median log error of `runs` (all on one
+// profile), in [0.2, 1]; clamped at a bound when even it cannot. Requires a
+// non-empty `runs`.
+ClockFit fit_sustained_clock(const std::vector<TrainingRun>& runs);
+
+struct CrossValidated {
+  double error = 0;  // predicted / measured tokens/s - 1
+  double clock = 0;  // the clock fitted without the run's fold
+};
+
+// K-fold cross-validation (run i in fold i mod folds, folds >= 2): each run
+// predicted with the sustained clock fitted to the runs of the other folds
+// on its profile (profile_paths[i], RunPrediction::profile_path); nullopt
+// for a run whose profile no other fold has a run on.
+std::vector<std::optional<CrossValidated>> cross_validate_runs(
+    const std::vector<TrainingRun>& runs, const std::vector<std::string>& profile_paths, int folds);
+
+// What `calibrate RUNS.csv --base PROFILE` fits: the clock of the runs whose
+// scenario uses `profile_path` (the same file), their errors with it, and
+// with folds >= 2 their cross-validated errors.
+struct ProfileClockFit {
+  ClockFit fit;
+  std::vector<double> in_sample;
+  std::vector<double> cross_validated;
+  size_t other_runs = 0;  // runs on other profiles, not used
+};
+
+// Throws sim::ConfigError (at the first runs file) when no run uses the profile.
+ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
+                                  const std::string& profile_path, int folds);
+
+}  // namespace clustersim::cli

@@ -1,0 +1,132 @@
+#include "cli/validate_runs.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "cli/table_text.h"
+#include "cli/training_runs.h"
+#include "config/text_fields.h"
+#include "sim/statistics.h"
+
+namespace clustersim::cli {
+
+namespace {
+
+struct Row {
+  const TrainingRun* run;
+  RunPrediction prediction;
+  double error = 0;                    // of the throughput
+  std::optional<double> memory_error;  // of the peak memory
+  std::optional<double> cv_error;      // predicted with a clock fitted without its fold
+  std::optional<double> cv_clock;
+  std::string label;  // "fitted" or "held out"
+};
+
+std::set<std::string> fitted_ids(const collectives::HardwareProfile& profile) {
+  std::set<std::string> ids;
+  for (const sim::TextField& f : sim::split_blanks(profile.gpu.sustained_clock_fitted_to)) {
+    ids.emplace(f.text);
+  }
+  return ids;
+}
+
+std::string percent(double e) { return (e >= 0 ? "+" : "") + fixed(e * 100.0, 1) + "%"; }
+
+// "cases=N median_abs_error=..% max_abs_error=..% mean_error=+..%".
+std::string summary(const std::vector<double>& errors) {
+  sim::Samples abs;
+  double sum = 0;
+  for (double e : errors) {
+    abs.add(std::fabs(e) * 100.0);
+    sum += e;
+  }
+  std::ostringstream s;
+  s << "cases=" << errors.size() << " median_abs_error=" << fixed(abs.percentile(50), 2)
+    << "% max_abs_error=" << fixed(abs.percentile(100), 2)
+    << "% mean_error=" << percent(sum / static_cast<double>(errors.size()));
+  return s.str();
+}
+
+}  // namespace
+
+int run_validate_runs(const std::vector<std::string>& files, const RunsValidationOptions& options,
+                      std::ostream& out) {
+  std::vector<TrainingRun> runs;
+  for (const std::string& f : files) {
+    std::vector<TrainingRun> more = read_training_runs(f);
+    runs.insert(runs.end(), more.begin(), more.end());
+  }
+  std::vector<Row> rows;
+  for (const TrainingRun& run : runs) {
+    Row row{&run, predict_run(run), 0, std::nullopt, std::nullopt, std::nullopt, ""};
+    row.error = row.prediction.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1;
+    if (run.memory_gib) row.memory_error = row.prediction.memory_gib / *run.memory_gib - 1;
+    row.label = fitted_ids(row.prediction.profile).contains(run.id) ? "fitted" : "held out";
+    rows.push_back(std::move(row));
+  }
+  const bool cv = options.folds > 1;
+  if (cv) {
+    std::vector<std::string> paths;
+    for (const Row& r : rows) paths.push_back(r.prediction.profile_path);
+    const std::vector<std::optional<CrossValidated>> cvs =
+        cross_validate_runs(runs, paths, options.folds);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (!cvs[i]) continue;
+      rows[i].cv_error = cvs[i]->error;
+      rows[i].cv_clock = cvs[i]->clock;
+    }
+  }
+
+  out << "# clustersim validate: training runs";
+  for (const std::string& f : files) out << " " << f;
+  out << "\n# error = predicted / measured - 1 of tokens/s per GPU (positive: optimistic)\n";
+  out << pad_right("# id", 36) << pad_right("kind", 24)
+      << "measured  predicted    error  label     " << (cv ? " cv-error  cv-clock" : "")
+      << "  mem-GiB  pred-GiB  mem-error  source\n";
+  std::map<std::string, std::vector<double>> by_kind, cv_by_kind;
+  std::vector<double> all, held_out, cv_all, memory;
+  for (const Row& r : rows) {
+    out << pad_right(r.run->id, 35) << " " << pad_right(r.prediction.kind, 22)
+        << pad(fixed(r.run->tokens_per_s_per_gpu, 1), 10)
+        << pad(fixed(r.prediction.tokens_per_s_per_gpu, 1), 11) << pad(percent(r.error), 9) << "  "
+        << pad_right(r.label, 8);
+    if (cv) {
+      out << pad(r.cv_error ? percent(*r.cv_error) : "-", 10)
+          << pad(r.cv_clock ? fixed(*r.cv_clock, 3) : "-", 10);
+    }
+    out << pad(r.run->memory_gib ? fixed(*r.run->memory_gib, 1) : "-", 9)
+        << pad(fixed(r.prediction.memory_gib, 1), 10)
+        << pad(r.memory_error ? percent(*r.memory_error) : "-", 11) << "  " << r.run->source
+        << "\n";
+    by_kind[r.prediction.kind].push_back(r.error);
+    all.push_back(r.error);
+    if (r.label == "held out") held_out.push_back(r.error);
+    if (r.cv_error) {
+      cv_by_kind[r.prediction.kind].push_back(*r.cv_error);
+      cv_all.push_back(*r.cv_error);
+    }
+    if (r.memory_error) memory.push_back(*r.memory_error);
+  }
+  for (const auto& [kind, errors] : by_kind) {
+    out << "# " << kind << ": " << summary(errors);
+    if (cv_by_kind.contains(kind)) out << "; cross-validated " << summary(cv_by_kind[kind]);
+    out << "\n";
+  }
+  if (!held_out.empty()) out << "# held out: " << summary(held_out) << "\n";
+  if (!cv_all.empty())
+    out << "# cross-validated (" << options.folds << " folds): " << summary(cv_all) << "\n";
+  if (!memory.empty()) out << "# peak memory: " << summary(memory) << "\n";
+  out << summary(all) << "\n";
+  sim::Samples abs;
+  for (double e : all) abs.add(std::fabs(e) * 100.0);
+  if (options.max_error && abs.percentile(50) > *options.max_error) {
+    out << "FAIL: median_abs_error " << fixed(abs.percentile(50), 2) << "% exceeds --max-error "
+        << fixed(*options.max_error, 2) << "%\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,109 @@
+// cli/training_runs: the runs file reader (errors at FILE:LINE:COL), the
+// prediction of a run, and the sustained-clock fit, which must recover a
+// clock hidden in synthetic measurements.
+#include "cli/training_runs.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "config/atomic_file.h"
+#include "tests/support/config_errors.h"
+#include "tests/support/scratch_dir.h"
+
+namespace clustersim::cli {
+namespace {
+
+using test_support::ScratchDir;
+
+const std::string kScenario = CLUSTERSIM_SOURCE_DIR "/scenarios/published/tt_8b_h100.yaml";
+
+std::string write(const ScratchDir& dir, const std::string& text) {
+  const std::string path = dir.file("runs.csv");
+  sim::write_file_atomically(path, text);
+  return path;
+}
+
+TEST(TrainingRuns, ReadsRowsResolvingScenariosAgainstTheFile) {
+  const ScratchDir dir;
+  const std::string path = write(dir,
+                                 "# comment\n"
+                                 "id,scenario,overrides,tokens_per_s_per_gpu,memory_gib,source\n"
+                                 "a,x.yaml,,100,,paper A\n"
+                                 "b,/abs/y.yaml,cluster.nodes=2 workload.torch_compile=true,"
+                                 "200.5,61.5,paper B\n");
+  EXPECT_TRUE(is_training_runs_file(path));
+  const std::vector<TrainingRun> runs = read_training_runs(path);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].id, "a");
+  EXPECT_EQ(runs[0].scenario, dir.file("x.yaml"));
+  EXPECT_TRUE(runs[0].overrides.empty());
+  EXPECT_EQ(runs[0].tokens_per_s_per_gpu, 100);
+  EXPECT_FALSE(runs[0].memory_gib.has_value());
+  EXPECT_EQ(runs[1].scenario, "/abs/y.yaml");
+  EXPECT_EQ(runs[1].overrides,
+            (std::vector<std::string>{"cluster.nodes=2", "workload.torch_compile=true"}));
+  EXPECT_EQ(runs[1].memory_gib, 61.5);
+  EXPECT_EQ(runs[1].source, "paper B");
+  EXPECT_EQ(runs[1].where.line, 4);
+}
+
+TEST(TrainingRuns, ReportsEveryBadCellWithItsPlace) {
+  const ScratchDir dir;
+  const std::string path = write(dir,
+                                 "id,scenario,overrides,tokens_per_s_per_gpu,memory_gib\n"
+                                 "a,x.yaml,nodes,0,\n"
+                                 "a,,,12,-1\n");
+  const std::string e = test_support::config_error([&] { read_training_runs(path); });
+  EXPECT_TRUE(test_support::contains(
+      e, path + ":2:10: error: overrides: expected KEY=VALUE, found 'nodes'"))
+      << e;
+  EXPECT_TRUE(test_support::contains(
+      e, path + ":2:16: error: tokens_per_s_per_gpu: expected a number > 0, found '0'"))
+      << e;
+  EXPECT_TRUE(
+      test_support::contains(e, path + ":3:1: error: id: expected a unique id, found 'a' again"))
+      << e;
+  EXPECT_TRUE(test_support::contains(e, path + ":3:3: error: scenario: expected a scenario file"))
+      << e;
+  EXPECT_TRUE(test_support::contains(e, "memory_gib: expected a number > 0 or nothing, found '-1'"))
+      << e;
+}
+
+TEST(TrainingRuns, AFileWithoutTheColumnsIsNotARunsFile) {
+  const ScratchDir dir;
+  const std::string path = write(dir, "m,n,k,tflops\n1,2,3,4\n");
+  EXPECT_FALSE(is_training_runs_file(path));
+  EXPECT_FALSE(is_training_runs_file(dir.file("missing.csv")));
+}
+
+TEST(TrainingRuns, TheFitRecoversTheClockBehindSyntheticMeasurements) {
+  // Two runs measured exactly as the model predicts them at clock 0.6: the
+  // fit must find 0.6 again (to the profile's three decimals).
+  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}};
+  TrainingRun compiled{"compiled", kScenario, {"workload.torch_compile=true"}, 1, std::nullopt,
+                       "",         {}};
+  eager.tokens_per_s_per_gpu = predict_run(eager, 0.6).tokens_per_s_per_gpu;
+  compiled.tokens_per_s_per_gpu = predict_run(compiled, 0.6).tokens_per_s_per_gpu;
+  const ClockFit fit = fit_sustained_clock({eager, compiled});
+  EXPECT_NEAR(fit.sustained_clock, 0.6, 0.0011);
+  EXPECT_EQ(fit.fitted_to, (std::vector<std::string>{"eager", "compiled"}));
+  // Faster measurements need a higher clock.
+  eager.tokens_per_s_per_gpu *= 1.05;
+  compiled.tokens_per_s_per_gpu *= 1.05;
+  EXPECT_GT(fit_sustained_clock({eager, compiled}).sustained_clock, 0.61);
+}
+
+TEST(TrainingRuns, PredictionNamesTheKindAndTheProfile) {
+  const TrainingRun run{"r", kScenario, {}, 1, std::nullopt, "", {}};
+  const RunPrediction p = predict_run(run);
+  EXPECT_EQ(p.kind, "FSDP h100_96gb_500w");
+  EXPECT_TRUE(test_support::contains(p.profile_path, "hardware/h100_96gb_500w.yaml"))
+      << p.profile_path;
+  EXPECT_GT(p.tokens_per_s_per_gpu, 0);
+  EXPECT_GT(p.memory_gib, 50);
+}
+
+}  // namespace
+}  // namespace clustersim::cli
