@@ -15,7 +15,6 @@
 #include "calibration/compute_fit.h"
 #include "calibration/measurement_files.h"
 #include "calibration/profile_writer.h"
-#include "cli/network_scenario.h"
 #include "cli/table_text.h"
 #include "cli/training_runs.h"
 #include "config/atomic_file.h"
@@ -23,6 +22,7 @@
 #include "config/scenario_loader.h"
 #include "config/units.h"
 #include "hardware/hardware_profile.h"
+#include "scenario/network_scenario.h"
 #include "sim/statistics.h"
 
 namespace clustersim::cli {

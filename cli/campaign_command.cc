@@ -8,10 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/campaign_inputs.h"
 #include "cli/commands.h"
-#include "cli/network_scenario.h"
-#include "cli/step_config.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
 #include "config/json_writer.h"
@@ -23,6 +20,9 @@
 #include "failures/recovery_policy.h"
 #include "model/memory_model.h"
 #include "model/workload_config.h"
+#include "scenario/campaign_inputs.h"
+#include "scenario/network_scenario.h"
+#include "scenario/step_config.h"
 #include "schedules/step_simulator.h"
 #include "topology/cluster_config.h"
 

@@ -8,7 +8,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cli/network_scenario.h"
 #include "cli/table_text.h"
 #include "collectives/group_collectives.h"
 #include "config/atomic_file.h"
@@ -16,6 +15,7 @@
 #include "config/suggest.h"
 #include "config/text_fields.h"
 #include "config/units.h"
+#include "scenario/network_scenario.h"
 
 namespace clustersim::cli {
 

@@ -12,7 +12,6 @@
 #include "cli/kernels_command.h"
 #include "cli/replay_command.h"
 #include "cli/run_command.h"
-#include "cli/scenario_schema.h"
 #include "cli/sweep_command.h"
 #include "cli/topo_command.h"
 #include "cli/validate_command.h"
@@ -20,6 +19,7 @@
 #include "config/config_error.h"
 #include "config/scenario_loader.h"
 #include "config/suggest.h"
+#include "scenario/scenario_schema.h"
 #include "sim/check.h"
 
 namespace clustersim::cli {

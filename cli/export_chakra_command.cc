@@ -9,14 +9,14 @@
 #include "chakra/chakra_export.h"
 #include "chakra/chakra_trace.h"
 #include "cli/commands.h"
-#include "cli/network_scenario.h"
-#include "cli/step_config.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
 #include "config/rank_list.h"
 #include "config/text_fields.h"
 #include "model/memory_model.h"
+#include "scenario/network_scenario.h"
+#include "scenario/step_config.h"
 
 namespace clustersim::cli {
 

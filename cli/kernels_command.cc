@@ -6,11 +6,11 @@
 #include <tuple>
 
 #include "cli/commands.h"
-#include "cli/network_scenario.h"
-#include "cli/step_config.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
 #include "model/workload_config.h"
+#include "scenario/network_scenario.h"
+#include "scenario/step_config.h"
 #include "sim/check.h"
 
 namespace clustersim::cli {

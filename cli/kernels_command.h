@@ -4,7 +4,7 @@
 // so that a microbenchmark on a real GPU (scripts/microbench/gemm.py,
 // attention.py) can time exactly those shapes.
 //
-// Source: the scenario's workload (cli/step_config.h) and the per-rank
+// Source: the scenario's workload (scenario/step_config.h) and the per-rank
 // schedule of one step (workloads::build_fsdp_schedule): every kernel task
 // (all micro-batches, recomputation under activation checkpointing, tensor
 // parallel slices) counts once. Shapes are per rank, as the compute model

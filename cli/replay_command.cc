@@ -12,7 +12,6 @@
 #include "chakra/chakra_scale.h"
 #include "chakra/chakra_trace.h"
 #include "cli/commands.h"
-#include "cli/network_scenario.h"
 #include "cli/step_report.h"
 #include "cli/table_text.h"
 #include "collectives/tuner.h"
@@ -20,6 +19,7 @@
 #include "config/config_error.h"
 #include "config/json_writer.h"
 #include "config/rank_list.h"
+#include "scenario/network_scenario.h"
 #include "schedules/gpu_speed.h"
 
 namespace clustersim::cli {

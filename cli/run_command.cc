@@ -7,8 +7,6 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/network_scenario.h"
-#include "cli/step_config.h"
 #include "cli/step_report.h"
 #include "cli/table_text.h"
 #include "collectives/tuner.h"
@@ -20,6 +18,8 @@
 #include "model/memory_model.h"
 #include "model/model_spec.h"
 #include "model/workload_config.h"
+#include "scenario/network_scenario.h"
+#include "scenario/step_config.h"
 #include "schedules/step_simulator.h"
 #include "schedules/straggler_config.h"
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "cli/command_line.h"
-#include "cli/network_scenario.h"
 #include "config/json_writer.h"
+#include "scenario/network_scenario.h"
 #include "schedules/step_simulator.h"
 
 namespace clustersim::cli {

@@ -12,11 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/campaign_inputs.h"
 #include "cli/commands.h"
 #include "cli/mpi_context.h"
-#include "cli/scenario_schema.h"
-#include "cli/sweep_grid.h"
 #include "cli/sweep_journal.h"
 #include "cli/sweep_points.h"
 #include "cli/sweep_report.h"
@@ -27,6 +24,9 @@
 #include "config/file_text.h"
 #include "config/scenario_loader.h"
 #include "config/text_fields.h"
+#include "scenario/campaign_inputs.h"
+#include "scenario/scenario_schema.h"
+#include "scenario/sweep_grid.h"
 #include "schedules/step_simulator.h"
 
 namespace clustersim::cli {

@@ -1,5 +1,5 @@
 // `clustersim sweep SCENARIO`: the scenario's step simulated at every point
-// of a grid (cli/sweep_grid.h), in parallel, ranked.
+// of a grid (scenario/sweep_grid.h), in parallel, ranked.
 //
 // Inputs: the scenario (its `sweep.axes`), `--grid KEY=ITEM,...` (repeatable;
 // replaces the scenario's axis of the same key, or adds one after them),
@@ -36,7 +36,7 @@
 // removed once FILE is written. Without --resume an old FILE.partial is
 // started afresh.
 // --campaign: each simulated point also runs the campaign of its own step
-// like `campaign` (cli/campaign_inputs.h; the point's simulated step is used
+// like `campaign` (scenario/campaign_inputs.h; the point's simulated step is used
 // even when campaign.step_time is set) with --trials N trials (default 20,
 // or --set campaign.trials), serially inside the point; a point whose
 // campaign cannot run (e.g. ft_hsdp with one replica group) is skipped with

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/sweep_grid.h"
+#include "scenario/sweep_grid.h"
 
 namespace clustersim::cli {
 

@@ -4,12 +4,12 @@
 #include <exception>
 #include <filesystem>
 
-#include "cli/scenario_schema.h"
-#include "cli/step_config.h"
 #include "cli/sweep_rows.h"
 #include "config/config_error.h"
 #include "config/scenario_loader.h"
 #include "config/suggest.h"
+#include "scenario/scenario_schema.h"
+#include "scenario/step_config.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::cli {

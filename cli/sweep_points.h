@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "cli/command_line.h"
-#include "cli/sweep_grid.h"
 #include "config/config_schema.h"
 #include "config/config_values.h"
 #include "hardware/hardware_profile.h"
+#include "scenario/sweep_grid.h"
 #include "schedules/step_simulator.h"
 #include "topology/cluster.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/sweep_grid.h"
+#include "scenario/sweep_grid.h"
 
 namespace clustersim::cli {
 

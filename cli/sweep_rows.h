@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/sweep_grid.h"
 #include "config/config_error.h"
 #include "exec/step_result.h"
+#include "scenario/sweep_grid.h"
 
 namespace clustersim::cli {
 

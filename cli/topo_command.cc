@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/scenario_schema.h"
 #include "config/atomic_file.h"
 #include "config/scenario_loader.h"
+#include "scenario/scenario_schema.h"
 #include "topology/cluster.h"
 #include "topology/cluster_config.h"
 #include "topology/cluster_graphviz.h"

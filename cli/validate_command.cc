@@ -12,7 +12,6 @@
 #include "calibration/collective_fit.h"
 #include "calibration/compute_fit.h"
 #include "calibration/measurement_files.h"
-#include "cli/network_scenario.h"
 #include "cli/table_text.h"
 #include "cli/training_runs.h"
 #include "cli/validate_kineto.h"
@@ -20,6 +19,7 @@
 #include "collectives/group_collectives.h"
 #include "config/config_error.h"
 #include "config/units.h"
+#include "scenario/network_scenario.h"
 #include "sim/statistics.h"
 
 namespace clustersim::cli {

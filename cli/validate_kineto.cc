@@ -5,10 +5,10 @@
 
 #include "calibration/kineto_comparison.h"
 #include "calibration/kineto_trace.h"
-#include "cli/step_config.h"
 #include "cli/table_text.h"
 #include "config/config_error.h"
 #include "config/rank_list.h"
+#include "scenario/step_config.h"
 
 namespace clustersim::cli {
 

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/network_scenario.h"
+#include "scenario/network_scenario.h"
 #include "schedules/step_simulator.h"
 
 namespace clustersim::cli {

@@ -3,7 +3,7 @@
 # The order below is docs/architecture.md's: a layer may depend on any layer
 # to its left and on none to its right.
 set(CLUSTERSIM_LAYERS sim config topology hardware collectives model exec schedules chakra timeline
-    failures calibration cli
+    failures calibration scenario sweep cli
     CACHE INTERNAL "clustersim layers, bottom to top")
 
 # Warnings are errors for our own code only (not for the GoogleTest/Benchmark

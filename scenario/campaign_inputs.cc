@@ -1,13 +1,13 @@
-#include "cli/campaign_inputs.h"
+#include "scenario/campaign_inputs.h"
 
 #include <algorithm>
 
-#include "cli/step_config.h"
 #include "collectives/group_collectives.h"
 #include "failures/campaign_config.h"
 #include "failures/failure_config.h"
 #include "model/memory_model.h"
 #include "model/workload_config.h"
+#include "scenario/step_config.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::cli {

@@ -1,4 +1,4 @@
-#include "cli/sweep_grid.h"
+#include "scenario/sweep_grid.h"
 
 #include <gtest/gtest.h>
 

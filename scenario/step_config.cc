@@ -1,4 +1,4 @@
-#include "cli/step_config.h"
+#include "scenario/step_config.h"
 
 #include "collectives/tuner.h"
 #include "config/config_error.h"

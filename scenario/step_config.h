@@ -7,7 +7,7 @@
 // the key to blame, so that no command meets it first inside the simulation.
 #pragma once
 
-#include "cli/network_scenario.h"
+#include "scenario/network_scenario.h"
 #include "schedules/step_simulator.h"
 
 namespace clustersim::cli {

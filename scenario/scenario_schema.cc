@@ -1,6 +1,5 @@
-#include "cli/scenario_schema.h"
+#include "scenario/scenario_schema.h"
 
-#include "cli/sweep_grid.h"
 #include "collectives/tuner.h"
 #include "config/scenario_loader.h"
 #include "failures/campaign_config.h"
@@ -8,6 +7,7 @@
 #include "failures/recovery_policy.h"
 #include "hardware/hardware_profile.h"
 #include "model/workload_config.h"
+#include "scenario/sweep_grid.h"
 #include "schedules/straggler_config.h"
 #include "topology/cluster_config.h"
 

@@ -1,9 +1,9 @@
-#include "cli/network_scenario.h"
+#include "scenario/network_scenario.h"
 
 #include <filesystem>
 
-#include "cli/scenario_schema.h"
 #include "config/scenario_loader.h"
+#include "scenario/scenario_schema.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::cli {
