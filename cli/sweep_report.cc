@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "cli/sweep_rows.h"
 #include "cli/table_text.h"
 #include "config/text_fields.h"
+#include "sweep/sweep_rows.h"
 
 namespace clustersim::cli {
 

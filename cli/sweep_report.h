@@ -16,7 +16,7 @@ struct SweepReportInputs {
   std::string scenario_path;
   const std::vector<SweepAxis>& axes;
   const std::vector<SweepPoint>& points;
-  const std::vector<std::string>& rows;  // one per point, cli/sweep_rows.h
+  const std::vector<std::string>& rows;  // one per point, sweep/sweep_rows.h
   size_t resumed = 0;                    // rows taken from the journal
   std::string journal_path;              // where they came from
   size_t top = 10;                       // rows of the ranked table

@@ -1,7 +1,7 @@
-// The points of a `clustersim sweep` (see cli/sweep_command.h) from the
-// scenario: its axes (sweep.axes and --grid), and each point loaded and
-// validated like the file with its axes' values as overrides, ready to
-// simulate or with the reason it cannot be.
+// The points of a sweep (see sweep/sweep_runner.h) from the scenario: the
+// axes its sweep.axes names, and each point loaded and validated like the
+// file with its axes' values as overrides, ready to simulate or with the
+// reason it cannot be.
 #pragma once
 
 #include <map>
@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "cli/command_line.h"
 #include "config/config_schema.h"
 #include "config/config_values.h"
 #include "hardware/hardware_profile.h"
@@ -19,13 +18,11 @@
 
 namespace clustersim::cli {
 
-// The scenario's sweep.axes, with each --grid replacing the axis of its key
-// or adding one after them.
+// The scenario's sweep.axes (none when it has no such key).
 // Errors: sim::ConfigError at sweep.axes for a key that is not a scenario
-// key; UsageError for a bad --grid, no axis at all, or a key both swept and
-// --set.
-std::vector<SweepAxis> read_sweep_axes(const sim::ConfigValues& values, const ParsedCommand& parsed,
-                                       const sim::ConfigSchema& schema);
+// key.
+std::vector<SweepAxis> scenario_sweep_axes(const sim::ConfigValues& values,
+                                           const sim::ConfigSchema& schema);
 
 // HYBRID_SHARD: when one of shard_group_size / replica_group_size is swept
 // and the other neither swept nor --set, the other's key (its file value is

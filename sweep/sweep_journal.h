@@ -1,5 +1,5 @@
 // FILE.partial, the journal of a `clustersim sweep -o FILE` (see
-// cli/sweep_command.h): a first line naming the sweep, then one "INDEX,ROW"
+// sweep/sweep_runner.h): a first line naming the sweep, then one "INDEX,ROW"
 // line per finished point in the order points finish. --resume reads it back
 // so that an interrupted sweep simulates only what is left and still writes
 // the same CSV bytes.

@@ -1,12 +1,12 @@
-#include "cli/sweep_journal.h"
+#include "sweep/sweep_journal.h"
 
 #include <filesystem>
 
-#include "cli/sweep_rows.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
 #include "config/file_text.h"
 #include "config/text_fields.h"
+#include "sweep/sweep_rows.h"
 
 namespace clustersim::cli {
 

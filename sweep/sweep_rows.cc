@@ -1,4 +1,4 @@
-#include "cli/sweep_rows.h"
+#include "sweep/sweep_rows.h"
 
 #include <algorithm>
 #include <charconv>

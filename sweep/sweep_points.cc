@@ -1,15 +1,14 @@
-#include "cli/sweep_points.h"
+#include "sweep/sweep_points.h"
 
 #include <algorithm>
 #include <exception>
 #include <filesystem>
 
-#include "cli/sweep_rows.h"
 #include "config/config_error.h"
 #include "config/scenario_loader.h"
-#include "config/suggest.h"
 #include "scenario/scenario_schema.h"
 #include "scenario/step_config.h"
+#include "sweep/sweep_rows.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::cli {
@@ -20,69 +19,22 @@ const char* const kShard = "workload.parallelism.shard_group_size";
 const char* const kReplica = "workload.parallelism.replica_group_size";
 const char* const kTp = "workload.parallelism.tp";
 
-// The --grid flags, each replacing the axis of its key or added after them.
-void apply_grid_flags(std::vector<SweepAxis>& axes, const ParsedCommand& parsed,
-                      const sim::ConfigSchema& schema) {
-  std::vector<std::string> flag_keys;
-  for (const std::string& text : parsed.values("--grid")) {
-    sim::Parsed<SweepAxis> axis = parse_sweep_axis(text);
-    if (!axis) throw UsageError("option '--grid' expects KEY=V1,V2,...: " + axis.error);
-    if (schema.find_key(axis->key) == nullptr || axis->key == "sweep.axes") {
-      std::vector<std::string> names;
-      for (const auto& [path, spec] : schema.keys()) names.push_back(path);
-      std::string message =
-          "option '--grid' expects a scenario key to sweep, found '" + axis->key + "'";
-      if (auto guess = sim::suggest(axis->key, names)) {
-        message += " (did you mean '" + *guess + "'?)";
-      }
-      throw UsageError(message);
-    }
-    if (std::find(flag_keys.begin(), flag_keys.end(), axis->key) != flag_keys.end()) {
-      throw UsageError("option '--grid' expects each key once, found " + axis->key + " twice");
-    }
-    flag_keys.push_back(axis->key);
-    auto same = std::find_if(axes.begin(), axes.end(),
-                             [&](const SweepAxis& a) { return a.key == axis->key; });
-    if (same != axes.end()) {
-      *same = std::move(*axis.value);
-    } else {
-      axes.push_back(std::move(*axis.value));
-    }
-  }
-}
-
 }  // namespace
 
-std::vector<SweepAxis> read_sweep_axes(const sim::ConfigValues& values, const ParsedCommand& parsed,
-                                       const sim::ConfigSchema& schema) {
+std::vector<SweepAxis> scenario_sweep_axes(const sim::ConfigValues& values,
+                                           const sim::ConfigSchema& schema) {
   std::vector<SweepAxis> axes;
-  if (values.has("sweep.axes")) {
-    // Validated by the schema already; parsing again cannot fail.
-    axes = *parse_sweep_axes(values.get_string("sweep.axes")).value;
-    sim::DiagnosticSink sink;
-    for (const SweepAxis& axis : axes) {
-      if (schema.find_key(axis.key) == nullptr || axis.key == "sweep.axes") {
-        sink.add(values.where("sweep.axes"), "sweep.axes",
-                 "expected scenario keys to sweep, found '" + axis.key + "', which is not one");
-      }
-    }
-    sink.throw_if_any();
-  }
-  apply_grid_flags(axes, parsed, schema);
-  if (axes.empty()) {
-    throw UsageError(
-        "expected axes to sweep: '--grid KEY=V1,V2,...' or the scenario's sweep.axes, found "
-        "neither");
-  }
-  for (const std::string& set : parsed.values("--set")) {
-    const std::string key = set.substr(0, set.find('='));
-    for (const SweepAxis& axis : axes) {
-      if (axis.key == key) {
-        throw UsageError("key '" + key + "' is both swept and set with '--set " + set +
-                         "'; expected one or the other");
-      }
+  if (!values.has("sweep.axes")) return axes;
+  // Validated by the schema already; parsing again cannot fail.
+  axes = *parse_sweep_axes(values.get_string("sweep.axes")).value;
+  sim::DiagnosticSink sink;
+  for (const SweepAxis& axis : axes) {
+    if (schema.find_key(axis.key) == nullptr || axis.key == "sweep.axes") {
+      sink.add(values.where("sweep.axes"), "sweep.axes",
+               "expected scenario keys to sweep, found '" + axis.key + "', which is not one");
     }
   }
+  sink.throw_if_any();
   return axes;
 }
 

@@ -1,4 +1,4 @@
-// The rows of a `clustersim sweep` CSV (cli/sweep_command.h): the columns,
+// The rows of a `clustersim sweep` CSV (sweep/sweep_runner.h): the columns,
 // one row per point (simulated, skipped or failed), and the CSV quoting that
 // the journal and the ranked table read back.
 //
