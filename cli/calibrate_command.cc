@@ -16,13 +16,13 @@
 #include "calibration/measurement_files.h"
 #include "calibration/profile_writer.h"
 #include "cli/table_text.h"
-#include "cli/training_runs.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
 #include "config/scenario_loader.h"
 #include "config/units.h"
 #include "hardware/hardware_profile.h"
 #include "scenario/network_scenario.h"
+#include "scenario/training_runs.h"
 #include "sim/statistics.h"
 
 namespace clustersim::cli {

@@ -13,13 +13,13 @@
 #include "calibration/compute_fit.h"
 #include "calibration/measurement_files.h"
 #include "cli/table_text.h"
-#include "cli/training_runs.h"
 #include "cli/validate_kineto.h"
 #include "cli/validate_runs.h"
 #include "collectives/group_collectives.h"
 #include "config/config_error.h"
 #include "config/units.h"
 #include "scenario/network_scenario.h"
+#include "scenario/training_runs.h"
 #include "sim/statistics.h"
 
 namespace clustersim::cli {

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "cli/table_text.h"
-#include "cli/training_runs.h"
 #include "config/text_fields.h"
+#include "scenario/training_runs.h"
 #include "sim/statistics.h"
 
 namespace clustersim::cli {

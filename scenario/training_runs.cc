@@ -1,4 +1,4 @@
-#include "cli/training_runs.h"
+#include "scenario/training_runs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,10 +6,10 @@
 #include <map>
 #include <set>
 
-#include "cli/network_scenario.h"
-#include "cli/step_config.h"
 #include "config/file_text.h"
 #include "config/text_fields.h"
+#include "scenario/network_scenario.h"
+#include "scenario/step_config.h"
 #include "schedules/step_simulator.h"
 #include "sim/check.h"
 

@@ -1,7 +1,7 @@
 // cli/training_runs: the runs file reader (errors at FILE:LINE:COL), the
 // prediction of a run, and the sustained-clock fit, which must recover a
 // clock hidden in synthetic measurements.
-#include "cli/training_runs.h"
+#include "scenario/training_runs.h"
 
 #include <gtest/gtest.h>
 
