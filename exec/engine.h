@@ -11,7 +11,9 @@
 // flow whose rate is its max-min share of the links it loads, re-solved when
 // any transfer in the cluster starts or ends (exec/flow_transfers.h). Each
 // idle gap of a rank's compute stream is charged to what ended it
-// (exec/step_accounts.h).
+// (exec/step_accounts.h). Ranks may run different programs (EngineJob), and
+// collectives may run on explicit groups and send/recv pairs
+// (exec/rank_groups.h); those are tuned when they start, once per shape.
 //
 // Units: nanoseconds. Determinism: the same inputs give the same result bit
 // for bit (no threads, no hash order). Thread safety: run_program is a pure
@@ -20,11 +22,16 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "collectives/collective_flows.h"
+#include "collectives/tuner.h"
 #include "exec/mesh_layout.h"
 #include "exec/program.h"
+#include "exec/rank_groups.h"
 #include "exec/step_accounts.h"
 #include "exec/step_result.h"
 #include "hardware/hardware_profile.h"
@@ -42,10 +49,42 @@ struct EngineOptions {
   collectives::Routing routing = collectives::Routing::kAdaptive;
   double comm_overlap_slowdown = 1;   // compute slowdown while a transfer is in flight
   std::vector<Straggler> stragglers;  // ranks < world, each at most once
-  // Per-rank factors (> 0) on compute time before stragglers' slowdowns, the
-  // GPUs' own speed spread; empty: every GPU at the median speed.
-  std::vector<double> rank_time_factors;
-  std::vector<int64_t> trace_ranks;  // ranks whose operations are recorded (sorted, unique)
+  std::vector<int64_t> trace_ranks;   // ranks whose operations are recorded (sorted, unique)
+  // For collectives tuned when they start (explicit groups; send/recv are
+  // never forced).
+  collectives::ForcedChoice forced;
+  // A rank that cannot finish (a deadlock) is reported in
+  // EngineResult::unfinished instead of an InvariantError.
+  bool report_unfinished = false;
+};
+
+// Where every rank stopped when some could not finish.
+struct Unfinished {
+  std::vector<int64_t> stream_begin;  // by rank, + 1: into done and reached
+  std::vector<int32_t> done;          // by rank's stream: operations completed
+  std::vector<uint8_t> reached;       // the next one started (a rendezvous: waits there)
+  std::vector<int32_t> gates_passed;  // by rank
+};
+
+// Which program each rank runs, and the groups given rank by rank.
+struct EngineJob {
+  std::span<const Program> programs;
+  std::span<const int32_t> program_of;  // by rank (empty: every rank runs programs[0])
+  const RankGroups* groups = nullptr;   // for channels with a slot and send/recv
+};
+
+// A collective or send/recv the tuner refused (a forced choice its group
+// cannot run): which rank's op it was.
+class TuneError : public std::invalid_argument {
+ public:
+  TuneError(int64_t rank, int32_t op, const std::string& what)
+      : std::invalid_argument(what), rank_(rank), op_(op) {}
+  int64_t rank() const { return rank_; }
+  int32_t op() const { return op_; }
+
+ private:
+  int64_t rank_;
+  int32_t op_;
 };
 
 struct EngineResult {
@@ -56,6 +95,8 @@ struct EngineResult {
   uint64_t events = 0;
   int64_t collectives = 0;
   std::vector<TraceRecord> trace;  // by rank, then start time
+  bool finished = true;
+  Unfinished unfinished;  // when not finished (options.report_unfinished)
 };
 
 // Runs `program` on ranks 0 .. layout.world - 1 (GPU r = rank r). Throws
@@ -64,5 +105,12 @@ struct EngineResult {
 EngineResult run_program(const Program& program, const Layout& layout,
                          const topology::Cluster& cluster,
                          const collectives::HardwareProfile& profile, const EngineOptions& options);
+
+// The same for a job whose ranks run job.programs (layout: the world and the
+// mesh groups role channels use). Throws TuneError as above.
+EngineResult run_programs(const EngineJob& job, const Layout& layout,
+                          const topology::Cluster& cluster,
+                          const collectives::HardwareProfile& profile,
+                          const EngineOptions& options);
 
 }  // namespace clustersim::workloads

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "collectives/group_collectives.h"
 #include "collectives/tuner.h"
@@ -66,6 +67,9 @@ class ProgramBuilder {
       if (p_.ops.back().stream == static_cast<uint8_t>(Stream::kCompute)) ++compute_ops;
     }
     finish_host_times();
+    for (const auto& [op, count] : gates_) {
+      add_compute_gate(p_, op, count, p_.ops[static_cast<size_t>(op)].host_start_ns);
+    }
     for (int st = 0; st < kStreamCount; ++st) {
       if (!p_.stream_ops[static_cast<size_t>(st)].empty()) p_.used_streams.push_back(st);
     }
@@ -110,8 +114,7 @@ class ProgramBuilder {
     if (t.host_wait != kNoHostWait) {
       const int32_t count = free_compute_count_[static_cast<size_t>(t.host_wait)];
       CLUSTERSIM_CHECK(count >= 0, "a host wait names a free");
-      op.gate_compute = count;
-      p_.gate_ops.push_back(static_cast<int32_t>(p_.ops.size()));
+      gates_.emplace_back(static_cast<int32_t>(p_.ops.size()), count);
     }
     if (is_kernel(t.kind)) {
       op.kind = OpKind::kSegment;
@@ -120,6 +123,7 @@ class ProgramBuilder {
       add_kernel_label(task);
     } else if (is_local(t.kind)) {
       op.kind = OpKind::kLocal;
+      op.exposed = step_accounts::kExposedPcie;
       const bool cpu = t.kind == TaskKind::kCpuOptimizer;
       op.label = add_label(OpLabel{cpu ? "cpu" : "pcie", task_kind_name(t.kind),
                                    cpu ? "cpu" : "pcie", tag_of(t), cpu ? 0 : t.bytes, 0});
@@ -245,10 +249,11 @@ class ProgramBuilder {
   const topology::Cluster& cluster_;
   TunedCollectives tuned_;
   Program p_;
-  std::vector<int64_t> kernel_ns_;           // by schedule kernel
-  std::vector<int32_t> task_op_;             // op of each non-free task
-  std::vector<int32_t> free_compute_count_;  // compute ops issued before each free
-  size_t pending_deps_ = 0;                  // deps of the op being built
+  std::vector<int64_t> kernel_ns_;                  // by schedule kernel
+  std::vector<int32_t> task_op_;                    // op of each non-free task
+  std::vector<int32_t> free_compute_count_;         // compute ops issued before each free
+  size_t pending_deps_ = 0;                         // deps of the op being built
+  std::vector<std::pair<int32_t, int32_t>> gates_;  // (op, compute ops it waits for)
 };
 
 }  // namespace

@@ -41,7 +41,6 @@ int32_t add(Program& p, Op op, std::vector<Dep> deps = {}) {
     op.label = static_cast<int32_t>(p.labels.size());
     p.labels.push_back(OpLabel{"comm", "all_reduce", "all_reduce", {}, 0, 0});
   }
-  if (op.gate_compute >= 0) p.gate_ops.push_back(id);
   p.ops.push_back(op);
   return id;
 }
@@ -190,9 +189,8 @@ TEST(Engine, HostGateWaitsForTheComputeOpsBeforeIt) {
   // launch of 10 and runs 200 -> 1210; 10 ns launch-bound.
   Program p;
   add(p, segment(1000, 0, 1000));
-  Op gated = segment(200, 10, 210, /*host_start_ns=*/100);
-  gated.gate_compute = 1;
-  add(p, gated);
+  const int32_t gated = add(p, segment(200, 10, 210, /*host_start_ns=*/100));
+  add_compute_gate(p, gated, 1, /*host_ns=*/100);
   finish(p);
   const EngineResult r = run(p, 1);
   EXPECT_EQ(r.step_end_ns, 1210);

@@ -1,0 +1,281 @@
+// Collectives (mesh and explicit groups) and send/recv of the engine
+// (exec/engine_state.h).
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "exec/engine_state.h"
+#include "sim/check.h"
+
+namespace clustersim::workloads::engine_detail {
+
+using collectives::CollectiveOp;
+using sim::SimTime;
+
+int64_t Engine::group_size(int32_t channel, GroupRole role, int64_t g) const {
+  return channel == kExplicitChannel
+             ? static_cast<int64_t>(rg_->members[static_cast<size_t>(g)].size())
+             : layout_.group_size(role);
+}
+
+int64_t Engine::member(int32_t channel, GroupRole role, int64_t g, int64_t i) const {
+  return channel == kExplicitChannel ? rg_->members[static_cast<size_t>(g)][static_cast<size_t>(i)]
+                                     : layout_.member(role, g, i);
+}
+
+int Engine::member_stream(int64_t m, int64_t g) const {
+  const int32_t slot = rg_->slot_of(m, static_cast<int32_t>(g));
+  CLUSTERSIM_CHECK(slot >= 0, "rank " + std::to_string(m) + " is in group " + std::to_string(g));
+  for (const Program::Channel& c : prog(m).channels) {
+    if (c.slot == slot) return c.stream;
+  }
+  CLUSTERSIM_CHECK(false,
+                   "rank " + std::to_string(m) + " has a channel for slot " + std::to_string(slot));
+  return 0;
+}
+
+void Engine::arrive(int64_t r, int32_t id, const Op& op, int64_t arrival) {
+  const Program::Channel& c = prog(r).channels[static_cast<size_t>(op.channel)];
+  const bool xg = c.slot >= 0;
+  const int32_t channel = xg ? kExplicitChannel : op.channel;
+  const int64_t g = xg ? rg_->group_of(r, c.slot) : layout_.group_of(op.role, r);
+  GroupState& gs = group_state(channel, g);
+  if (gs.arrived == 0) {
+    gs.op = id;
+    gs.rank = r;
+    gs.latest_arrival_ns = arrival;
+  }
+  CLUSTERSIM_CHECK(xg || gs.op == id, "members of a group reach the same collective");
+  gs.latest_arrival_ns = std::max(gs.latest_arrival_ns, arrival);
+  if (++gs.arrived < group_size(channel, op.role, g)) return;
+  gs.arrived = 0;
+  if (gs.latest_arrival_ns > now()) {
+    sim_.schedule_at(SimTime::ns(gs.latest_arrival_ns), handler_, kGroupStart, pack(channel, g));
+  } else {
+    begin_collective(channel, g);
+  }
+}
+
+int32_t Engine::tune(const collectives::GroupGeometry& geometry, CollectiveOp op, int64_t bytes,
+                     bool forced, int64_t rank, int32_t op_id) {
+  try {
+    return tuned_.find_or_tune(geometry, op, bytes, forced);
+  } catch (const std::invalid_argument& e) {
+    throw TuneError(rank, op_id, e.what());
+  }
+}
+
+void Engine::begin_collective(int32_t channel, int64_t g) {
+  GroupState& gs = group_state(channel, g);
+  const Op& op = group_op(gs);
+  gs.start_ns = now();
+  ++collectives_;
+  const int64_t size = group_size(channel, op.role, g);
+  int64_t latency_ns = op.latency_ns;
+  int64_t transfer_ns = op.transfer_ns;
+  double alone_Bps = op.alone_Bps;
+  if (channel == kExplicitChannel) {
+    GroupShape& shape = xshapes_[static_cast<size_t>(g)];
+    if (!shape.geometry) {
+      shape.geometry = collectives::geometry_of(cluster_, rg_->members[static_cast<size_t>(g)]);
+    }
+    gs.tuned = tune(*shape.geometry, op.op, op.bytes, /*forced=*/true, gs.rank, gs.op);
+    const TunedTimes& t = tuned_.at(gs.tuned);
+    latency_ns = t.latency_ns;
+    transfer_ns = t.transfer_ns;
+    alone_Bps = t.alone_Bps;
+  }
+  const bool moves = size > 1 && alone_Bps > 0;
+  if (moves) {
+    sim_.schedule_at(SimTime::ns(now() + latency_ns), handler_, kTransferBegin, pack(channel, g));
+  } else {
+    sim_.schedule_at(SimTime::ns(now() + latency_ns + transfer_ns), handler_, kCollectiveEnd,
+                     pack(channel, g));
+  }
+}
+
+const collectives::Footprint& Engine::footprint(GroupRole role, int64_t g) {
+  std::vector<std::optional<collectives::Footprint>>& cache =
+      footprints_[static_cast<size_t>(role)];
+  if (cache.empty()) cache.resize(static_cast<size_t>(layout_.group_count(role)));
+  std::optional<collectives::Footprint>& slot = cache[static_cast<size_t>(g)];
+  if (!slot) {
+    const int64_t size = layout_.group_size(role);
+    gpus_.resize(static_cast<size_t>(size));
+    for (int64_t i = 0; i < size; ++i) gpus_[static_cast<size_t>(i)] = layout_.member(role, g, i);
+    slot = flows_.footprint(gpus_);
+  }
+  return *slot;
+}
+
+void Engine::begin_transfer(int32_t channel, int64_t g) {
+  if (channel == kP2pChannel) {
+    const P2p& p = p2ps_[static_cast<size_t>(g)];
+    const Op& send = prog(p.src).ops[static_cast<size_t>(p.send_op)];
+    transfers_.start(*p.footprint, collectives::busbw_factor(CollectiveOp::kBroadcast, 2),
+                     tuned_.at(p.tuned).alone_Bps, static_cast<double>(send.bytes),
+                     pack(channel, g));
+    comm_changes(p.src, +1);
+    if (p.dst != p.src) comm_changes(p.dst, +1);
+    return;
+  }
+  GroupState& gs = group_state(channel, g);
+  const Op& op = group_op(gs);
+  const int64_t size = group_size(channel, op.role, g);
+  const bool xg = channel == kExplicitChannel;
+  const collectives::Footprint* fp = nullptr;
+  if (xg) {
+    GroupShape& shape = xshapes_[static_cast<size_t>(g)];
+    if (!shape.footprint) shape.footprint = flows_.footprint(rg_->members[static_cast<size_t>(g)]);
+    fp = &*shape.footprint;
+  } else {
+    fp = &footprint(op.role, g);
+  }
+  const double alone_Bps = xg ? tuned_.at(gs.tuned).alone_Bps : op.alone_Bps;
+  transfers_.start(*fp, collectives::busbw_factor(op.op, static_cast<int>(size)), alone_Bps,
+                   static_cast<double>(op.bytes), pack(channel, g));
+  for (int64_t i = 0; i < size; ++i) comm_changes(member(channel, op.role, g, i), +1);
+}
+
+void Engine::end_transfer(uint32_t flow) {
+  const uint64_t owner = transfers_.finish(flow);
+  const auto channel = static_cast<int32_t>(owner >> kGroupBits);
+  const auto g = static_cast<int64_t>(owner & ((uint64_t{1} << kGroupBits) - 1));
+  if (channel == kP2pChannel) {
+    end_p2p(static_cast<size_t>(g), /*transferred=*/true);
+  } else {
+    end_collective(channel, g, /*transferred=*/true);
+  }
+}
+
+void Engine::end_collective(int32_t channel, int64_t g, bool transferred) {
+  GroupState& gs = group_state(channel, g);
+  const Op& first = group_op(gs);
+  const bool xg = channel == kExplicitChannel;
+  const int64_t size = group_size(channel, first.role, g);
+  const Cause cause{first.exposed, gs.start_ns};
+  const int64_t t = now();
+  std::string_view algorithm = first.algorithm;
+  std::string_view protocol = first.protocol;
+  if (xg) {
+    algorithm = tuned_.at(gs.tuned).algorithm;
+    protocol = tuned_.at(gs.tuned).protocol;
+  }
+  for (int64_t i = 0; i < size; ++i) {
+    const int64_t m = member(channel, first.role, g, i);
+    const int s = xg ? member_stream(m, g) : first.stream;
+    if (traced(m)) {
+      RankState& st = rank(m);
+      const int32_t id =
+          st.p->stream_ops[static_cast<size_t>(s)][static_cast<size_t>(stream(st, s).done)];
+      trace_collective(m, st.p->ops[static_cast<size_t>(id)], arrival(m, s), gs.start_ns, t, size,
+                       algorithm, protocol);
+    }
+    op_done(m, s, cause);
+    if (transferred) comm_changes(m, -1);
+  }
+  for (int64_t i = 0; i < size; ++i) {
+    const int64_t m = member(channel, first.role, g, i);
+    pass_open_gates(m);
+    try_all(m, cause);
+  }
+}
+
+// ---- Send / receive ----
+
+void Engine::p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready) {
+  CLUSTERSIM_CHECK(rg_ != nullptr || op.peer == r, "send/recv peers need rank groups");
+  const int64_t other = rg_ != nullptr ? rg_->peer(r, op.peer) : op.peer;
+  const bool send = op.kind == OpKind::kSend;
+  const P2pKey key{send ? r : other, send ? other : r, op.tag, op.seq};
+  const auto it = pending_p2p_.find(key);
+  if (it == pending_p2p_.end()) {
+    pending_p2p_.emplace(key, PendingP2p{r, id, ready});
+    return;
+  }
+  const PendingP2p peer = it->second;
+  pending_p2p_.erase(it);
+  P2p p;
+  p.src = key.src;
+  p.dst = key.dst;
+  p.send_op = send ? id : peer.op;
+  p.recv_op = send ? peer.op : id;
+  p.send_ready_ns = send ? ready : peer.ready_ns;
+  p.recv_ready_ns = send ? peer.ready_ns : ready;
+  size_t slot = 0;
+  if (free_p2ps_.empty()) {
+    slot = p2ps_.size();
+    p2ps_.push_back(p);
+  } else {
+    slot = free_p2ps_.back();
+    free_p2ps_.pop_back();
+    p2ps_[slot] = p;
+  }
+  const int64_t start = std::max(p.send_ready_ns, p.recv_ready_ns);
+  if (start > now()) {
+    sim_.schedule_at(SimTime::ns(start), handler_, kGroupStart,
+                     pack(kP2pChannel, static_cast<int64_t>(slot)));
+  } else {
+    begin_p2p(slot);
+  }
+}
+
+void Engine::begin_p2p(size_t id) {
+  P2p& p = p2ps_[id];
+  p.start_ns = now();
+  if (p.src == p.dst) {
+    end_p2p(id, false);  // a send to oneself takes no time
+    return;
+  }
+  const int64_t bytes = prog(p.src).ops[static_cast<size_t>(p.send_op)].bytes;
+  const auto key = std::make_pair(p.src, p.dst);
+  auto it = pairs_.find(key);
+  if (it == pairs_.end()) {
+    const std::array<int64_t, 2> gpus = {p.src, p.dst};
+    it = pairs_
+             .emplace(key, std::make_pair(collectives::geometry_of(cluster_, gpus),
+                                          flows_.footprint(gpus)))
+             .first;
+  }
+  p.footprint = &it->second.second;
+  p.tuned =
+      tune(it->second.first, CollectiveOp::kBroadcast, bytes, /*forced=*/false, p.src, p.send_op);
+  const TunedTimes& t = tuned_.at(p.tuned);
+  const uint64_t data = pack(kP2pChannel, static_cast<int64_t>(id));
+  if (t.alone_Bps > 0) {
+    sim_.schedule_at(SimTime::ns(now() + t.latency_ns), handler_, kTransferBegin, data);
+  } else {
+    sim_.schedule_at(SimTime::ns(now() + t.latency_ns + t.transfer_ns), handler_, kCollectiveEnd,
+                     data);
+  }
+}
+
+void Engine::end_p2p(size_t id, bool transferred) {
+  const P2p p = p2ps_[id];
+  free_p2ps_.push_back(id);
+  const Cause cause{step_accounts::kExposedAllReduce, p.start_ns};
+  for (const bool send : {true, false}) {
+    const int64_t r = send ? p.src : p.dst;
+    const Op& op = prog(r).ops[static_cast<size_t>(send ? p.send_op : p.recv_op)];
+    if (traced(r)) {
+      std::string_view algorithm;
+      std::string_view protocol;
+      if (p.tuned >= 0) {
+        algorithm = tuned_.at(p.tuned).algorithm;
+        protocol = tuned_.at(p.tuned).protocol;
+      }
+      trace_collective(r, op, send ? p.send_ready_ns : p.recv_ready_ns, p.start_ns, now(), 2,
+                       algorithm, protocol);
+    }
+    op_done(r, op.stream, cause);
+    if (transferred && (send || p.dst != p.src)) comm_changes(r, -1);
+  }
+  for (const bool send : {true, false}) {
+    const int64_t r = send ? p.src : p.dst;
+    if (!send && r == p.src) break;
+    pass_open_gates(r);
+    try_all(r, cause);
+  }
+}
+
+}  // namespace clustersim::workloads::engine_detail

@@ -1,0 +1,275 @@
+// The engine's state and event handling (internal to exec/; engine.h is the
+// API). Defined in two files: engine.cc (host issue, gates, streams, compute
+// segments, local operations, results) and engine_comm.cc (collectives and
+// send/recv).
+//
+// Units: nanoseconds. Ownership: refers to the job, layout, cluster, profile
+// and options it was built with; they must outlive it. Thread safety: none;
+// one engine per run.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "collectives/collective_flows.h"
+#include "collectives/group_collectives.h"
+#include "exec/engine.h"
+#include "exec/flow_transfers.h"
+#include "exec/sm_sharing.h"
+#include "exec/trace_sink.h"
+#include "exec/tuned_collectives.h"
+#include "sim/simulator.h"
+
+namespace clustersim::workloads::engine_detail {
+
+using step_accounts::Account;
+using step_accounts::Accounts;
+
+constexpr int32_t kNoGate = std::numeric_limits<int32_t>::max();
+
+// Streams run in order: the op at position `done` is the running one (busy)
+// or the next to start.
+struct StreamState {
+  int32_t done : 31 = 0;  // ops completed
+  uint32_t busy : 1 = 0;
+};
+static_assert(sizeof(StreamState) == 4);
+
+// Hot per-event state first; the time accounts live apart (Engine::accounts_).
+struct RankState {
+  const Program* p = nullptr;
+  int64_t stream_base = 0;     // its streams in Engine::streams_
+  int64_t anchor_ns = 0;       // host: at anchor_host_ns of the program's host time...
+  int64_t anchor_host_ns = 0;  // ... the rank's host was at anchor_ns
+  int32_t gate_index = 0;      // next entry of Program::gates not passed
+  TransferOverlap overlap;     // time with a transfer in flight (comm_active of them now)
+  // The running compute segment.
+  double seg_work_ns = 0;            // at full speed, straggling included
+  int64_t seg_overlap_start_ns = 0;  // overlap_until() at the segment's start
+  int64_t seg_start_ns = 0;
+  int64_t seg_tail_end_ns = 0;
+  sim::EventId seg_event;       // its next look (compute_check)
+  int64_t compute_free_ns = 0;  // when the compute stream last went idle
+  int64_t finish_ns = 0;
+  int64_t finish_group_start_ns = 0;
+  uint8_t comm_active = 0;                        // transfers in flight
+  bool seg_slowed_check = false;                  // the next look assumed a transfer in flight
+  Account finish_account = step_accounts::kIdle;  // what ended at finish_ns
+};
+
+// The collective a group runs now (one per group and channel).
+struct GroupState {
+  int32_t arrived = 0;
+  int32_t op = -1;  // in the program of rank `rank`, the first to arrive
+  int64_t rank = 0;
+  int64_t latest_arrival_ns = 0;
+  int64_t start_ns = 0;
+  int32_t tuned = -1;  // explicit groups: the tuner's answer
+};
+
+// What explicit group g's collectives need, computed once.
+struct GroupShape {
+  std::optional<collectives::GroupGeometry> geometry;
+  std::optional<collectives::Footprint> footprint;
+};
+
+// A matched send/recv pair.
+struct P2p {
+  int64_t src = 0;
+  int64_t dst = 0;
+  int32_t send_op = 0;
+  int32_t recv_op = 0;
+  int64_t send_ready_ns = 0;
+  int64_t recv_ready_ns = 0;
+  int64_t start_ns = 0;
+  int32_t tuned = -1;
+  const collectives::Footprint* footprint = nullptr;
+};
+
+struct P2pKey {
+  int64_t src;
+  int64_t dst;
+  int64_t tag;
+  int32_t seq;
+  bool operator==(const P2pKey&) const = default;
+};
+
+struct P2pKeyHash {
+  size_t operator()(const P2pKey& k) const {
+    uint64_t h = static_cast<uint64_t>(k.src) * 0x9E3779B97F4A7C15ULL;
+    h ^= static_cast<uint64_t>(k.dst) + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(k.tag) + 0x165667B19E3779F9ULL + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(k.seq) + 0x27D4EB2F165667C5ULL + (h << 6) + (h >> 2);
+    return static_cast<size_t>(h);
+  }
+};
+
+struct PendingP2p {
+  int64_t rank = 0;
+  int32_t op = 0;
+  int64_t ready_ns = 0;
+};
+
+enum EventKinds : sim::EventKind {
+  kComputeEnd,     // data: rank
+  kGroupStart,     // data: channel << 40 | group
+  kTransferBegin,  // data: channel << 40 | group
+  kTransferEnd,    // data: flow id
+  kCollectiveEnd,  // data: channel << 40 | group (no transfer phase)
+  kSolveFlows,     // the transfers that started or ended at this instant changed rates
+  kLocalEnd,       // data: rank << 8 | stream
+};
+
+constexpr int kGroupBits = 40;
+// The channel field of an explicit group's events (its group is global).
+constexpr int32_t kExplicitChannel = (1 << 23) - 1;
+// The channel field of a send/recv pair's events (the group field: its id).
+constexpr int32_t kP2pChannel = (1 << 23) - 2;
+
+inline uint64_t pack(int32_t channel, int64_t group) {
+  return (static_cast<uint64_t>(channel) << kGroupBits) | static_cast<uint64_t>(group);
+}
+
+// The cause a compute stream's idle gap is charged to.
+struct Cause {
+  Account account = step_accounts::kIdle;
+  int64_t group_start_ns = 0;  // collectives: the part before it is sync wait
+};
+
+class Engine : public sim::EventHandler {
+ public:
+  Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
+         const EngineOptions& options, const EngineJob& job, const Layout& layout);
+
+  void run();
+  void on_event(sim::Simulator& sim, const sim::Event& event) override;
+
+  // Results, read after run().
+  bool finished() const;
+  Unfinished unfinished() const;
+  int64_t step_end_ns(int64_t* slowest) const;
+  std::array<double, step_accounts::kAccountCount> summed_accounts(int64_t step_end) const;
+  uint64_t events() const { return sim_.events_processed(); }
+  int64_t collectives() const { return collectives_; }
+  std::vector<TraceRecord> take_trace() { return trace_.take(); }
+
+ private:
+  int64_t now() const { return sim_.now().count_ns(); }
+  RankState& rank(int64_t r) { return ranks_[static_cast<size_t>(r)]; }
+  const Program& prog(int64_t r) const { return *ranks_[static_cast<size_t>(r)].p; }
+  Accounts& account(const RankState& st) {
+    return accounts_[static_cast<size_t>(&st - ranks_.data())];
+  }
+  StreamState& stream(RankState& st, int s) {
+    return streams_[static_cast<size_t>(st.stream_base + s)];
+  }
+  const StreamState& stream(const RankState& st, int s) const {
+    return streams_[static_cast<size_t>(st.stream_base + s)];
+  }
+  bool traced(int64_t r) const { return traced_[static_cast<size_t>(r)] != 0; }
+  // When traced rank r reached (or started) the op running on stream s.
+  int64_t& arrival(int64_t r, int s) {
+    return arrivals_[static_cast<size_t>(rank(r).stream_base + s)];
+  }
+  bool holds(const RankState& st, int32_t dep_begin, int32_t dep_end) const;
+
+  // ---- Host, streams, compute (engine.cc) ----
+  int32_t gate_op(const RankState& st) const;
+  int64_t host_start(const RankState& st, const Op& op) const {
+    return st.anchor_ns + op.host_start_ns - st.anchor_host_ns;
+  }
+  void pass_open_gates(int64_t r);
+  void try_all(int64_t r, const Cause& cause) {
+    for (const int s : prog(r).used_streams) try_start(r, s, cause);
+  }
+  void try_start(int64_t r, int s, const Cause& cause);
+  void finished(RankState& st, const Cause& cause);
+  void charge_gap(RankState& st, int64_t start, const Cause& cause);
+  void start_segment(int64_t r, const Op& op, int64_t host, const Cause& cause);
+  void schedule_check(int64_t r, int64_t from, double left);
+  static int64_t overlap_until(const RankState& st, int64_t t) {
+    return st.overlap.until(t, st.comm_active);
+  }
+  void comm_changes(int64_t r, int delta);
+  double segment_done_ns(const RankState& st) const {
+    const int64_t t = now();
+    return sm_.work_done(t, st.seg_start_ns, overlap_until(st, t), st.seg_overlap_start_ns);
+  }
+  void compute_check(int64_t r);
+  void compute_end(int64_t r);
+  void local_end(int64_t r, int s);
+  // An op of stream s of rank r completed with `cause`.
+  void op_done(int64_t r, int s, const Cause& cause);
+
+  // ---- Collectives and send/recv (engine_comm.cc) ----
+  GroupState& group_state(int32_t channel, int64_t g) {
+    return channel == kExplicitChannel
+               ? xgroups_[static_cast<size_t>(g)]
+               : groups_[static_cast<size_t>(channel)][static_cast<size_t>(g)];
+  }
+  const Op& group_op(const GroupState& gs) const {
+    return prog(gs.rank).ops[static_cast<size_t>(gs.op)];
+  }
+  int64_t group_size(int32_t channel, GroupRole role, int64_t g) const;
+  int64_t member(int32_t channel, GroupRole role, int64_t g, int64_t i) const;
+  // The stream member m runs the collective of explicit group g on.
+  int member_stream(int64_t m, int64_t g) const;
+  void arrive(int64_t r, int32_t id, const Op& op, int64_t arrival);
+  void begin_collective(int32_t channel, int64_t g);
+  const collectives::Footprint& footprint(GroupRole role, int64_t g);
+  void begin_transfer(int32_t channel, int64_t g);
+  void end_transfer(uint32_t flow);
+  void end_collective(int32_t channel, int64_t g, bool transferred);
+  int32_t tune(const collectives::GroupGeometry& geometry, collectives::CollectiveOp op,
+               int64_t bytes, bool forced, int64_t rank, int32_t op_id);
+  void p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready);
+  void begin_p2p(size_t id);
+  void end_p2p(size_t id, bool transferred);
+
+  // ---- Trace (engine.cc) ----
+  void trace_host(int64_t r, const Op& op, int64_t host);
+  void trace_segment(int64_t r, const Op& op, int64_t host, int64_t end);
+  void trace_local(int64_t r, const Op& op, int64_t start, int64_t end);
+  void trace_collective(int64_t r, const Op& op, int64_t arrival, int64_t start, int64_t end,
+                        int64_t group_size, std::string_view algorithm, std::string_view protocol);
+
+  const topology::Cluster& cluster_;
+  const EngineJob& job_;
+  const Layout& layout_;
+  const RankGroups* rg_;
+  sim::Simulator sim_;
+  sim::HandlerId handler_ = 0;
+  collectives::CollectiveFlows flows_;
+  FlowTransfers transfers_;
+  std::vector<RankState> ranks_;
+  std::vector<StreamState> streams_;  // by rank, then stream
+  std::vector<Accounts> accounts_;    // by rank
+  // When ranks are traced (else empty), by rank: host start of the running segment.
+  std::vector<int64_t> seg_host_start_;
+  std::vector<double> slowdown_;
+  std::vector<uint8_t> traced_;
+  std::vector<int64_t> arrivals_;                // like streams_ when ranks are traced, else empty
+  std::vector<std::vector<GroupState>> groups_;  // role channels: by channel, then group
+  std::vector<GroupState> xgroups_;              // explicit groups
+  std::vector<GroupShape> xshapes_;              // explicit groups
+  std::vector<std::vector<std::optional<collectives::Footprint>>> footprints_;  // by role
+  std::vector<int64_t> gpus_;
+  SmSharing sm_;
+  TunedCollectives tuned_;
+  std::vector<P2p> p2ps_;
+  std::vector<size_t> free_p2ps_;
+  std::unordered_map<P2pKey, PendingP2p, P2pKeyHash> pending_p2p_;
+  std::map<std::pair<int64_t, int64_t>,
+           std::pair<collectives::GroupGeometry, collectives::Footprint>>
+      pairs_;
+  int64_t collectives_ = 0;
+  TraceSink trace_;
+};
+
+}  // namespace clustersim::workloads::engine_detail
