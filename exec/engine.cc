@@ -81,6 +81,7 @@ void Engine::run() {
   handler_ = sim_.add_handler(*this);
   transfers_.bind(handler_, kTransferEnd, kSolveFlows);
   for (int64_t r = 0; r < layout_.world; ++r) {
+    if (traced(r)) trace_issued(r, 0, gate_op(rank(r)));
     pass_open_gates(r);
     try_all(r, Cause{});
   }
@@ -155,6 +156,7 @@ void Engine::pass_open_gates(int64_t r) {
     st.anchor_ns = std::max(reach, now());
     st.anchor_host_ns = g.host_ns;
     ++st.gate_index;
+    if (traced(r) && gate_op(st) != g.op) trace_issued(r, g.op, gate_op(st));
   }
 }
 
@@ -169,7 +171,6 @@ void Engine::try_start(int64_t r, int s, const Cause& cause) {
   if (id >= gate_op(st)) return;  // the host has not issued it yet
   ss.busy = 1;
   const int64_t host = host_start(st, op);
-  if (op.host_span_end > op.host_span_begin && traced(r)) trace_host(r, op, host);
   switch (op.kind) {
     case OpKind::kSegment:
       start_segment(r, op, host, cause);
@@ -300,11 +301,18 @@ void Engine::local_end(int64_t r, int s) {
 
 // ---- Trace ----
 
-void Engine::trace_host(int64_t r, const Op& op, int64_t host) {
-  for (int32_t i = op.host_span_begin; i < op.host_span_end; ++i) {
-    const HostSpan& h = prog(r).host_spans[static_cast<size_t>(i)];
-    trace_.span(r, h.label.track, h.label.name, h.label.category, host + h.offset_ns,
-                host + h.offset_ns + h.duration_ns, h.label.tag);
+// The host spans of ops [begin, end), issued from the rank's anchor now.
+void Engine::trace_issued(int64_t r, int32_t begin, int32_t end) {
+  const Program& p = prog(r);
+  end = std::min(end, static_cast<int32_t>(p.ops.size()));
+  for (int32_t o = begin; o < end; ++o) {
+    const Op& op = p.ops[static_cast<size_t>(o)];
+    const int64_t host = host_start(rank(r), op);
+    for (int32_t i = op.host_span_begin; i < op.host_span_end; ++i) {
+      const HostSpan& h = p.host_spans[static_cast<size_t>(i)];
+      trace_.span(r, h.label.track, h.label.name, h.label.category, host + h.offset_ns,
+                  host + h.offset_ns + h.duration_ns, h.label.tag);
+    }
   }
 }
 

@@ -111,12 +111,12 @@ const collectives::Footprint& Engine::footprint(GroupRole role, int64_t g) {
 void Engine::begin_transfer(int32_t channel, int64_t g) {
   if (channel == kP2pChannel) {
     const P2p& p = p2ps_[static_cast<size_t>(g)];
-    const Op& send = prog(p.src).ops[static_cast<size_t>(p.send_op)];
+    const Op& send = prog(p.rank[0]).ops[static_cast<size_t>(p.op[0])];
     transfers_.start(*p.footprint, collectives::busbw_factor(CollectiveOp::kBroadcast, 2),
                      tuned_.at(p.tuned).alone_Bps, static_cast<double>(send.bytes),
                      pack(channel, g));
-    comm_changes(p.src, +1);
-    if (p.dst != p.src) comm_changes(p.dst, +1);
+    comm_changes(p.rank[0], +1);
+    if (p.rank[1] != p.rank[0]) comm_changes(p.rank[1], +1);
     return;
   }
   GroupState& gs = group_state(channel, g);
@@ -196,12 +196,12 @@ void Engine::p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready) {
   const PendingP2p peer = it->second;
   pending_p2p_.erase(it);
   P2p p;
-  p.src = key.src;
-  p.dst = key.dst;
-  p.send_op = send ? id : peer.op;
-  p.recv_op = send ? peer.op : id;
-  p.send_ready_ns = send ? ready : peer.ready_ns;
-  p.recv_ready_ns = send ? peer.ready_ns : ready;
+  const int mine = send ? kSender : kReceiver;
+  p.rank = {key.src, key.dst};
+  p.op[static_cast<size_t>(mine)] = id;
+  p.op[static_cast<size_t>(1 - mine)] = peer.op;
+  p.ready_ns[static_cast<size_t>(mine)] = ready;
+  p.ready_ns[static_cast<size_t>(1 - mine)] = peer.ready_ns;
   size_t slot = 0;
   if (free_p2ps_.empty()) {
     slot = p2ps_.size();
@@ -211,7 +211,7 @@ void Engine::p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready) {
     free_p2ps_.pop_back();
     p2ps_[slot] = p;
   }
-  const int64_t start = std::max(p.send_ready_ns, p.recv_ready_ns);
+  const int64_t start = std::max(p.ready_ns[0], p.ready_ns[1]);
   if (start > now()) {
     sim_.schedule_at(SimTime::ns(start), handler_, kGroupStart,
                      pack(kP2pChannel, static_cast<int64_t>(slot)));
@@ -223,23 +223,22 @@ void Engine::p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready) {
 void Engine::begin_p2p(size_t id) {
   P2p& p = p2ps_[id];
   p.start_ns = now();
-  if (p.src == p.dst) {
+  if (p.rank[0] == p.rank[1]) {
     end_p2p(id, false);  // a send to oneself takes no time
     return;
   }
-  const int64_t bytes = prog(p.src).ops[static_cast<size_t>(p.send_op)].bytes;
-  const auto key = std::make_pair(p.src, p.dst);
+  const int64_t bytes = prog(p.rank[0]).ops[static_cast<size_t>(p.op[0])].bytes;
+  const auto key = std::make_pair(p.rank[0], p.rank[1]);
   auto it = pairs_.find(key);
   if (it == pairs_.end()) {
-    const std::array<int64_t, 2> gpus = {p.src, p.dst};
     it = pairs_
-             .emplace(key, std::make_pair(collectives::geometry_of(cluster_, gpus),
-                                          flows_.footprint(gpus)))
+             .emplace(key, std::make_pair(collectives::geometry_of(cluster_, p.rank),
+                                          flows_.footprint(p.rank)))
              .first;
   }
   p.footprint = &it->second.second;
   p.tuned =
-      tune(it->second.first, CollectiveOp::kBroadcast, bytes, /*forced=*/false, p.src, p.send_op);
+      tune(it->second.first, CollectiveOp::kBroadcast, bytes, /*forced=*/false, p.rank[0], p.op[0]);
   const TunedTimes& t = tuned_.at(p.tuned);
   const uint64_t data = pack(kP2pChannel, static_cast<int64_t>(id));
   if (t.alone_Bps > 0) {
@@ -254,9 +253,10 @@ void Engine::end_p2p(size_t id, bool transferred) {
   const P2p p = p2ps_[id];
   free_p2ps_.push_back(id);
   const Cause cause{step_accounts::kExposedAllReduce, p.start_ns};
-  for (const bool send : {true, false}) {
-    const int64_t r = send ? p.src : p.dst;
-    const Op& op = prog(r).ops[static_cast<size_t>(send ? p.send_op : p.recv_op)];
+  const bool self = p.rank[0] == p.rank[1];
+  for (const int side : {kSender, kReceiver}) {
+    const int64_t r = p.rank[static_cast<size_t>(side)];
+    const Op& op = prog(r).ops[static_cast<size_t>(p.op[static_cast<size_t>(side)])];
     if (traced(r)) {
       std::string_view algorithm;
       std::string_view protocol;
@@ -264,15 +264,15 @@ void Engine::end_p2p(size_t id, bool transferred) {
         algorithm = tuned_.at(p.tuned).algorithm;
         protocol = tuned_.at(p.tuned).protocol;
       }
-      trace_collective(r, op, send ? p.send_ready_ns : p.recv_ready_ns, p.start_ns, now(), 2,
+      trace_collective(r, op, p.ready_ns[static_cast<size_t>(side)], p.start_ns, now(), 2,
                        algorithm, protocol);
     }
     op_done(r, op.stream, cause);
-    if (transferred && (send || p.dst != p.src)) comm_changes(r, -1);
+    if (transferred && (side == kSender || !self)) comm_changes(r, -1);
   }
-  for (const bool send : {true, false}) {
-    const int64_t r = send ? p.src : p.dst;
-    if (!send && r == p.src) break;
+  for (const int side : {kSender, kReceiver}) {
+    if (side == kReceiver && self) break;
+    const int64_t r = p.rank[static_cast<size_t>(side)];
     pass_open_gates(r);
     try_all(r, cause);
   }

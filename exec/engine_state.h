@@ -79,14 +79,13 @@ struct GroupShape {
   std::optional<collectives::Footprint> footprint;
 };
 
-// A matched send/recv pair.
+// A matched send/recv pair; its sides by kSender, kReceiver.
+inline constexpr int kSender = 0;
+inline constexpr int kReceiver = 1;
 struct P2p {
-  int64_t src = 0;
-  int64_t dst = 0;
-  int32_t send_op = 0;
-  int32_t recv_op = 0;
-  int64_t send_ready_ns = 0;
-  int64_t recv_ready_ns = 0;
+  std::array<int64_t, 2> rank{};
+  std::array<int32_t, 2> op{};
+  std::array<int64_t, 2> ready_ns{};  // when each side was there
   int64_t start_ns = 0;
   int32_t tuned = -1;
   const collectives::Footprint* footprint = nullptr;
@@ -233,7 +232,7 @@ class Engine : public sim::EventHandler {
   void end_p2p(size_t id, bool transferred);
 
   // ---- Trace (engine.cc) ----
-  void trace_host(int64_t r, const Op& op, int64_t host);
+  void trace_issued(int64_t r, int32_t begin, int32_t end);
   void trace_segment(int64_t r, const Op& op, int64_t host, int64_t end);
   void trace_local(int64_t r, const Op& op, int64_t start, int64_t end);
   void trace_collective(int64_t r, const Op& op, int64_t arrival, int64_t start, int64_t end,
