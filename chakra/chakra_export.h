@@ -107,24 +107,14 @@
 //    separate reduce stream, no_sync, checkpointing, SHARD_GRAD_OP,
 //    NO_SHARD; Llama-3-8B on 8 H100, HSDP 8 x 2 on 16, 70B TP 4 x FSDP 16
 //    on 64).
-//  * comm_overlap_slowdown > 1, kernels not launch-bound: rounding. The
-//    simulator times a segment of consecutive kernels as one piece of work
-//    and rounds its slowed end to the nanosecond once; the replay rounds
-//    each slowed kernel's end. At most about 1 ns per kernel that runs while
-//    a transfer is in flight: with the shipped profiles (1.10) +376 ns on
-//    2.84 s for the 8B step on 8 GPUs, +439 ns for HSDP on 16, +237 ns for
-//    70B on 64.
-//  * comm_overlap_slowdown > 1 and a segment that is launch-bound while a
-//    transfer is in flight: the simulator ends the segment at the later of
-//    its start plus its work slowed by all the transfer time since the
-//    segment's start (launch gaps, where no kernel runs, included) and its
-//    launch-bound end computed with nominal kernel times; the replay slows
-//    each kernel only while it runs, and also the kernels after the last
-//    launch the segment waited for. Either may end the segment first, by at
-//    most (comm_overlap_slowdown - 1) x the segment's kernel time (for the
-//    step: -0.01% to +0.23% for a small model with 10-20 us launches). The
-//    trace cannot carry the simulator's rule, which is not one of a
-//    per-node graph; the replay's per-kernel rule is the more faithful.
+//  * comm_overlap_slowdown > 1: the replay compiles the launch chain and
+//    the runs of back-to-back kernels into the simulator's own segments
+//    (chakra/replay_program.h), slowed as a whole, so it ends where the
+//    simulator does, launch-bound segments included (the 8B step on 8 GPUs:
+//    2.842514443 s both). A run the simulator splits at a free (a kernel of
+//    no time the replay keeps inside the segment unless something waits for
+//    it) is rounded once instead of twice: at most a nanosecond per such
+//    free.
 //  * Stragglers (StepConfig::stragglers) are not in the graphs: every rank
 //    has the nominal kernel_time durations, so the graphs of all ranks are
 //    the same but for pg_name, clustersim_pg_desc and the metadata.

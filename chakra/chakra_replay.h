@@ -14,27 +14,36 @@
 // Resources of a rank and what each node costs:
 //  * COMP_NODE (is_cpu_op false): a GPU kernel. One compute resource per
 //    clustersim_stream value (nodes without one share one resource), each
-//    running one node at a time: a node that becomes ready while its
-//    resource is idle and nothing waits starts at once; otherwise it waits,
-//    and the resource, when free, starts the waiting node that became ready
-//    first, ties to the lower node id. The nodes one completion makes ready
-//    become ready in ascending id (so the lowest starts first); between
-//    completions at the same instant, the event order (time, then
-//    scheduling order) decides. Duration: clustersim_duration_ns if present, else
-//    duration_micros. With recompute_compute, the compute model's roofline
+//    running one node at a time in a static order: the order in which the
+//    graph's nodes start when it is list-scheduled once on an idle rank
+//    (each resource starting the node that became ready first, ties to the
+//    lower node id; collectives and send/recv taking no time there), which
+//    is the order on the real cluster whenever a resource's nodes are
+//    chained by their dependencies, as in every export
+//    (chakra/replay_program.h). The run compiles to the engine's programs
+//    (exec/program.h) and runs on exec/engine, as `run` does: Duration: clustersim_duration_ns if
+//    present, else duration_micros. With recompute_compute, the compute model's roofline
 //    (compute_model.h kernel_time) from num_ops FLOPs and tensor_size HBM
 //    bytes: a GEMM-class kernel (the GEMM efficiency curve at its FLOPs, no
 //    shape known) when num_ops > 0 and clustersim_class names no
 //    memory-bound class; an elementwise kernel (FLOPs at peak, bytes at the
 //    HBM roofline) when num_ops is 0 or the class is elementwise, norm,
 //    embedding, loss or optimizer; nodes with neither attribute keep their
-//    traced duration. While a collective or send/recv of the rank is
-//    transferring (between its latency phase and its end), kernels run
-//    1 / comm_overlap_slowdown as fast (the step simulator's rule, applied
-//    per kernel).
+//    traced duration. Kernels of the main compute stream (stream 0 or no
+//    stream, else the lowest) that run back to back -- each depending only
+//    on the previous one and its launch, with no other launch or host wait
+//    between -- are timed as one segment, as `run` times them: while a
+//    collective or send/recv of the rank is transferring (between its
+//    latency phase and its end), the segment runs 1 / comm_overlap_slowdown
+//    as fast, and it ends no earlier than its last launch allows. Kernels of
+//    other streams take their duration (not slowed).
 //  * COMP_NODE with is_cpu_op: host work of its traced duration (never
 //    recomputed, never slowed), on one host resource per clustersim_stream
-//    value (without one: the host thread), one at a time like kernels.
+//    value (without one: the host thread), one at a time like kernels. The
+//    host thread's nodes are the program's host: their durations as prefix
+//    sums, waiting where a host node depends on a GPU-side node; a GPU-side
+//    node starts no earlier than the end of the last host node it depends
+//    on (through metadata nodes).
 //  * MEM_LOAD_NODE / MEM_STORE_NODE: tensor_size bytes over the rank's PCIe
 //    at options.pcie_Bps (default: the topology's per-GPU PCIe rate x the
 //    profile's host.pcie_efficiency, as `run`), rounded to the nanosecond;
@@ -65,8 +74,9 @@
 //  * COMM_SEND_NODE / COMM_RECV_NODE: the j-th send from rank s to rank d
 //    with tag t (comm_dst, comm_tag, default 0; j counting in ascending node
 //    id) matches the j-th receive on d from s (comm_src) with tag t. The
-//    transfer starts when both are ready (no resource: any number of
-//    sends/receives run at once) and runs as a two-member broadcast from the
+//    transfer starts when both are ready (the sends of a rank to one peer
+//    with one tag run one at a time in that order, as on one NCCL stream;
+//    so do the receives) and runs as a two-member broadcast from the
 //    sender: the tuner's latency and rate for the pair's geometry (no
 //    forcing), then comm_size bytes as a flow in CollectiveFlows. Both nodes
 //    end together. A send to oneself takes no time.
@@ -78,7 +88,7 @@
 //  * step_time_s: the last node's end over all ranks; slowest_rank: the rank
 //    that ended last (lowest id on ties).
 //  * breakdown: per rank, then averaged, in the step simulator's accounts:
-//    compute (some compute resource busy), and each gap with no kernel
+//    compute (the main compute stream busy), and each gap with no kernel
 //    running, charged to what the kernel starting after it waited for last
 //    (the dependency that completed last, looking through metadata nodes):
 //    a collective -> exposed all_gather / reduce_scatter / all_reduce
@@ -106,8 +116,10 @@
 //    simulator's stream name when clustersim_stream is one of its streams,
 //    else "comm N" (N = the group's index among the rank's groups, by name),
 //    and "send" / "recv". Category: clustersim_class or "compute" for
-//    kernels, the collective kind, "host", "pcie", "send", "recv". Names
-//    point into the traces: they must outlive the result.
+//    kernels, the collective kind, "host", "pcie", "send", "recv". The
+//    kernels of a segment share its time in proportion to their durations
+//    (as `run` records them). Names point into the traces: they must
+//    outlive the result.
 //
 // Never a hang: nodes that can never run (a collective whose peers never
 // reach it, a send without a receive, a cycle) end the replay with a

@@ -105,7 +105,6 @@ class TemplateBuilder {
       preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
       TNode& tn = t_.nodes[i];
       tn.indegree = static_cast<int32_t>(preds.size());
-      if (tn.indegree >= 2 && tn.indegree <= kMaxDense) tn.counter = t_.counters++;
       for (const int32_t p : preds) edges.emplace_back(p, static_cast<int32_t>(i));
       if (preds.empty()) t_.roots.push_back(static_cast<int32_t>(i));
     }

@@ -27,21 +27,6 @@ namespace clustersim::workloads::chakra::replay {
 
 using step_accounts::Account;
 
-// What a node's completion means to the kernels waiting for it. A gap in
-// compute is charged to `account` until `end_ns` (the part before
-// `group_start_ns` to sync wait), the rest of it to launch_bound (the host).
-struct Cause {
-  Account account = step_accounts::kIdle;
-  bool host = false;  // host-thread work: a later non-host cause takes precedence
-  int64_t group_start_ns = 0;
-  int64_t end_ns = 0;
-};
-
-// Dependency counters of a rank are 15 bits (the 16th marks a cause kept for
-// the node); nodes with more dependencies count in a hash table instead.
-constexpr int32_t kMaxDense = 0x7fff;
-constexpr uint16_t kCauseKept = 0x8000;
-
 enum class Kind : uint8_t { kMeta, kCompute, kHost, kCopy, kColl, kSend, kRecv };
 
 struct TNode {
@@ -51,9 +36,6 @@ struct TNode {
   bool host_thread = false;  // kHost without a stream
   int32_t resource = 0;      // kCompute, kHost, kCopy: the template's resource; kColl: slot
   int32_t indegree = 0;
-  // Nodes with 2 .. kMaxDense dependencies: index of their counter among the
-  // rank's counters (-1 otherwise).
-  int32_t counter = -1;
   int32_t succ_begin = 0;
   int32_t succ_end = 0;
   int32_t seq = 0;          // kColl: position in its slot; kSend/kRecv: among the same (peer, tag)
@@ -77,7 +59,6 @@ struct Template {
   std::vector<int32_t> roots;
   std::vector<TResource> resources;
   std::vector<int32_t> compute_resources;
-  int32_t counters = 0;  // nodes with a dense dependency counter
   std::vector<std::string> slot_names;
   std::vector<std::vector<int32_t>> slot_nodes;  // by slot, in ascending id
   double flops = 0;                              // num_ops of GPU kernels
