@@ -36,15 +36,20 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
       job.program_of.empty() || static_cast<int64_t>(job.program_of.size()) == layout.world,
       "a program for every rank");
   int64_t streams = 0;
+  int64_t overflow = 0;
   for (int64_t r = 0; r < layout.world; ++r) {
     RankState& st = ranks_[static_cast<size_t>(r)];
     const size_t p = job.program_of.empty() ? 0 : static_cast<size_t>(job.program_of[r]);
     CLUSTERSIM_CHECK(p < job.programs.size(), "rank " + std::to_string(r) + "'s program");
     st.p = &job.programs[p];
-    st.stream_base = streams;
-    streams += static_cast<int64_t>(st.p->stream_ops.size());
+    stream_base_.push_back(streams);
+    overflow_base_.push_back(overflow);
+    const auto count = static_cast<int64_t>(st.p->stream_ops.size());
+    streams += count;
+    overflow += std::max<int64_t>(0, count - kInlineStreams);
   }
-  streams_.resize(static_cast<size_t>(streams));
+  streams_.resize(static_cast<size_t>(overflow));
+  stream_base_.push_back(streams);
   for (const Straggler& s : options.stragglers) {
     CLUSTERSIM_CHECK(
         s.rank >= 0 && s.rank < layout.world && s.slowdown >= 1,
@@ -366,15 +371,14 @@ bool Engine::finished() const {
 
 Unfinished Engine::unfinished() const {
   Unfinished u;
-  u.stream_begin.reserve(ranks_.size() + 1);
+  u.stream_begin = stream_base_;
+  for (const RankState& st : ranks_) u.gates_passed.push_back(st.gate_index);
   for (const RankState& st : ranks_) {
-    u.stream_begin.push_back(st.stream_base);
-    u.gates_passed.push_back(st.gate_index);
-  }
-  u.stream_begin.push_back(static_cast<int64_t>(streams_.size()));
-  for (const StreamState& ss : streams_) {
-    u.done.push_back(ss.done);
-    u.reached.push_back(static_cast<uint8_t>(ss.busy));
+    for (size_t s = 0; s < st.p->stream_ops.size(); ++s) {
+      const StreamState& ss = stream(st, static_cast<int>(s));
+      u.done.push_back(ss.done);
+      u.reached.push_back(static_cast<uint8_t>(ss.busy));
+    }
   }
   return u;
 }

@@ -44,7 +44,9 @@ static_assert(sizeof(StreamState) == 4);
 // Hot per-event state first; the time accounts live apart (Engine::accounts_).
 struct RankState {
   const Program* p = nullptr;
-  int64_t stream_base = 0;     // its streams in Engine::streams_
+  // Its first kInlineStreams streams (in the rank's cache lines); the others
+  // in Engine::streams_ (from Engine::overflow_base_).
+  std::array<StreamState, 8> near{};
   int64_t anchor_ns = 0;       // host: at anchor_host_ns of the program's host time...
   int64_t anchor_host_ns = 0;  // ... the rank's host was at anchor_ns
   int32_t gate_index = 0;      // next entry of Program::gates not passed
@@ -165,16 +167,22 @@ class Engine : public sim::EventHandler {
   Accounts& account(const RankState& st) {
     return accounts_[static_cast<size_t>(&st - ranks_.data())];
   }
+  static constexpr int kInlineStreams = 8;
   StreamState& stream(RankState& st, int s) {
-    return streams_[static_cast<size_t>(st.stream_base + s)];
+    return s < kInlineStreams
+               ? st.near[static_cast<size_t>(s)]
+               : streams_[static_cast<size_t>(overflow_base_[index(st)] + s - kInlineStreams)];
   }
   const StreamState& stream(const RankState& st, int s) const {
-    return streams_[static_cast<size_t>(st.stream_base + s)];
+    return s < kInlineStreams
+               ? st.near[static_cast<size_t>(s)]
+               : streams_[static_cast<size_t>(overflow_base_[index(st)] + s - kInlineStreams)];
   }
+  size_t index(const RankState& st) const { return static_cast<size_t>(&st - ranks_.data()); }
   bool traced(int64_t r) const { return traced_[static_cast<size_t>(r)] != 0; }
   // When traced rank r reached (or started) the op running on stream s.
   int64_t& arrival(int64_t r, int s) {
-    return arrivals_[static_cast<size_t>(rank(r).stream_base + s)];
+    return arrivals_[static_cast<size_t>(stream_base_[static_cast<size_t>(r)] + s)];
   }
   bool holds(const RankState& st, int32_t dep_begin, int32_t dep_end) const;
 
@@ -247,8 +255,10 @@ class Engine : public sim::EventHandler {
   collectives::CollectiveFlows flows_;
   FlowTransfers transfers_;
   std::vector<RankState> ranks_;
-  std::vector<StreamState> streams_;  // by rank, then stream
-  std::vector<Accounts> accounts_;    // by rank
+  std::vector<StreamState> streams_;    // streams past the inline ones: by rank, then stream
+  std::vector<int64_t> overflow_base_;  // by rank: its stream kInlineStreams in streams_
+  std::vector<int64_t> stream_base_;    // by rank, + 1: its first stream among all ranks'
+  std::vector<Accounts> accounts_;      // by rank
   // When ranks are traced (else empty), by rank: host start of the running segment.
   std::vector<int64_t> seg_host_start_;
   std::vector<double> slowdown_;
