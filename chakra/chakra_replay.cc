@@ -161,6 +161,7 @@ StepResult replay_job(const topology::Cluster& cluster, const collectives::Hardw
   engine.routing = options.routing;
   engine.comm_overlap_slowdown = spec.comm_overlap_slowdown;
   engine.trace_ranks = options.trace_ranks;
+  engine.rank_time_factors = options.rank_time_factors;
   engine.forced = options.forced;
   engine.report_unfinished = true;
   EngineResult done;

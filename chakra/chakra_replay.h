@@ -160,8 +160,9 @@ struct ReplayOptions {
   collectives::Routing routing = collectives::Routing::kAdaptive;
   std::vector<int64_t> trace_ranks;  // ranks whose nodes are recorded (sorted, unique)
   int64_t tokens_per_rank = 0;       // tokens one rank trains on per step; 0: unknown
-  // The cluster's GPU speed spread (schedules/gpu_speed.h): rank r's GPU
-  // kernels take factor r times their duration; empty: all at the median.
+  // The cluster's GPU speed spread (schedules/gpu_speed.h): rank r's kernels
+  // on the main compute stream take factor r times their duration; empty:
+  // all at the median.
   std::vector<double> rank_time_factors;
 };
 

@@ -50,11 +50,21 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   }
   streams_.resize(static_cast<size_t>(overflow));
   stream_base_.push_back(streams);
+  if (!options.rank_time_factors.empty()) {
+    CLUSTERSIM_CHECK(options.rank_time_factors.size() == slowdown_.size(),
+                     "rank_time_factors has " + std::to_string(options.rank_time_factors.size()) +
+                         " entries for " + std::to_string(layout.world) + " ranks");
+    for (size_t r = 0; r < slowdown_.size(); ++r) {
+      CLUSTERSIM_CHECK(options.rank_time_factors[r] > 0,
+                       "rank time factor of rank " + std::to_string(r) + " is not > 0");
+      slowdown_[r] = options.rank_time_factors[r];
+    }
+  }
   for (const Straggler& s : options.stragglers) {
     CLUSTERSIM_CHECK(
         s.rank >= 0 && s.rank < layout.world && s.slowdown >= 1,
         "straggler rank " + std::to_string(s.rank) + " slowdown " + std::to_string(s.slowdown));
-    slowdown_[static_cast<size_t>(s.rank)] = s.slowdown;
+    slowdown_[static_cast<size_t>(s.rank)] *= s.slowdown;
   }
   for (const int64_t r : options.trace_ranks) {
     CLUSTERSIM_CHECK(r >= 0 && r < layout.world, "trace rank " + std::to_string(r));

@@ -49,7 +49,11 @@ struct EngineOptions {
   collectives::Routing routing = collectives::Routing::kAdaptive;
   double comm_overlap_slowdown = 1;   // compute slowdown while a transfer is in flight
   std::vector<Straggler> stragglers;  // ranks < world, each at most once
-  std::vector<int64_t> trace_ranks;   // ranks whose operations are recorded (sorted, unique)
+  // Per-rank factors (> 0) on the compute stream's segments before
+  // stragglers' slowdowns, the GPUs' own speed spread (schedules/gpu_speed.h);
+  // empty: every GPU at the median speed.
+  std::vector<double> rank_time_factors;
+  std::vector<int64_t> trace_ranks;  // ranks whose operations are recorded (sorted, unique)
   // For collectives tuned when they start (explicit groups; send/recv are
   // never forced).
   collectives::ForcedChoice forced;
