@@ -1,0 +1,97 @@
+// The step model against the published runs of the training set
+// (scenarios/measurements/training/published_runs.csv; docs/accuracy.md).
+// What is fitted is tested as fitted: each profile's sustained clock must be
+// what `calibrate` finds on its runs today, and those runs' median error must
+// stay zero. What is a prediction is tested as one: the loss of torchtitan's
+// Llama-3-8B from 8 to 128 H100 comes from the GPU speed spread and the fp32
+// reduce-scatters over the network, not from the clock (which scales both).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hardware/hardware_profile.h"
+#include "scenario/training_runs.h"
+
+namespace clustersim::cli {
+namespace {
+
+const std::string kRuns =
+    CLUSTERSIM_SOURCE_DIR "/scenarios/measurements/training/published_runs.csv";
+const std::string kHardware = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/";
+
+std::map<std::string, TrainingRun> runs_by_id() {
+  std::map<std::string, TrainingRun> out;
+  for (TrainingRun& run : read_training_runs(kRuns)) out[run.id] = std::move(run);
+  return out;
+}
+
+double predicted(const TrainingRun& run) { return predict_run(run).tokens_per_s_per_gpu; }
+
+// Fitted, and must stay fitted: a change anywhere in the model that moves
+// these runs must come with a refit of the profile (the command is in the
+// profile's comment), or this fails.
+TEST(PublishedRuns, FittedClocksAreWhatCalibrateFindsOnTheirRuns) {
+  for (const std::string name : {"h100_96gb_500w", "a100"}) {
+    SCOPED_TRACE(name);
+    const collectives::HardwareProfile profile =
+        collectives::load_hardware_profile(kHardware + name + ".yaml");
+    const ProfileClockFit fit = fit_profile_clock({kRuns}, kHardware + name + ".yaml", 0);
+    EXPECT_NEAR(fit.fit.sustained_clock, profile.gpu.sustained_clock, 0.0011);
+    std::string ids;
+    for (const std::string& id : fit.fit.fitted_to) ids += (ids.empty() ? "" : " ") + id;
+    EXPECT_EQ(ids, profile.gpu.sustained_clock_fitted_to);
+    std::vector<double> e = fit.in_sample;
+    std::sort(e.begin(), e.end());
+    ASSERT_EQ(e.size(), 5u);
+    EXPECT_LT(std::abs(e[2]), 0.005);  // the median error, zeroed by the fit
+  }
+}
+
+// A prediction: published -2.7% (eager, 5,762 -> 5,605) and -2.3% (compiled,
+// 6,667 -> 6,514). The model gives -2.7% for both today; the test allows the
+// sign and the size within 1.5 points.
+TEST(PublishedRuns, TorchtitanLosesThroughputFrom8To128Gpus) {
+  const auto runs = runs_by_id();
+  for (const auto& [small, large] : {std::pair{"tt_8b_8xh100", "tt_8b_128xh100"},
+                                     std::pair{"tt_8b_8xh100_compile", "tt_8b_128xh100_compile"}}) {
+    const double published =
+        runs.at(large).tokens_per_s_per_gpu / runs.at(small).tokens_per_s_per_gpu - 1;
+    const double model = predicted(runs.at(large)) / predicted(runs.at(small)) - 1;
+    EXPECT_LT(model, 0) << small;
+    EXPECT_NEAR(model, published, 0.015) << small << ": published " << published;
+  }
+}
+
+// The held-out rows (the 700 W H100's clock is derived from the 500 W fit,
+// not fitted to them): fms-fsdp's Llama-2-7B HSDP on 96 H100. Reported as they
+// are in the README: eager +14.9% (the model misses what eager costs at 8,192
+// tokens per GPU), compiled +3.2%. Pinned so that a change shows up here.
+TEST(PublishedRuns, HeldOutFmsH100RunsAreWhereTheReadmeSays) {
+  const auto runs = runs_by_id();
+  const TrainingRun& eager = runs.at("fms_7b_hsdp_96xh100");
+  const TrainingRun& compiled = runs.at("fms_7b_hsdp_96xh100_compile");
+  EXPECT_NEAR(predicted(eager) / eager.tokens_per_s_per_gpu - 1, 0.149, 0.01);
+  EXPECT_NEAR(predicted(compiled) / compiled.tokens_per_s_per_gpu - 1, 0.032, 0.01);
+}
+
+// torchtitan's peak memory (reserved), eager and compiled on 8 and 128 H100:
+// within 5% (the model does not tell eager from compiled activations, so
+// eager is under and compiled over).
+TEST(PublishedRuns, TorchtitanPeakMemoryWithinFivePercent) {
+  const auto runs = runs_by_id();
+  int compared = 0;
+  for (const auto& [id, run] : runs) {
+    if (!run.memory_gib) continue;
+    ++compared;
+    const double error = predict_run(run).memory_gib / *run.memory_gib - 1;
+    EXPECT_LT(std::abs(error), 0.05) << id << " " << error;
+  }
+  EXPECT_EQ(compared, 4);
+}
+
+}  // namespace
+}  // namespace clustersim::cli
