@@ -161,12 +161,7 @@ MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& opt
       const int64_t in_flight = std::min(w.model.layers, 1 + depth);
       m.unsharded_params = c * (r.root + in_flight * r.block);
     }
-    // The reduce-scatter's input in the reduce dtype (FSDP2 copies the
-    // gradients into it; FSDP1 reduces its flat gradient, cast when the
-    // reduce dtype differs); FSDP2 also holds a prefetched block's all-gather
-    // output until its copy-out.
-    m.comm_buffers =
-        dtype_bytes(w.reduce_dtype) * r.block + (w.fsdp_version == 2 ? c * r.block : 0);
+    m.comm_buffers = c * r.block;
     // no_sync(): micro-batches before the last accumulate unsharded
     // gradients of the whole model (FSDP keeps them in each parameter's .grad).
     if (w.no_sync && w.grad_accum > 1) m.grads += c * r.model;

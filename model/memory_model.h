@@ -158,13 +158,9 @@
 // before the last accumulate unsharded gradients, grads += c * model_rank.
 //
 // Communication buffers:
-//   comm_buffers = e * block_rank (+ c * block_rank under FSDP2) when S > 1,
-//   e = dtype_bytes(reduce_dtype): the reduce-scatter input of the block
-//   whose reduce-scatter is in flight, in the reduce dtype (torchtitan's fp32
-//   doubles it), and under FSDP2 the all-gather output of the prefetched
-//   block, alive until its copy-out into the parameters
-//   (foreach_all_gather_copy_out); 0 for NO_SHARD (DDP gradients are bucket
-//   views, gradient_as_bucket_view).
+//   comm_buffers = c * block_rank when S > 1: the unsharded gradient of the
+//   block whose reduce-scatter is in flight; 0 for NO_SHARD (DDP gradients
+//   are bucket views, gradient_as_bucket_view).
 //
 // Allocator reserve:
 //   reserve = kRuntimeReserveBytes + kFragmentation * (everything above)

@@ -44,17 +44,8 @@ TEST(MemoryModel, FullShardShardsSixteenBytesPerParameter) {
   // The root (embedding, head, norm) stays unsharded; two blocks in flight.
   EXPECT_EQ(m.unsharded_params, 2 * (k8bRoot + 2 * k8bBlock));
   EXPECT_EQ(m.unsharded_params, 2'973'802'496);
-  // FSDP2: a bf16 reduce-scatter input and the prefetched block's all-gather output.
-  EXPECT_EQ(m.comm_buffers, 2 * k8bBlock + 2 * k8bBlock);
+  EXPECT_EQ(m.comm_buffers, 2 * k8bBlock);
   EXPECT_EQ(m.host_bytes, 0);
-}
-
-TEST(MemoryModel, Fp32ReductionAndFsdp1ChangeTheCommunicationBuffers) {
-  WorkloadSpec w = llama3_8b("selective");
-  w.reduce_dtype = Dtype::kFp32;  // torchtitan: the reduce-scatter input in fp32
-  EXPECT_EQ(memory_breakdown(w).comm_buffers, 4 * k8bBlock + 2 * k8bBlock);
-  w.fsdp_version = 1;  // the flat gradient reduced in place: no all-gather output kept
-  EXPECT_EQ(memory_breakdown(w).comm_buffers, 4 * k8bBlock);
 }
 
 // A WorkloadSpec built directly (FULL_SHARD over world / tp ranks), for the
@@ -240,15 +231,13 @@ TEST(MemoryModel, CheckpointingModesAreMonotonic) {
 TEST(MemoryModel, Llama3_8bOnEightGpusMatchesTorchtitan) {
   // torchtitan docs/performance.md, Table 1: Llama 3.1 8B, FSDP on 8 H100
   // (96 GB), seq 8192, local batch 2, selective (op) AC, eager: 82.4 GiB
-  // reserved. The model, FSDP2 reducing in bf16 (torchtitan's fp32 reduction
-  // is scenarios/published/tt_8b_h100.yaml, checked by validate):
-  // 83,755,503,616 bytes = 78.0 GiB (5% under).
-  // states 16,060,522,496 + unsharded 2,973,802,496 + comm 2 x 436,224,000 = 19,906,772,992
-  const int64_t fixed = 19'906'772'992;
+  // reserved. The model: 83,297,468,416 bytes = 77.6 GiB (6% under).
+  // states 16,060,522,496 + unsharded 2,973,802,496 + comm 436,224,000 = 19,470,548,992
+  const int64_t fixed = 19'470'548'992;
   const MemoryBreakdown selective = memory_breakdown(llama3_8b("selective"));
   EXPECT_EQ(selective.activations, 58'837'762'048);
-  EXPECT_EQ(selective.reserve, kGiB + 3'937'226'752);  // 5% of 78,744,535,040
-  EXPECT_EQ(selective.total(), 83'755'503'616);
+  EXPECT_EQ(selective.reserve, kGiB + 3'915'415'552);  // 5% of 78,308,311,040
+  EXPECT_EQ(selective.total(), 83'297'468'416);
   EXPECT_TRUE(fits(selective, 96'000'000'000));
   EXPECT_NEAR(static_cast<double>(selective.total()), 82.4 * static_cast<double>(kGiB),
               0.1 * 82.4 * static_cast<double>(kGiB));
@@ -288,13 +277,13 @@ TEST(MemoryModel, Llama3_405bNeedsTensorParallelismAndHybridSharding) {
   EXPECT_EQ(m.params, 2 * 99'085'328);
   EXPECT_EQ(m.optimizer, 12 * 99'085'328);
   EXPECT_EQ(m.unsharded_params, int64_t{2} * (525'352'960 + 2 * 398'462'976));
-  EXPECT_EQ(m.comm_buffers, 2 * (2 * 398'462'976));
+  EXPECT_EQ(m.comm_buffers, 2 * 398'462'976);
   // full: 126 block inputs Tt x H (Tt = 1024) + the head: final norm input and
   // rstd, gathered head input (T x H), 12 bytes per logit (Vt = 16032).
   EXPECT_EQ(m.activations, 126 * (int64_t{1024} * 16384 * 2) + int64_t{1024} * (16384 * 2 + 4) +
                                int64_t{8192} * 16384 * 2 + int64_t{12} * 8192 * 16032);
   EXPECT_EQ(m.activations, 6'105'862'144);
-  EXPECT_EQ(m.total(), 13'599'860'800);  // states etc. 5,823,774,976 + 5% + 1 GiB
+  EXPECT_EQ(m.total(), 12'763'088'550);  // states etc. 5,026,849,024 + 5% + 1 GiB
   EXPECT_TRUE(fits(m, 80 * kGiB));
 
   // Without checkpointing: 126 blocks of 1.17 GB (t = 8) do not fit.
@@ -350,7 +339,7 @@ TEST(MemoryModel, StrategiesAndOptions) {
   EXPECT_EQ(layer_activation_bytes(tp2), 2 * (th2 / 2 + 2048 * 4) + 2 * th2 + 4 * (th2 / 2) +
                                              4096 * 16 * 4 + 4 * (int64_t{4096} * 7168 * 2));
   EXPECT_EQ(layer_activation_bytes(tp2), 402'931'712);
-  EXPECT_EQ(memory_breakdown(tp2).comm_buffers, 2 * (2 * (k8bBlock / 2)));
+  EXPECT_EQ(memory_breakdown(tp2).comm_buffers, 2 * (k8bBlock / 2));
 }
 
 }  // namespace
