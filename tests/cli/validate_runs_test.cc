@@ -1,0 +1,88 @@
+// `clustersim validate RUNS.csv` and `calibrate RUNS.csv`: the per-run table
+// with its labels, the cross-validated column, the summaries, and the fit
+// written into a profile, on two fast 8-GPU runs whose measurements are the
+// model's own predictions at a known clock.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/atomic_file.h"
+#include "hardware/hardware_profile.h"
+#include "scenario/training_runs.h"
+#include "tests/support/run_clustersim.h"
+#include "tests/support/scratch_dir.h"
+
+namespace clustersim::cli {
+namespace {
+
+using test_support::Outcome;
+using test_support::run;
+using test_support::ScratchDir;
+using ::testing::HasSubstr;
+
+const std::string kScenario = CLUSTERSIM_SOURCE_DIR "/scenarios/published/tt_8b_h100.yaml";
+const std::string kProfile = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/h100_96gb_500w.yaml";
+
+// Two runs measured exactly as the model predicts them at clock 0.65.
+std::string write_runs(const ScratchDir& dir) {
+  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}};
+  TrainingRun compiled{"compiled", kScenario, {"workload.torch_compile=true"}, 1, 80.0, "", {}};
+  const double e = predict_run(eager, 0.65).tokens_per_s_per_gpu;
+  const double c = predict_run(compiled, 0.65).tokens_per_s_per_gpu;
+  const std::string path = dir.file("runs.csv");
+  sim::write_file_atomically(path,
+                             "id,scenario,overrides,tokens_per_s_per_gpu,memory_gib,source\n"
+                             "eager," +
+                                 kScenario + ",," + std::to_string(e) + ",,test\n" + "compiled," +
+                                 kScenario + ",workload.torch_compile=true," + std::to_string(c) +
+                                 ",80,test\n");
+  return path;
+}
+
+TEST(ValidateRuns, PrintsEveryRunWithItsLabelAndTheSummaries) {
+  const ScratchDir dir;
+  const std::string runs = write_runs(dir);
+  const Outcome r = run({"validate", runs, "--folds", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // Neither run is in the shipped profile's fitted list: held out. At the
+  // shipped clock (0.709 > 0.65) both are predicted faster than "measured".
+  EXPECT_THAT(r.out, HasSubstr("eager "));
+  EXPECT_THAT(r.out, HasSubstr("held out"));
+  EXPECT_THAT(r.out, HasSubstr("FSDP h100_96gb_500w"));
+  // Leave-one-out: each run's clock fitted to the other, which was measured
+  // at 0.65 as well, so the cross-validated clock is 0.650 and the error ~0.
+  EXPECT_THAT(r.out, HasSubstr("0.650"));
+  EXPECT_THAT(r.out, HasSubstr("# cross-validated (2 folds): cases=2"));
+  EXPECT_THAT(r.out, HasSubstr("# peak memory: cases=1"));
+  EXPECT_THAT(r.out, HasSubstr("cases=2 median_abs_error="));
+  // --max-error: the shipped clock's optimism exceeds 1%.
+  EXPECT_EQ(run({"validate", runs, "--max-error", "1"}).code, 1);
+}
+
+TEST(ValidateRuns, CalibrateFitsTheClockAndRecordsItsRuns) {
+  const ScratchDir dir;
+  const std::string runs = write_runs(dir);
+  const std::string out = dir.file("fit.yaml");
+  const Outcome c = run({"calibrate", runs, "--base", kProfile, "-o", out});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_THAT(c.out, HasSubstr("# gpu.sustained_clock 0.650 fitted to 2 training runs"));
+  const collectives::HardwareProfile fitted = collectives::load_hardware_profile(out);
+  EXPECT_NEAR(fitted.gpu.sustained_clock, 0.65, 0.0011);
+  EXPECT_EQ(fitted.gpu.sustained_clock_fitted_to, "eager compiled");
+}
+
+TEST(ValidateRuns, ARunsFileCannotBeMixedWithOtherMeasurements) {
+  const ScratchDir dir;
+  const std::string runs = write_runs(dir);
+  const Outcome r = run({"validate", runs, kScenario});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("every argument after a runs file must be a runs file"));
+  const Outcome alone = run({"validate", kScenario});
+  EXPECT_EQ(alone.code, 2);
+  EXPECT_THAT(alone.err, HasSubstr("expected MEASUREMENTS..."));
+}
+
+}  // namespace
+}  // namespace clustersim::cli
