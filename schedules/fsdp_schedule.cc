@@ -214,12 +214,7 @@ class Builder {
       if (tp && tp_before(name) != TaskKind::kKernel) {
         tp_wait = tp_collective(unit, phase, tp_before(name), last);
       }
-      Task t;
-      t.kind = TaskKind::kKernel;
-      t.phase = phase;
-      t.unit = unit;
-      t.micro_batch = mb_;
-      t.kernel = indices[i];
+      const Task t = kernel_task(unit, phase, indices[i]);
       std::vector<int32_t> d;
       if (i == 0 && last_ag_[slot(unit)] != kNone) d.push_back(last_ag_[slot(unit)]);
       if (i == 0) copy_out(unit, phase);
@@ -241,13 +236,17 @@ class Builder {
     const int32_t kernel = unit == kRootUnit ? s_.root_copy_out : s_.block_copy_out;
     if (ag == kNone || copied_ag_[slot(unit)] == ag || kernel == kNoKernel) return;
     copied_ag_[slot(unit)] = ag;
+    add(kernel_task(unit, phase, kernel), {ag});
+  }
+
+  Task kernel_task(int32_t unit, Phase phase, int32_t kernel) const {
     Task t;
     t.kind = TaskKind::kKernel;
     t.phase = phase;
     t.unit = unit;
     t.micro_batch = mb_;
     t.kernel = kernel;
-    add(t, {ag});
+    return t;
   }
 
   // Megatron sequence parallelism (see the header): the TP collective
@@ -317,13 +316,7 @@ class Builder {
     const int64_t params_bytes = s_.unit_bytes(unit) / elem * reduce_elem;
     const int32_t copy_in = unit == kRootUnit ? s_.root_reduce_copy_in : s_.block_reduce_copy_in;
     if (sharded() && copy_in != kNoKernel) {
-      Task c;
-      c.kind = TaskKind::kKernel;
-      c.phase = Phase::kBackward;
-      c.unit = unit;
-      c.micro_batch = mb_;
-      c.kernel = copy_in;
-      grad_ready = add(c, {grad_ready});
+      grad_ready = add(kernel_task(unit, Phase::kBackward, copy_in), {grad_ready});
     }
     Task t;
     t.stream = stream;

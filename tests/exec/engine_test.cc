@@ -113,13 +113,19 @@ TEST(Engine, LaunchBoundTailHoldsTheSegmentOpen) {
   EXPECT_EQ(r.summed_accounts[kLaunchBound], 400);
 }
 
-TEST(Engine, CollectiveStartsWhenTheLastMemberArrivesAndCountsSyncWait) {
-  // seg(1000) -> all_reduce (latency 50) -> seg(500); rank 1 computes 3x slower.
+// seg(1000) -> all_reduce (latency 50) -> seg(500).
+Program compute_sync_compute() {
   Program p;
   add(p, segment(1000, 0, 1000));
   add(p, latency_collective(50), {Dep{kComputeStream, 0}});
   add(p, segment(500, 0, 500), {Dep{kComm, 0}});
   finish(p);
+  return p;
+}
+
+TEST(Engine, CollectiveStartsWhenTheLastMemberArrivesAndCountsSyncWait) {
+  // Rank 1 computes 3x slower.
+  const Program p = compute_sync_compute();
   EngineOptions options;
   options.stragglers = {Straggler{1, 3.0}};
   options.trace_ranks = {0};
@@ -154,11 +160,7 @@ TEST(Engine, RankTimeFactorsScaleComputeAndCombineWithStragglers) {
   // Same program; GPU speeds 0.8x and 1.5x the median's time, rank 1 also a
   // 2x straggler: rank 0 arrives at 800, rank 1 at 1000 * 1.5 * 2 = 3000;
   // the collective ends at 3050; the last segments take 400 and 1500.
-  Program p;
-  add(p, segment(1000, 0, 1000));
-  add(p, latency_collective(50), {Dep{kComputeStream, 0}});
-  add(p, segment(500, 0, 500), {Dep{kComm, 0}});
-  finish(p);
+  const Program p = compute_sync_compute();
   EngineOptions options;
   options.rank_time_factors = {0.8, 1.5};
   options.stragglers = {Straggler{1, 2.0}};
