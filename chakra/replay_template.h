@@ -20,12 +20,9 @@
 #include "chakra/chakra_trace.h"
 #include "collectives/collective_cost.h"
 #include "config/config_error.h"
-#include "exec/step_accounts.h"
 #include "model/compute_model.h"
 
 namespace clustersim::workloads::chakra::replay {
-
-using step_accounts::Account;
 
 enum class Kind : uint8_t { kMeta, kCompute, kHost, kCopy, kColl, kSend, kRecv };
 
