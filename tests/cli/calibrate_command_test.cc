@@ -110,12 +110,12 @@ void expect_acceptance(const Part& part) {
   }
 }
 
-TEST(CalibrateCommand, H100ProfileMeetsTheAcceptanceFigures) {
+TEST(CalibrateCommand, FittedH100ProfileMeetsTheBarsInSampleWithCrossValidatedErrorsBeside) {
   expect_acceptance(
       {"dgx_h100.yaml", {"dgx_h100_all_reduce_8gpu.csv", "hopper_nvlink_busbw_points.csv"}});
 }
 
-TEST(CalibrateCommand, A100ProfileMeetsTheAcceptanceFigures) {
+TEST(CalibrateCommand, FittedA100ProfileMeetsTheBarsInSampleWithCrossValidatedErrorsBeside) {
   expect_acceptance({"dgx_a100.yaml", {"dgx_a100_all_reduce_8gpu.csv"}});
 }
 
