@@ -58,8 +58,9 @@ ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& o
   a.ffn = m.ffn_hidden / w.tp;
   a.vocab = ceil_div(m.vocab, w.tp);
   a.r = m.norm == NormKind::kRmsNorm ? 4 : 8;
-  a.stats = options.flash_attention ? a.tokens * heads * 4
-                                    : w.local_batch * heads * w.seq_len * w.seq_len * a.c;
+  a.stats = options.flash_attention && w.flash_attention
+                ? a.tokens * heads * 4
+                : w.local_batch * heads * w.seq_len * w.seq_len * a.c;
   return a;
 }
 

@@ -181,7 +181,8 @@ inline constexpr int64_t kRuntimeReserveBytes = int64_t{1} << 30;
 inline constexpr double kFragmentation = 0.05;
 
 struct MemoryOptions {
-  // The kernels model runs flash attention; false counts the math path's
+  // The kernels model runs flash attention; false (or the workload's
+  // flash_attention false, workload.attention: math) counts the math path's
   // softmax probabilities (b*n*s*s*c) in place of the log-sum-exp.
   bool flash_attention = true;
 };

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "model/math_attention.h"
 #include "sim/check.h"
 
 namespace clustersim::workloads {
@@ -165,6 +166,10 @@ Kernel attention(std::string_view name, const Dims& x, const KernelConfig& c, bo
   a.bytes = backward ? x.d * (4 * q + 4 * kv) + kStatBytes * 3 * rows
                      : x.d * (2 * q + 2 * kv) + kStatBytes * rows;
   return a;
+}
+
+MathAttentionShape math_shape(const Dims& x, const KernelConfig& c) {
+  return {c.micro_batch, c.seq_len, x.q_heads, x.head_dim, x.d, x.eager};
 }
 
 std::string_view mlp_in_name(const Dims& x) { return x.swiglu ? "gate_up_proj" : "up_proj"; }
@@ -358,7 +363,8 @@ std::vector<Kernel> forward_pass(const Dims& x, const KernelConfig& c, Pass pass
     out.push_back(repeat_kv("repeat_kv.k", x, /*backward=*/false));
     out.push_back(repeat_kv("repeat_kv.v", x, /*backward=*/false));
   }
-  if (!selective) out.push_back(attention("attention", x, c, /*backward=*/false));
+  if (!selective && c.flash_attention) out.push_back(attention("attention", x, c, false));
+  if (!selective && !c.flash_attention) math_attention_forward(out, math_shape(x, c));
   out.push_back(
       linear(selective ? "out_proj.recompute" : "out_proj", t, x.q_width(), x.hidden, x.d));
   out.push_back(residual("attn_residual", x));
@@ -487,7 +493,8 @@ std::vector<Kernel> block_backward(const ModelSpec& model, const KernelConfig& c
   out.push_back(residual(x.eager ? "mlp_residual.bwd" : "attn_residual.bwd", x));
   out.push_back(linear_dgrad("out_proj.dgrad", t, x.q_width(), x.hidden, x.d));
   out.push_back(linear_wgrad("out_proj.wgrad", t, x.q_width(), x.hidden, x.d));
-  out.push_back(attention("attention.bwd", x, config, /*backward=*/true));
+  if (config.flash_attention) out.push_back(attention("attention.bwd", x, config, true));
+  if (!config.flash_attention) math_attention_backward(out, math_shape(x, config));
   if (repeats_kv(x)) {
     out.push_back(repeat_kv("repeat_kv.v.bwd", x, /*backward=*/true));
     out.push_back(repeat_kv("repeat_kv.k.bwd", x, /*backward=*/true));

@@ -227,6 +227,8 @@ struct KernelConfig {
   bool causal = true;  // decoder attention mask
   // Default: kCompiled, the single-kernel model every caller had before.
   KernelFusion fusion = KernelFusion::kCompiled;
+  // false: unfused attention over the whole score matrix (model/math_attention.h).
+  bool flash_attention = true;
 };
 
 // "" when `tp` can split `model` (tp >= 1 divides heads, kv_heads and

@@ -170,6 +170,13 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "launches and HBM bytes; the embedding and loss stay eager.")
       .default_to(false);
   schema
+      .add_key("workload.attention", ValueType::kEnum,
+               "flash: flash attention (SDPA's fused kernel); math: the unfused attention of "
+               "older code (minGPT, Megatron before flash attention), scores GEMM, scale, mask "
+               "and softmax over the whole score matrix, context GEMM.")
+      .one_of({"flash", "math"})
+      .default_to(std::string("flash"));
+  schema
       .add_key("workload.cuda_graphs", ValueType::kBool,
                "CUDA graphs: one launch per captured block instead of one per kernel.")
       .default_to(false);
@@ -286,6 +293,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.cpu_offload = values.get_bool("workload.cpu_offload");
   w.torch_compile = values.get_bool("workload.torch_compile");
   w.cuda_graphs = values.get_bool("workload.cuda_graphs");
+  w.flash_attention = values.get_string("workload.attention") == "flash";
   w.world_size = world_size_gpus;
 
   // Tensor parallelism stays inside a node and must split the model and,

@@ -82,6 +82,9 @@ struct WorkloadSpec {
   bool cpu_offload = false;
   bool torch_compile = false;
   bool cuda_graphs = false;
+  // false: the unfused attention of older code (workload.attention: math,
+  // model/math_attention.h); true: flash attention (SDPA's flash kernel).
+  bool flash_attention = true;
 
   // Derived: world_size = dp_size * tp; dp_size = shard_group_size * replica_group_size.
   int64_t world_size = 0;          // GPUs in the job
@@ -92,7 +95,7 @@ struct WorkloadSpec {
 
 // Declares section `workload` (via add_workload_model_keys()) with
 // seq_len, local_batch, grad_accum, dtype, activation_checkpointing,
-// cpu_offload, torch_compile, cuda_graphs; section `workload.parallelism`
+// cpu_offload, torch_compile, cuda_graphs, attention; section `workload.parallelism`
 // (strategy, shard_group_size, replica_group_size, tp); section
 // `workload.fsdp` (backward_prefetch, forward_prefetch, limit_all_gathers,
 // reshard_after_forward, separate_reduce_stream, no_sync, version, reduce_dtype). Defaults are

@@ -404,6 +404,7 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   kc.dtype_bytes = dtype_bytes(spec.dtype);
   kc.tp = spec.tp;
   kc.sequence_parallel = spec.tp > 1;
+  kc.flash_attention = spec.flash_attention;
   // torchtitan compiles the blocks only: the rest runs eager either way.
   KernelConfig eager = kc;
   eager.fusion = KernelFusion::kEager;
