@@ -161,6 +161,11 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
       if (options.folds == 1)
         throw UsageError("option '--folds' expects at least 2 folds, found 1");
     }
+    if (parsed.has("--set")) {
+      throw UsageError(
+          "--set does not apply to a runs file: give each run's overrides in its "
+          "overrides column");
+    }
     for (const std::string& f : parsed.positionals) {
       if (!is_training_runs_file(f)) {
         throw UsageError("'" + f + "': every argument after a runs file must be a runs file " +

@@ -79,6 +79,9 @@ TEST(ValidateRuns, ARunsFileCannotBeMixedWithOtherMeasurements) {
   const Outcome r = run({"validate", runs, kScenario});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("every argument after a runs file must be a runs file"));
+  const Outcome set = run({"validate", runs, "--set", "cluster.nodes=2"});
+  EXPECT_EQ(set.code, 2);
+  EXPECT_THAT(set.err, HasSubstr("--set does not apply to a runs file"));
   const Outcome alone = run({"validate", kScenario});
   EXPECT_EQ(alone.code, 2);
   EXPECT_THAT(alone.err, HasSubstr("expected MEASUREMENTS..."));
