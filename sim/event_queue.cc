@@ -61,7 +61,14 @@ void EventQueue::settle() {
     occupancy_[level].reset(index);
     for (const WheelEntry& e : bucket) place(e);
     bucket.clear();
-    if (level >= kSpareLevel) spare_.emplace_back().swap(bucket);
+    if (level >= kSpareLevel) {
+      if (spare_entries_ + bucket.capacity() <= live_ + kSpareSlack) {
+        spare_entries_ += bucket.capacity();
+        spare_.emplace_back().swap(bucket);
+      } else {
+        std::vector<WheelEntry>().swap(bucket);  // release it
+      }
+    }
   }
 }
 
@@ -87,6 +94,7 @@ void EventQueue::clear() {
   // clear stay stale rather than matching a later event in the same slot.
   for (Slot& s : slots_) ++s.generation;
   spare_.clear();
+  spare_entries_ = 0;
   for (auto& level : wheel_) {
     for (auto& bucket : level) bucket.clear();
   }
