@@ -60,6 +60,14 @@ void EventQueue::settle() {
     level_count_[level] -= bucket.size();
     occupancy_[level].reset(index);
     for (const WheelEntry& e : bucket) place(e);
+    if (near_hook_ != nullptr && level <= near_level_) {
+      for (const WheelEntry& e : bucket) {
+        if (is_live(e)) {
+          near_hook_(near_context_, Event{SimTime::ns(static_cast<int64_t>(e.time)), e.data,
+                                          e.handler, e.kind});
+        }
+      }
+    }
     bucket.clear();
     if (level >= kSpareLevel) {
       if (spare_entries_ + bucket.capacity() <= live_ + kSpareSlack) {

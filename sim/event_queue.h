@@ -114,6 +114,18 @@ class EventQueue {
   // Drops every pending event; ids handed out before stay stale.
   void clear();
 
+  // Called with each live entry a cascade from a level <= near_level moves
+  // down (level 2: the events of the next 65 us or so): its owner may
+  // prefetch what handling it will touch, so that the cache misses of many
+  // events overlap instead of each event waiting for its own. The order and
+  // contents of the queue do not depend on it.
+  using NearHook = void (*)(void* context, const Event& event);
+  void set_near_hook(NearHook hook, void* context, int near_level) {
+    near_hook_ = hook;
+    near_context_ = context;
+    near_level_ = near_level;
+  }
+
  private:
   static constexpr int kLevels = 8;
   static constexpr int kDigitBits = 8;
@@ -281,6 +293,9 @@ class EventQueue {
   uint32_t free_head_ = kNoSlot;
   uint64_t early_seq_ = 0;
   size_t live_ = 0;
+  NearHook near_hook_ = nullptr;
+  void* near_context_ = nullptr;
+  int near_level_ = 0;
 };
 
 }  // namespace clustersim::sim

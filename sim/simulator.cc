@@ -12,6 +12,15 @@ HandlerId Simulator::add_handler(EventHandler& handler) {
   return static_cast<HandlerId>(handlers_.size() - 1);
 }
 
+void Simulator::enable_prefetch(int near_level) {
+  queue_.set_near_hook(
+      [](void* self, const Event& event) {
+        const Simulator& sim = *static_cast<const Simulator*>(self);
+        sim.handlers_[event.handler]->prefetch(event);
+      },
+      this, near_level);
+}
+
 void Simulator::fail_schedule(SimTime time, HandlerId handler) const {
   CLUSTERSIM_CHECK(time >= now_, "event scheduled at " + std::to_string(time.count_ns()) +
                                      " ns, before now (" + std::to_string(now_.count_ns()) +

@@ -27,6 +27,10 @@ class EventHandler {
  public:
   virtual ~EventHandler() = default;
   virtual void on_event(Simulator& sim, const Event& event) = 0;
+  // `event` will be delivered soon (see EventQueue::set_near_hook): a
+  // handler whose events touch memory spread wide may prefetch it. Nothing
+  // else may change.
+  virtual void prefetch(const Event& event) const { (void)event; }
 };
 
 enum class RunOutcome {
@@ -41,6 +45,10 @@ class Simulator {
   HandlerId add_handler(EventHandler& handler);
 
   SimTime now() const { return now_; }
+
+  // Lets handlers prefetch for events a cascade brings within `near_level`
+  // levels of the queue's cursor (EventHandler::prefetch); off by default.
+  void enable_prefetch(int near_level);
 
   // Schedules an event that will fire: the cheapest kind (most events).
   void schedule_at(SimTime time, HandlerId handler, EventKind kind = 0, uint64_t data = 0) {
