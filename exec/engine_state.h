@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -41,29 +42,42 @@ struct StreamState {
 };
 static_assert(sizeof(StreamState) == 4);
 
-// Hot per-event state first; the time accounts live apart (Engine::accounts_).
-struct RankState {
-  const Program* p = nullptr;
-  // Its first kInlineStreams streams (in the rank's cache lines); the others
-  // in Engine::streams_ (from Engine::overflow_base_).
-  std::array<StreamState, 8> near{};
-  int64_t anchor_ns = 0;       // host: at anchor_host_ns of the program's host time...
-  int64_t anchor_host_ns = 0;  // ... the rank's host was at anchor_ns
-  int32_t gate_index = 0;      // next entry of Program::gates not passed
-  TransferOverlap overlap;     // time with a transfer in flight (comm_active of them now)
+// A rank's state, in four cache lines of its own: line 0 is all a look at
+// the running segment touches (most events), lines 1-3 what its end and
+// the next start touch (host, streams, the time accounts). At a million
+// ranks every event misses the cache on its rank; EventHandler::prefetch
+// fetches these lines ahead.
+struct alignas(64) RankState {
   // The running compute segment.
   double seg_work_ns = 0;            // at full speed, straggling included
   int64_t seg_overlap_start_ns = 0;  // overlap_until() at the segment's start
   int64_t seg_start_ns = 0;
   int64_t seg_tail_end_ns = 0;
-  sim::EventId seg_event;       // its next look (compute_check)
+  TransferOverlap overlap;  // time with a transfer in flight (comm_active of them now)
+  // The generation of its pending look (compute_check): a look moved by
+  // comm_changes() bumps it, and the one left behind in the queue is stale.
+  uint32_t look_gen = 0;
+  uint8_t comm_active = 0;                        // transfers in flight
+  bool seg_slowed_check = false;                  // the next look assumed a transfer in flight
+  bool traced = false;                            // its operations are recorded
+  Account finish_account = step_accounts::kIdle;  // what ended at finish_ns
+
+  alignas(64) const Program* p = nullptr;
+  // Its first kInlineStreams streams; the others in Engine::streams_ (from
+  // Engine::overflow_base_).
+  std::array<StreamState, 8> near{};
+  int64_t anchor_ns = 0;       // host: at anchor_host_ns of the program's host time...
+  int64_t anchor_host_ns = 0;  // ... the rank's host was at anchor_ns
+  int32_t gate_index = 0;      // next entry of Program::gates not passed
+
+  alignas(64) double slowdown = 1;  // on its segments' work: speed spread and straggling
   int64_t compute_free_ns = 0;  // when the compute stream last went idle
   int64_t finish_ns = 0;
   int64_t finish_group_start_ns = 0;
-  uint8_t comm_active = 0;                        // transfers in flight
-  bool seg_slowed_check = false;                  // the next look assumed a transfer in flight
-  Account finish_account = step_accounts::kIdle;  // what ended at finish_ns
+  Accounts accounts{};
 };
+static_assert(sizeof(RankState) == 256 && offsetof(RankState, p) == 64 &&
+              offsetof(RankState, slowdown) == 128);
 
 // The collective a group runs now (one per group and channel).
 struct GroupState {
@@ -118,7 +132,7 @@ struct PendingP2p {
 };
 
 enum EventKinds : sim::EventKind {
-  kComputeEnd,     // data: rank
+  kComputeEnd,     // data: look generation << 32 | rank
   kGroupStart,     // data: channel << 40 | group
   kTransferBegin,  // data: channel << 40 | group
   kTransferEnd,    // data: flow id
@@ -150,13 +164,15 @@ class Engine : public sim::EventHandler {
 
   void run();
   void on_event(sim::Simulator& sim, const sim::Event& event) override;
+  void prefetch(const sim::Event& event) const override;
 
   // Results, read after run().
   bool finished() const;
   Unfinished unfinished() const;
   int64_t step_end_ns(int64_t* slowest) const;
   std::array<double, step_accounts::kAccountCount> summed_accounts(int64_t step_end) const;
-  uint64_t events() const { return sim_.events_processed(); }
+  // Stale looks are not counted: they stand for the cancelled events they replace.
+  uint64_t events() const { return sim_.events_processed() - stale_looks_; }
   int64_t collectives() const { return collectives_; }
   std::vector<TraceRecord> take_trace() { return trace_.take(); }
 
@@ -164,9 +180,7 @@ class Engine : public sim::EventHandler {
   int64_t now() const { return sim_.now().count_ns(); }
   RankState& rank(int64_t r) { return ranks_[static_cast<size_t>(r)]; }
   const Program& prog(int64_t r) const { return *ranks_[static_cast<size_t>(r)].p; }
-  Accounts& account(const RankState& st) {
-    return accounts_[static_cast<size_t>(&st - ranks_.data())];
-  }
+  static Accounts& account(RankState& st) { return st.accounts; }
   static constexpr int kInlineStreams = 8;
   StreamState& stream(RankState& st, int s) {
     return s < kInlineStreams
@@ -179,7 +193,7 @@ class Engine : public sim::EventHandler {
                : streams_[static_cast<size_t>(overflow_base_[index(st)] + s - kInlineStreams)];
   }
   size_t index(const RankState& st) const { return static_cast<size_t>(&st - ranks_.data()); }
-  bool traced(int64_t r) const { return traced_[static_cast<size_t>(r)] != 0; }
+  bool traced(int64_t r) const { return ranks_[static_cast<size_t>(r)].traced; }
   // When traced rank r reached (or started) the op running on stream s.
   int64_t& arrival(int64_t r, int s) {
     return arrivals_[static_cast<size_t>(stream_base_[static_cast<size_t>(r)] + s)];
@@ -258,11 +272,8 @@ class Engine : public sim::EventHandler {
   std::vector<StreamState> streams_;    // streams past the inline ones: by rank, then stream
   std::vector<int64_t> overflow_base_;  // by rank: its stream kInlineStreams in streams_
   std::vector<int64_t> stream_base_;    // by rank, + 1: its first stream among all ranks'
-  std::vector<Accounts> accounts_;      // by rank
   // When ranks are traced (else empty), by rank: host start of the running segment.
   std::vector<int64_t> seg_host_start_;
-  std::vector<double> slowdown_;
-  std::vector<uint8_t> traced_;
   std::vector<int64_t> arrivals_;                // like streams_ when ranks are traced, else empty
   std::vector<std::vector<GroupState>> groups_;  // role channels: by channel, then group
   std::vector<GroupState> xgroups_;              // explicit groups
@@ -278,6 +289,7 @@ class Engine : public sim::EventHandler {
            std::pair<collectives::GroupGeometry, collectives::Footprint>>
       pairs_;
   int64_t collectives_ = 0;
+  uint64_t stale_looks_ = 0;
   TraceSink trace_;
 };
 
