@@ -29,15 +29,6 @@ Kernel batched_gemm(std::string_view name, int64_t count, int64_t m, int64_t n, 
   return g;
 }
 
-Kernel scores_kernel(std::string_view name, double flops, double bytes) {
-  Kernel k;
-  k.name = name;
-  k.cls = KernelClass::kElementwise;
-  k.flops = flops;
-  k.bytes = bytes;
-  return k;
-}
-
 }  // namespace
 
 void math_attention_forward(std::vector<Kernel>& out, const MathAttentionShape& a) {
@@ -46,12 +37,16 @@ void math_attention_forward(std::vector<Kernel>& out, const MathAttentionShape& 
   const double c = a.dtype_bytes;
   out.push_back(batched_gemm("attention.scores", bh, a.seq, a.seq, a.head_dim, c));
   if (a.eager) {
-    out.push_back(scores_kernel("attention.scale", e, 2 * c * e));
-    out.push_back(scores_kernel("attention.mask", e, 2 * c * e + kMaskBytes * e));
-    out.push_back(scores_kernel("attention.softmax", kSoftmaxFlops * e, (c + kFp32) * e));
-    out.push_back(scores_kernel("attention.softmax_cast", 0, (kFp32 + c) * e));
+    out.push_back(pointwise("attention.scale", KernelClass::kElementwise, e, 2 * c * e));
+    out.push_back(
+        pointwise("attention.mask", KernelClass::kElementwise, e, 2 * c * e + kMaskBytes * e));
+    out.push_back(pointwise("attention.softmax", KernelClass::kElementwise, kSoftmaxFlops * e,
+                            (c + kFp32) * e));
+    out.push_back(
+        pointwise("attention.softmax_cast", KernelClass::kElementwise, 0, (kFp32 + c) * e));
   } else {
-    out.push_back(scores_kernel("attention.softmax", (kSoftmaxFlops + 2) * e, 2 * c * e));
+    out.push_back(pointwise("attention.softmax", KernelClass::kElementwise, (kSoftmaxFlops + 2) * e,
+                            2 * c * e));
   }
   out.push_back(batched_gemm("attention.context", bh, a.seq, a.head_dim, a.seq, c));
 }
@@ -64,15 +59,17 @@ void math_attention_backward(std::vector<Kernel>& out, const MathAttentionShape&
   out.push_back(batched_gemm("attention.context.dgrad", bh, a.seq, a.seq, a.head_dim, c));
   out.push_back(batched_gemm("attention.context.wgrad", bh, a.seq, a.head_dim, a.seq, c));
   if (a.eager) {
-    out.push_back(scores_kernel("attention.softmax_cast.bwd", 0, (c + kFp32) * e));
+    out.push_back(
+        pointwise("attention.softmax_cast.bwd", KernelClass::kElementwise, 0, (c + kFp32) * e));
     // Reads the fp32 output and gradient, writes the input gradient (c).
+    out.push_back(pointwise("attention.softmax.bwd", KernelClass::kElementwise,
+                            kSoftmaxBackwardFlops * e, (2 * kFp32 + c) * e));
     out.push_back(
-        scores_kernel("attention.softmax.bwd", kSoftmaxBackwardFlops * e, (2 * kFp32 + c) * e));
-    out.push_back(scores_kernel("attention.mask.bwd", e, 2 * c * e + kMaskBytes * e));
-    out.push_back(scores_kernel("attention.scale.bwd", e, 2 * c * e));
+        pointwise("attention.mask.bwd", KernelClass::kElementwise, e, 2 * c * e + kMaskBytes * e));
+    out.push_back(pointwise("attention.scale.bwd", KernelClass::kElementwise, e, 2 * c * e));
   } else {
-    out.push_back(
-        scores_kernel("attention.softmax.bwd", (kSoftmaxBackwardFlops + 2) * e, 3 * c * e));
+    out.push_back(pointwise("attention.softmax.bwd", KernelClass::kElementwise,
+                            (kSoftmaxBackwardFlops + 2) * e, 3 * c * e));
   }
   // dQ = dS K (s x s times s x d), dK = dS^T Q.
   out.push_back(batched_gemm("attention.scores.dgrad", bh, a.seq, a.head_dim, a.seq, c));

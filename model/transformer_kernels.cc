@@ -105,15 +105,6 @@ Kernel linear_wgrad(std::string_view name, int64_t tokens, int64_t in, int64_t o
   return gemm(name, in, out, tokens, d);
 }
 
-Kernel pointwise(std::string_view name, KernelClass cls, double flops, double bytes) {
-  Kernel p;
-  p.name = name;
-  p.cls = cls;
-  p.flops = flops;
-  p.bytes = bytes;
-  return p;
-}
-
 Kernel backward_of(const Kernel& forward, std::string_view name) {
   return pointwise(name, forward.cls, kPointwiseBackward * forward.flops,
                    kPointwiseBackward * forward.bytes);
@@ -428,6 +419,15 @@ void cross_entropy_backward(std::vector<Kernel>& out, const Dims& x) {
 }
 
 }  // namespace
+
+Kernel pointwise(std::string_view name, KernelClass cls, double flops, double bytes) {
+  Kernel p;
+  p.name = name;
+  p.cls = cls;
+  p.flops = flops;
+  p.bytes = bytes;
+  return p;
+}
 
 std::string_view kernel_class_name(KernelClass cls) {
   switch (cls) {

@@ -278,6 +278,10 @@ struct OptimizerPrecision {
   int64_t param_copy_bytes = 2;  // low-precision copy written; 0 for none
 };
 
+// A kernel of `cls` timed by its FLOPs and HBM bytes alone (no GEMM or
+// attention shape): norms, elementwise ops, copies.
+Kernel pointwise(std::string_view name, KernelClass cls, double flops, double bytes);
+
 // AdamW over `local_params` parameters (this rank's shard), one kernel.
 Kernel adamw_step(int64_t local_params, const OptimizerPrecision& precision = {});
 

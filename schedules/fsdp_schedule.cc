@@ -435,11 +435,7 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   if (spec.fsdp_version == 2 && spec.strategy != ShardingStrategy::kNoShard) {
     const double reduce_elem = static_cast<double>(dtype_bytes(spec.reduce_dtype));
     const auto add_kernel = [&s](std::string_view name, double bytes) {
-      Kernel k;
-      k.name = name;
-      k.cls = KernelClass::kElementwise;
-      k.bytes = bytes;
-      s.kernels.push_back(k);
+      s.kernels.push_back(pointwise(name, KernelClass::kElementwise, 0, bytes));
       return static_cast<int32_t>(s.kernels.size() - 1);
     };
     const auto block = static_cast<double>(s.block_bytes);
