@@ -257,7 +257,8 @@ ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
   std::vector<TrainingRun> mine;
   for (const std::string& f : runs_files) {
     for (TrainingRun& run : read_training_runs(f)) {
-      if (same_file(predict_run(run).profile_path, profile_path)) {
+      if (same_file(load_network_scenario(run.scenario, run.overrides).profile.source_file,
+                    profile_path)) {
         mine.push_back(std::move(run));
       } else {
         ++out.other_runs;
