@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "model/eager_rotary.h"
 #include "model/math_attention.h"
 #include "sim/check.h"
 
@@ -49,6 +50,7 @@ struct Dims {
   bool rotary = true;
   bool layer_norm = false;
   bool eager = false;  // KernelFusion::kEager
+  bool rotary_by_matrix = false;
 
   int64_t q_width() const { return q_heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }
@@ -79,6 +81,7 @@ Dims dims_of(const ModelSpec& model, const KernelConfig& c) {
   x.rotary = model.learned_positions == 0;
   x.layer_norm = model.norm == NormKind::kLayerNorm;
   x.eager = c.fusion == KernelFusion::kEager;
+  x.rotary_by_matrix = c.rotary_by_matrix;
   return x;
 }
 
@@ -246,55 +249,25 @@ void norm_backward(std::vector<Kernel>& out, const NormNames& n, const Dims& x, 
   out.push_back(pointwise(n.to_fp32_bwd, k, 0, (f + d) * e));
 }
 
-// Eager rotary: elements of q and k, and the bytes of the complex64 table
-// freqs_cis[:seq] (seq x head_dim / 2 complex values of 8 bytes).
-struct RotarySizes {
-  double q = 0;
-  double k = 0;
-  double table = 0;
-};
-RotarySizes rotary_sizes(const Dims& x) {
-  return {dbl(x.tokens) * dbl(x.q_width()), dbl(x.tokens) * dbl(x.kv_width()),
-          kFp32Bytes * dbl(x.seq) * dbl(x.head_dim)};
+// Compiled: one kernel each way; eager: model/eager_rotary.h.
+EagerRotaryShape rotary_shape(const Dims& x) {
+  return {x.tokens, x.seq, x.head_dim, x.q_width(), x.kv_width(), x.d, x.rotary_by_matrix};
 }
 
-// Eager: view_as_complex(x.float()) * freqs_cis, view_as_real, type_as, for q then k.
 void rotary_forward(std::vector<Kernel>& out, const Dims& x) {
-  if (!x.eager) {
+  if (x.eager) {
+    eager_rotary_forward(out, rotary_shape(x));
+  } else {
     out.push_back(rotary("rotary", x));
-    return;
   }
-  const RotarySizes s = rotary_sizes(x);
-  const double d = x.d;
-  const double f = kFp32Bytes;
-  const KernelClass k = KernelClass::kElementwise;
-  out.push_back(pointwise("rotary.q_to_fp32", k, 0, (d + f) * s.q));
-  out.push_back(pointwise("rotary.k_to_fp32", k, 0, (d + f) * s.k));
-  out.push_back(pointwise("rotary.q_mul_freqs", k, kRotaryFlops * s.q, 2 * f * s.q + s.table));
-  out.push_back(pointwise("rotary.k_mul_freqs", k, kRotaryFlops * s.k, 2 * f * s.k + s.table));
-  out.push_back(pointwise("rotary.q_type_as", k, 0, (f + d) * s.q));
-  out.push_back(pointwise("rotary.k_type_as", k, 0, (f + d) * s.k));
 }
 
-// Eager: the gradients of k arrive first (repeat_kv's sums); the conjugate
-// fallback materialises conj(freqs_cis) before each complex multiply.
 void rotary_backward(std::vector<Kernel>& out, const Dims& x) {
-  if (!x.eager) {
+  if (x.eager) {
+    eager_rotary_backward(out, rotary_shape(x));
+  } else {
     out.push_back(backward_of(rotary("rotary", x), "rotary.bwd"));
-    return;
   }
-  const RotarySizes s = rotary_sizes(x);
-  const double d = x.d;
-  const double f = kFp32Bytes;
-  const KernelClass k = KernelClass::kElementwise;
-  out.push_back(pointwise("rotary.k_type_as.bwd", k, 0, (d + f) * s.k));
-  out.push_back(pointwise("rotary.q_type_as.bwd", k, 0, (d + f) * s.q));
-  out.push_back(pointwise("rotary.k_conj_freqs", k, 0, 2 * s.table));
-  out.push_back(pointwise("rotary.k_mul_freqs.bwd", k, kRotaryFlops * s.k, 2 * f * s.k + s.table));
-  out.push_back(pointwise("rotary.q_conj_freqs", k, 0, 2 * s.table));
-  out.push_back(pointwise("rotary.q_mul_freqs.bwd", k, kRotaryFlops * s.q, 2 * f * s.q + s.table));
-  out.push_back(pointwise("rotary.k_to_fp32.bwd", k, 0, (f + d) * s.k));
-  out.push_back(pointwise("rotary.q_to_fp32.bwd", k, 0, (f + d) * s.q));
 }
 
 // torchtitan's repeat_kv: expand + reshape copies K and V to every query

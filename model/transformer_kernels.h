@@ -121,13 +121,8 @@
 //    .pow.bwd_mul 12E, E; .grad_accumulate 12E, E (autograd sums the two
 //    gradients of the fp32 input); .to_fp32.bwd (4+d)E. Sum (76+8d)E + 40R +
 //    2dH bytes, 10E + 4R flops.
-//  * Rotary, per X in {q, k} with E_X = T x (its heads x head_dim) and the
-//    complex64 table F = 4 * seq_len * head_dim bytes (read once, broadcast):
-//    forward rotary.X_to_fp32 (d+4)E_X; rotary.X_mul_freqs 8E_X+F, 3E_X;
-//    rotary.X_type_as (4+d)E_X. Backward rotary.X_type_as.bwd (d+4)E_X;
-//    rotary.X_conj_freqs 2F (the conjugate fallback materialises conj(freqs)
-//    before the multiply); rotary.X_mul_freqs.bwd 8E_X+F, 3E_X;
-//    rotary.X_to_fp32.bwd (4+d)E_X.
+//  * Rotary: model/eager_rotary.h (torchtitan's complex form, or
+//    foundation-model-stack's rotation matrices: KernelConfig::rotary_by_matrix).
 //  * repeat_kv (only when a rank has fewer KV heads than query heads):
 //    repeat_kv.k and repeat_kv.v copy T x kv_width to T x q_width, d(Ekv+Eq);
 //    backward repeat_kv.{v,k}.bwd sum the copies back, d(Eq+Ekv), Eq flops.
@@ -229,6 +224,9 @@ struct KernelConfig {
   KernelFusion fusion = KernelFusion::kCompiled;
   // false: unfused attention over the whole score matrix (model/math_attention.h).
   bool flash_attention = true;
+  // Eager only: true runs foundation-model-stack's rotary (2x2 rotation
+  // matrices over fp32 pairs, see the top of this file), false torchtitan's.
+  bool rotary_by_matrix = false;
 };
 
 // "" when `tp` can split `model` (tp >= 1 divides heads, kv_heads and

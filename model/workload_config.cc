@@ -177,6 +177,15 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .one_of({"flash", "math"})
       .default_to(std::string("flash"));
   schema
+      .add_key("workload.rotary_embedding", ValueType::kEnum,
+               "How the model code applies rotary position embeddings, which sets the kernels eager "
+               "mode runs (torch.compile fuses either into one): complex: view_as_complex(x.float()) "
+               "* freqs_cis (torchtitan, Meta's Llama reference); rotation_matrix: each pair of "
+               "fp32 values times its 2x2 rotation matrix, then summed (foundation-model-stack's "
+               "fms/modules/positions.py, which avoids complex numbers).")
+      .one_of({"complex", "rotation_matrix"})
+      .default_to(std::string("complex"));
+  schema
       .add_key("workload.cuda_graphs", ValueType::kBool,
                "CUDA graphs: one launch per captured block instead of one per kernel.")
       .default_to(false);
@@ -294,6 +303,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.torch_compile = values.get_bool("workload.torch_compile");
   w.cuda_graphs = values.get_bool("workload.cuda_graphs");
   w.flash_attention = values.get_string("workload.attention") == "flash";
+  w.rotary_by_matrix = values.get_string("workload.rotary_embedding") == "rotation_matrix";
   w.world_size = world_size_gpus;
 
   // Tensor parallelism stays inside a node and must split the model and,

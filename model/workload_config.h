@@ -85,6 +85,10 @@ struct WorkloadSpec {
   // false: the unfused attention of older code (workload.attention: math,
   // model/math_attention.h); true: flash attention (SDPA's flash kernel).
   bool flash_attention = true;
+  // true: eager rotary embedding by 2x2 rotation matrices in fp32
+  // (workload.rotary_embedding: rotation_matrix, foundation-model-stack's);
+  // false: by complex multiplication (torchtitan's, Meta's reference).
+  bool rotary_by_matrix = false;
 
   // Derived: world_size = dp_size * tp; dp_size = shard_group_size * replica_group_size.
   int64_t world_size = 0;          // GPUs in the job
@@ -95,7 +99,7 @@ struct WorkloadSpec {
 
 // Declares section `workload` (via add_workload_model_keys()) with
 // seq_len, local_batch, grad_accum, dtype, activation_checkpointing,
-// cpu_offload, torch_compile, cuda_graphs, attention; section `workload.parallelism`
+// cpu_offload, torch_compile, cuda_graphs, attention, rotary_embedding; section `workload.parallelism`
 // (strategy, shard_group_size, replica_group_size, tp); section
 // `workload.fsdp` (backward_prefetch, forward_prefetch, limit_all_gathers,
 // reshard_after_forward, separate_reduce_stream, no_sync, version, reduce_dtype). Defaults are

@@ -68,13 +68,13 @@ TEST(PublishedRuns, TorchtitanLosesThroughputFrom8To128Gpus) {
 
 // The held-out rows (the 700 W H100's clock is derived from the 500 W fit,
 // not fitted to them): fms-fsdp's Llama-2-7B HSDP on 96 H100. Reported as they
-// are in the README: eager +14.9% (the model misses what eager costs at 8,192
-// tokens per GPU), compiled +3.2%. Pinned so that a change shows up here.
+// are in the README: eager +12.1% (the model misses part of what eager costs at
+// 8,192 tokens per GPU), compiled +3.2%. Pinned so that a change shows up here.
 TEST(PublishedRuns, HeldOutFmsH100RunsAreWhereTheReadmeSays) {
   const auto runs = runs_by_id();
   const TrainingRun& eager = runs.at("fms_7b_hsdp_96xh100");
   const TrainingRun& compiled = runs.at("fms_7b_hsdp_96xh100_compile");
-  EXPECT_NEAR(predicted(eager) / eager.tokens_per_s_per_gpu - 1, 0.149, 0.01);
+  EXPECT_NEAR(predicted(eager) / eager.tokens_per_s_per_gpu - 1, 0.121, 0.01);
   EXPECT_NEAR(predicted(compiled) / compiled.tokens_per_s_per_gpu - 1, 0.032, 0.01);
 }
 
