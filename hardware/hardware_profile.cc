@@ -122,6 +122,12 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
       .required()
       .positive()
       .in_unit("TFLOP/s");
+  s.add_key("gpu.peak_fp8_tflops", ValueType::kFloat,
+            "Dense FP8 tensor-core peak, TFLOP/s, for Float8 training (workload.float8); 0 for "
+            "a part without FP8 tensor cores (A100).")
+      .default_to(0.0)
+      .non_negative()
+      .in_unit("TFLOP/s");
   s.add_key("gpu.memory", ValueType::kBytes, "HBM capacity per GPU.").required().positive();
   s.add_key("gpu.hbm_bandwidth", ValueType::kBandwidth, "HBM bandwidth (datasheet).")
       .required()
@@ -183,6 +189,7 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   GpuProfile g;
   g.curves_fitted_to = v.get_string("gpu.curves_fitted_to");
   g.peak_flops_per_s = v.get_float("gpu.peak_tflops") * 1e12;
+  g.peak_fp8_flops_per_s = v.get_float("gpu.peak_fp8_tflops") * 1e12;
   g.memory_bytes = v.get_bytes("gpu.memory");
   g.hbm_Bps = v.get_bandwidth_Bps("gpu.hbm_bandwidth");
   g.mem_efficiency = v.get_float("gpu.mem_efficiency");

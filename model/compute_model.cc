@@ -33,6 +33,7 @@ GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& pro
   GpuComputeSpec spec;
   spec.hardware = gpu.curves_fitted_to;
   spec.peak_flops = gpu.peak_flops_per_s;
+  spec.peak_fp8_flops = gpu.peak_fp8_flops_per_s;
   spec.hbm_Bps = gpu.hbm_Bps;
   spec.mem_efficiency = gpu.mem_efficiency;
   spec.gemm = curve_of(gpu.gemm);
@@ -62,13 +63,16 @@ bool is_backward(std::string_view name) {
 
 double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec) {
   switch (kernel.cls) {
-    case KernelClass::kGemm:
+    case KernelClass::kGemm: {
+      EfficiencyCurve curve = spec.gemm;
+      if (kernel.fp8) curve.x_half *= spec.peak_fp8_flops / spec.peak_flops;
       // Without a shape, the FLOPs are the work.
       if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) {
         const double smallest = static_cast<double>(std::min({kernel.m, kernel.n, kernel.k}));
-        return spec.gemm.at(gemm_size(kernel.m, kernel.n, kernel.k), smallest, false);
+        return curve.at(gemm_size(kernel.m, kernel.n, kernel.k), smallest, false);
       }
-      return spec.gemm(kernel.flops);
+      return curve(kernel.flops);
+    }
     case KernelClass::kAttention: {
       const EfficiencyCurve& curve =
           is_backward(kernel.name) ? spec.attention_bwd : spec.attention_fwd;
@@ -92,10 +96,14 @@ double kernel_seconds(const Kernel& kernel, const GpuComputeSpec& spec, bool com
                    "GpuComputeSpec " + spec.hardware + " out of range");
   CLUSTERSIM_CHECK(kernel.flops >= 0 && kernel.bytes >= 0,
                    "kernel " + std::string(kernel.name) + " has negative flops or bytes");
-  const double compute_s = kernel.flops > 0
-                               ? kernel.flops / (spec.peak_flops * spec.sustained_clock *
-                                                 kernel_efficiency(kernel, spec))
-                               : 0.0;
+  CLUSTERSIM_CHECK(!kernel.fp8 || spec.peak_fp8_flops > 0,
+                   "FP8 kernel " + std::string(kernel.name) + " on " + spec.hardware +
+                       ", which has no FP8 peak");
+  const double peak = kernel.fp8 ? spec.peak_fp8_flops : spec.peak_flops;
+  const double compute_s =
+      kernel.flops > 0
+          ? kernel.flops / (peak * spec.sustained_clock * kernel_efficiency(kernel, spec))
+          : 0.0;
   const double memory_s = kernel.bytes / (spec.hbm_Bps * spec.mem_efficiency);
   double seconds = std::max(compute_s, memory_s);
   if (comm_active) seconds *= spec.comm_overlap_slowdown;

@@ -1,8 +1,10 @@
 #include "model/transformer_kernels.h"
 
 #include <string>
+#include <utility>
 
 #include "model/eager_rotary.h"
+#include "model/float8_kernels.h"
 #include "model/math_attention.h"
 #include "sim/check.h"
 
@@ -442,8 +444,19 @@ std::string tensor_parallel_problem(const ModelSpec& model, int64_t tp) {
   return "";
 }
 
+namespace {
+
+// The blocks' linears in FP8 (model/float8_kernels.h); compiled blocks fuse
+// the casts' first reads into the kernels before them.
+std::vector<Kernel> with_float8(std::vector<Kernel> kernels, const KernelConfig& c) {
+  apply_float8(kernels, c.float8, c.fusion == KernelFusion::kCompiled);
+  return kernels;
+}
+
+}  // namespace
+
 std::vector<Kernel> block_forward(const ModelSpec& model, const KernelConfig& config) {
-  return forward_pass(dims_of(model, config), config, Pass::kForward);
+  return with_float8(forward_pass(dims_of(model, config), config, Pass::kForward), config);
 }
 
 std::vector<Kernel> block_backward(const ModelSpec& model, const KernelConfig& config) {
@@ -481,7 +494,7 @@ std::vector<Kernel> block_backward(const ModelSpec& model, const KernelConfig& c
   }
   norm_backward(out, kAttnNorm, x, x.norm_tokens);
   if (x.eager) out.push_back(residual("attn_residual.bwd", x));
-  return out;
+  return with_float8(std::move(out), config);
 }
 
 std::vector<Kernel> block_recompute(const ModelSpec& model, const KernelConfig& config,
@@ -491,9 +504,9 @@ std::vector<Kernel> block_recompute(const ModelSpec& model, const KernelConfig& 
     case Recompute::kNone:
       return {};
     case Recompute::kSelectiveOp:
-      return forward_pass(x, config, Pass::kSelectiveOp);
+      return with_float8(forward_pass(x, config, Pass::kSelectiveOp), config);
     case Recompute::kFull:
-      return forward_pass(x, config, Pass::kFull);
+      return with_float8(forward_pass(x, config, Pass::kFull), config);
   }
   return {};
 }

@@ -203,6 +203,8 @@ struct Kernel {
   int64_t kv_heads = 0;
   int64_t head_dim = 0;
   bool causal = false;
+  // kGemm only: FP8 inputs (workload.float8), timed at the FP8 peak.
+  bool fp8 = false;
 };
 
 // Which kernels the non-matmul operations run as; see the top of this file.
@@ -212,6 +214,13 @@ enum class KernelFusion {
 };
 
 std::string_view kernel_fusion_name(KernelFusion fusion);  // "compiled", "eager"
+
+// torchao Float8Linear scaling of the blocks' linears (model/float8_kernels.h).
+enum class Float8Recipe {
+  kNone,        // bf16 GEMMs
+  kTensorwise,  // one dynamic scale per tensor
+  kRowwise,     // one dynamic scale per row
+};
 
 struct KernelConfig {
   int64_t seq_len = 0;      // tokens per sequence, > 0
@@ -227,6 +236,8 @@ struct KernelConfig {
   // Eager only: true runs foundation-model-stack's rotary (2x2 rotation
   // matrices over fp32 pairs, see the top of this file), false torchtitan's.
   bool rotary_by_matrix = false;
+  // FP8 GEMMs and their casts in the blocks (model/float8_kernels.h).
+  Float8Recipe float8 = Float8Recipe::kNone;
 };
 
 // "" when `tp` can split `model` (tp >= 1 divides heads, kv_heads and

@@ -31,6 +31,10 @@ constexpr std::array<Named<BackwardPrefetch>, 3> kPrefetches = {
     {{BackwardPrefetch::kBackwardPre, "BACKWARD_PRE"},
      {BackwardPrefetch::kBackwardPost, "BACKWARD_POST"},
      {BackwardPrefetch::kNone, "NONE"}}};
+constexpr std::array<Named<Float8Recipe>, 3> kFloat8Recipes = {
+    {{Float8Recipe::kNone, "none"},
+     {Float8Recipe::kTensorwise, "tensorwise"},
+     {Float8Recipe::kRowwise, "rowwise"}}};
 constexpr std::array<Named<ActivationCheckpointing>, 3> kCheckpointing = {
     {{ActivationCheckpointing::kNone, "none"},
      {ActivationCheckpointing::kFull, "full"},
@@ -42,6 +46,7 @@ const char* const kStrategy = "workload.parallelism.strategy";
 const char* const kShard = "workload.parallelism.shard_group_size";
 const char* const kReplica = "workload.parallelism.replica_group_size";
 const char* const kTp = "workload.parallelism.tp";
+const char* const kFloat8 = "workload.float8.recipe";
 
 std::string str(int64_t x) { return std::to_string(x); }
 
@@ -213,6 +218,17 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .positive()
       .default_to(int64_t{1});
 
+  schema.add_section("workload.float8",
+                     "Float8 training of the blocks' linears (torchao Float8Linear, as torchtitan "
+                     "applies it: the output head stays bf16; model/float8_kernels.h).");
+  schema
+      .add_key(kFloat8, ValueType::kEnum,
+               "none: bf16 GEMMs; tensorwise: FP8 GEMMs with one dynamic scale per tensor "
+               "(torchao's default); rowwise: one scale per row. Each linear's input, weight and "
+               "output gradient are scaled and cast first; needs a part with FP8 tensor cores "
+               "(gpu.peak_fp8_tflops) and dtype bf16.")
+      .one_of(names(kFloat8Recipes))
+      .default_to(std::string("none"));
   schema.add_section("workload.fsdp", "FSDP options (PyTorch names and defaults).");
   schema
       .add_key("workload.fsdp.backward_prefetch", ValueType::kEnum,
@@ -304,7 +320,14 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.cuda_graphs = values.get_bool("workload.cuda_graphs");
   w.flash_attention = values.get_string("workload.attention") == "flash";
   w.rotary_by_matrix = values.get_string("workload.rotary_embedding") == "rotation_matrix";
+  w.float8 = value_of(kFloat8Recipes, values.get_string(kFloat8));
   w.world_size = world_size_gpus;
+  if (w.float8 != Float8Recipe::kNone && w.dtype != Dtype::kBf16) {
+    sink.add(values.where(kFloat8), kFloat8,
+             "expected recipe none with dtype " + std::string(name_of(kDtypes, w.dtype)) +
+                 " (torchao's Float8Linear converts a bf16 model), found " +
+                 values.get_string(kFloat8));
+  }
 
   // Tensor parallelism stays inside a node and must split the model and,
   // with sequence parallelism, the micro-batch's tokens.

@@ -32,6 +32,7 @@
 #include "config/config_schema.h"
 #include "config/config_values.h"
 #include "model/model_spec.h"
+#include "model/transformer_kernels.h"
 
 namespace clustersim::workloads {
 
@@ -89,6 +90,8 @@ struct WorkloadSpec {
   // (workload.rotary_embedding: rotation_matrix, foundation-model-stack's);
   // false: by complex multiplication (torchtitan's, Meta's reference).
   bool rotary_by_matrix = false;
+  // FP8 GEMMs in the blocks (workload.float8.recipe, model/float8_kernels.h).
+  Float8Recipe float8 = Float8Recipe::kNone;
 
   // Derived: world_size = dp_size * tp; dp_size = shard_group_size * replica_group_size.
   int64_t world_size = 0;          // GPUs in the job
@@ -100,7 +103,8 @@ struct WorkloadSpec {
 // Declares section `workload` (via add_workload_model_keys()) with
 // seq_len, local_batch, grad_accum, dtype, activation_checkpointing,
 // cpu_offload, torch_compile, cuda_graphs, attention, rotary_embedding; section `workload.parallelism`
-// (strategy, shard_group_size, replica_group_size, tp); section
+// (strategy, shard_group_size, replica_group_size, tp); section `workload.float8`
+// (recipe); section
 // `workload.fsdp` (backward_prefetch, forward_prefetch, limit_all_gathers,
 // reshard_after_forward, separate_reduce_stream, no_sync, version, reduce_dtype). Defaults are
 // PyTorch's (FULL_SHARD, BACKWARD_PRE, limit_all_gathers true, reshard_after_forward true, FSDP2,

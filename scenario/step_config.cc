@@ -34,6 +34,20 @@ void check_forced_choice(const sim::ConfigValues& values, const topology::Cluste
   sink.throw_if_any();
 }
 
+// Float8 needs FP8 tensor cores: the workload's key is where the user asked
+// for them.
+void check_float8(const sim::ConfigValues& values, const collectives::HardwareProfile& profile,
+                  const workloads::WorkloadSpec& w) {
+  if (w.float8 == workloads::Float8Recipe::kNone || profile.gpu.peak_fp8_flops_per_s > 0) return;
+  const char* key = "workload.float8.recipe";
+  sim::DiagnosticSink sink;
+  sink.add(values.where(key), key,
+           "expected none on hardware profile " + profile.name +
+               ", which has no FP8 tensor cores (gpu.peak_fp8_tflops 0), found " +
+               values.get_string(key));
+  sink.throw_if_any();
+}
+
 }  // namespace
 
 workloads::StepConfig step_config_from_scenario(const NetworkScenario& net) {
@@ -48,6 +62,7 @@ workloads::StepConfig step_config_from_scenario(const sim::ConfigValues& values,
       workloads::read_workload_spec(values, cluster.gpu_count(), cluster.gpus_per_node());
   config.schedule_options.separate_reduce_stream = config.workload.separate_reduce_stream;
   config.schedule_options.no_sync = config.workload.no_sync;
+  check_float8(values, profile, config.workload);
   config.stragglers = workloads::read_stragglers(values, config.workload.world_size);
   config.seed = static_cast<uint64_t>(values.get_int("seed"));
   config.compute = workloads::compute_spec_from_profile(profile);

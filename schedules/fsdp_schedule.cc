@@ -406,6 +406,7 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   kc.sequence_parallel = spec.tp > 1;
   kc.flash_attention = spec.flash_attention;
   kc.rotary_by_matrix = spec.rotary_by_matrix;
+  kc.float8 = spec.float8;
   // torchtitan compiles the blocks only: the rest runs eager either way.
   KernelConfig eager = kc;
   eager.fusion = KernelFusion::kEager;

@@ -196,6 +196,34 @@ TEST(RunCommand, ForcedAlgorithmNoGroupCanRunNamesTheKey) {
             "all_gather) (the FSDP shard group of the step)\n");
 }
 
+// Float8 needs FP8 tensor cores (the profile's gpu.peak_fp8_tflops) and a
+// bf16 model; each mismatch is an error at the workload's key.
+TEST(RunCommand, Float8WithoutFp8TensorCoresOrBf16NamesTheKey) {
+  const ScratchDir dir;
+  const std::string a100 = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/a100.yaml";
+  std::string text = scenario("llama3-8b", "  float8:\n    recipe: tensorwise\n");
+  text.replace(text.find(kH100), std::string(kH100).size(), a100);
+  text.replace(text.find("hgx_h100"), 8, "hgx_a100");
+  const std::string path = dir.write("s.yaml", text);
+  const Outcome r = run({"run", path});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.err, path +
+                       ":12:13: error: workload.float8.recipe: expected none on hardware profile "
+                       "a100, which has no FP8 tensor cores (gpu.peak_fp8_tflops 0), found "
+                       "tensorwise\n");
+  const std::string fp16 =
+      dir.write("fp16.yaml", scenario("llama3-8b", "  dtype: fp16\n  float8:\n    recipe: rowwise\n"));
+  const Outcome f = run({"run", fp16});
+  EXPECT_EQ(f.code, kExitError);
+  EXPECT_EQ(f.err, fp16 +
+                       ":13:13: error: workload.float8.recipe: expected recipe none with dtype "
+                       "fp16 (torchao's Float8Linear converts a bf16 model), found rowwise\n");
+  // On H100 the same recipe runs, faster than bf16.
+  const std::string h100 =
+      dir.write("h100.yaml", scenario("llama3-8b", "  float8:\n    recipe: tensorwise\n"));
+  EXPECT_EQ(run({"run", h100}).code, 0);
+}
+
 TEST(RunCommand, ForcedProtocolTheAlgorithmCannotRunNamesTheProtocol) {
   const ScratchDir dir;
   // NO_SHARD on one node: only all-reduces, which NVLS runs, but with Simple

@@ -11,6 +11,7 @@
 
 #include "config/config_error.h"
 #include "hardware/hardware_profile.h"
+#include "sim/check.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -55,6 +56,34 @@ TEST(ComputeModelTest, BigSquareGemmOnH100IsWorkOverPeakTimesCurve) {
   // (H100-SXM fp16 8192^3, flexgen: 824.2 TFLOP/s).
   const double predicted = work / kernel_time(g, h100).to_seconds() / 1e12;
   EXPECT_NEAR(predicted / 824.2, 1.0, 0.15) << predicted;
+}
+
+TEST(ComputeModelTest, Fp8GemmRunsAtTheFp8PeakWithTheSameFixedTime) {
+  const GpuComputeSpec h100 = microbenchmark("h100.yaml");
+  const double work = 2.0 * 8192.0 * 8192.0 * 8192.0;
+  Kernel g = gemm_kernel(8192, 8192, 8192);
+  g.fp8 = true;
+  // x_half doubles with the peak (1979 / 989): work / (1979e12 * e_max * work / (work + 2.001 x_half)).
+  const double half = h100.gemm.x_half * 1979.0 / 989.0;
+  const double eff = h100.gemm.e_max * work / (work + half);
+  EXPECT_EQ(kernel_time(g, h100), sim::SimTime::from_seconds_rounded(work / (1979e12 * eff)));
+  // The fixed part of the time, x_half / (peak e_max), is the bf16 GEMM's.
+  EXPECT_NEAR(half / (1979e12 * h100.gemm.e_max), h100.gemm.x_half / (989e12 * h100.gemm.e_max),
+              1e-15);
+  // Large GEMMs approach twice the bf16 speed, small ones gain less.
+  Kernel bf16 = gemm_kernel(8192, 8192, 8192);
+  const double big = kernel_seconds(bf16, h100) / kernel_seconds(g, h100);
+  Kernel small = gemm_kernel(512, 512, 512);
+  const double small_bf16 = kernel_seconds(small, h100);
+  small.fp8 = true;
+  const double small_gain = small_bf16 / kernel_seconds(small, h100);
+  EXPECT_GT(big, 1.95);
+  EXPECT_LT(big, 2.0);
+  EXPECT_LT(small_gain, big);
+
+  GpuComputeSpec a100 = microbenchmark("a100.yaml");
+  EXPECT_EQ(a100.peak_fp8_flops, 0);
+  EXPECT_THROW(kernel_seconds(g, a100), sim::InvariantError);
 }
 
 TEST(ComputeModelTest, ElementwiseKernelIsMemoryBound) {
