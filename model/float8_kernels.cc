@@ -52,6 +52,8 @@ void weight_casts_forward(std::vector<Kernel>& out, Float8Recipe recipe, double 
 void weight_casts_backward(std::vector<Kernel>& out, Float8Recipe recipe, double n) {
   if (recipe == Float8Recipe::kRowwise) {
     out.push_back(pointwise("float8.transpose_weight", kCls, 0, 2 * kBf16 * n));
+  } else {
+    out.push_back(amax("float8.amax_weight_t", n));
   }
   out.push_back(cast("float8.cast_weight_t", n, kBf16, kFp8));
 }

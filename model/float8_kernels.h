@@ -24,8 +24,13 @@
 //                for the weight gradient); float8.amax_weight 2n(W) and
 //                float8.cast_weight 3n(W)
 //      backward: float8.amax_grad 2n(G) and float8.cast_grad 4n(G) (both
-//                layouts); float8.cast_weight_t 3n(W) (the weight re-cast
-//                in the layout the input gradient's GEMM reads)
+//                layouts); float8.amax_weight_t 2n(W) and float8.cast_weight_t
+//                3n(W): the weight re-cast in the layout the input gradient's
+//                GEMM reads. torchao's roofline counts the weight's amax once;
+//                its Float8Linear backward (matmul_with_hp_or_float8_args)
+//                reads the whole weight again for it ("we need
+//                pytorch/pytorch#136267 ... to reuse max(abs(weight))"), so
+//                it is counted twice here.
 //  * rowwise (per-row scales; the column-major copy needs a bf16 transpose):
 //      forward:  float8.cast_input 5n(X) (FP8 row-major and a bf16 transpose
 //                written), float8.cast_input_t 3n(X); float8.cast_weight 3n(W)

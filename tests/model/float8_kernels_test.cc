@@ -55,19 +55,20 @@ TEST(Float8Kernels, TensorwiseCastsAsTorchaosRooflineCountsThem) {
             (std::vector<std::string_view>{
                 "norm", "float8.amax_input", "float8.cast_input", "float8.amax_weight",
                 "float8.cast_weight", "proj", "float8.amax_grad", "float8.cast_grad",
-                "float8.cast_weight_t", "proj.dgrad", "proj.wgrad"}));
+                "float8.amax_weight_t", "float8.cast_weight_t", "proj.dgrad", "proj.wgrad"}));
   EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_input"), 2 * kX);   // bf16 read
   EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_input"), 4 * kX);   // + two FP8 layouts
   EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_weight"), 2 * kW);
   EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight"), 3 * kW);  // one layout forward
   EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_grad"), 2 * kG);
   EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_grad"), 4 * kG);
-  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight_t"), 3 * kW);  // the other backward
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_weight_t"), 2 * kW);  // read again backward
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight_t"), 3 * kW);  // the other layout
   // FP8 operands (1 byte), bf16 output (2).
   EXPECT_TRUE(ks[5].fp8);
   EXPECT_DOUBLE_EQ(ks[5].bytes, kX + kW + 2 * kG);
-  EXPECT_DOUBLE_EQ(ks[9].bytes, kG + kW + 2 * kX);
-  EXPECT_DOUBLE_EQ(ks[10].bytes, kX + kG + 2 * kW);
+  EXPECT_DOUBLE_EQ(ks[10].bytes, kG + kW + 2 * kX);
+  EXPECT_DOUBLE_EQ(ks[11].bytes, kX + kG + 2 * kW);
   EXPECT_FALSE(ks[0].fp8);
   EXPECT_DOUBLE_EQ(ks[5].flops, 2.0 * kM * kN * kK);  // same work
 }
@@ -77,7 +78,7 @@ TEST(Float8Kernels, CompiledFusesTheFirstReadOfActivationsAndGradients) {
   apply_float8(ks, Float8Recipe::kTensorwise, /*fused_with_producer=*/true);
   EXPECT_EQ(bytes_named(ks, "float8.amax_input"), 0);
   EXPECT_EQ(bytes_named(ks, "float8.amax_grad"), 0);
-  EXPECT_EQ(ks.size(), 9u);
+  EXPECT_EQ(ks.size(), 10u);
   EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_weight"), 2 * kW);  // weights never fused
 }
 
@@ -123,7 +124,7 @@ TEST(Float8Kernels, BlocksConvertTheirLinearsAndTheHeadStaysBf16) {
   EXPECT_EQ(fwd[1].name, "float8.cast_input");
   // Without float8 nothing changes.
   c.float8 = Float8Recipe::kNone;
-  EXPECT_EQ(block_forward(m, c).size(), fwd.size() - 4 * 3);
+  EXPECT_EQ(block_forward(m, c).size(), fwd.size() - 4 * 3);  // cast_input, amax/cast_weight
   EXPECT_EQ(float8_recipe_name(Float8Recipe::kRowwise), "rowwise");
 }
 
