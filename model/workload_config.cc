@@ -55,6 +55,11 @@ std::string fsdp_version_problem(const sim::ConfigValue& v) {
   return x == 1 || x == 2 ? "" : "1 or 2";
 }
 
+std::string zero_or_one(const sim::ConfigValue& v) {
+  const int64_t x = std::get<int64_t>(v);
+  return x == 0 || x == 1 ? "" : "0 or 1";
+}
+
 std::vector<std::string> reduce_dtype_names() {
   std::vector<std::string> out = {"param"};
   for (const std::string& n : names(kDtypes)) out.push_back(n);
@@ -218,6 +223,14 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .positive()
       .default_to(int64_t{1});
 
+  schema
+      .add_key("workload.parallelism.tp_sequence_dim", ValueType::kInt,
+               "The dim of the sequence in TP's activations (tp > 1): 1, torchtitan's [batch, "
+               "seq, hidden] (DTensor Shard(1): PyTorch concatenates the chunks around every TP "
+               "all-gather and reduce-scatter, a copy of the full activation each); 0, "
+               "Megatron-LM's [seq, batch, hidden] (contiguous chunks, no copy).")
+      .validated_by(zero_or_one, "0 or 1")
+      .default_to(int64_t{1});
   schema.add_section("workload.float8",
                      "Float8 training of the blocks' linears (torchao Float8Linear, as torchtitan "
                      "applies it: the output head stays bf16; model/float8_kernels.h).");
@@ -321,6 +334,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.flash_attention = values.get_string("workload.attention") == "flash";
   w.rotary_by_matrix = values.get_string("workload.rotary_embedding") == "rotation_matrix";
   w.float8 = value_of(kFloat8Recipes, values.get_string(kFloat8));
+  w.tp_sequence_dim = static_cast<int>(values.get_int("workload.parallelism.tp_sequence_dim"));
   w.world_size = world_size_gpus;
   if (w.float8 != Float8Recipe::kNone && w.dtype != Dtype::kBf16) {
     sink.add(values.where(kFloat8), kFloat8,

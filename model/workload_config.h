@@ -90,6 +90,9 @@ struct WorkloadSpec {
   // (workload.rotary_embedding: rotation_matrix, foundation-model-stack's);
   // false: by complex multiplication (torchtitan's, Meta's reference).
   bool rotary_by_matrix = false;
+  // Where the sequence dim of TP's activations is (workload.parallelism.tp_sequence_dim):
+  // 1, torchtitan's [batch, seq, hidden], or 0, Megatron's [seq, batch, hidden].
+  int tp_sequence_dim = 1;
   // FP8 GEMMs in the blocks (workload.float8.recipe, model/float8_kernels.h).
   Float8Recipe float8 = Float8Recipe::kNone;
 
@@ -103,7 +106,7 @@ struct WorkloadSpec {
 // Declares section `workload` (via add_workload_model_keys()) with
 // seq_len, local_batch, grad_accum, dtype, activation_checkpointing,
 // cpu_offload, torch_compile, cuda_graphs, attention, rotary_embedding; section `workload.parallelism`
-// (strategy, shard_group_size, replica_group_size, tp); section `workload.float8`
+// (strategy, shard_group_size, replica_group_size, tp, tp_sequence_dim); section `workload.float8`
 // (recipe); section
 // `workload.fsdp` (backward_prefetch, forward_prefetch, limit_all_gathers,
 // reshard_after_forward, separate_reduce_stream, no_sync, version, reduce_dtype). Defaults are

@@ -213,6 +213,11 @@ class Builder {
       const bool tp = spec_.tp > 1 && unit != kRootUnit;
       if (tp && tp_before(name) != TaskKind::kKernel) {
         tp_wait = tp_collective(unit, phase, tp_before(name), last);
+        // DTensor gathers along the sequence dim: a cat of the chunks.
+        if (s_.tp_cat_copy != kNoKernel) {
+          last = add(kernel_task(unit, phase, s_.tp_cat_copy), {tp_wait});
+          tp_wait = kNone;
+        }
       }
       const Task t = kernel_task(unit, phase, indices[i]);
       std::vector<int32_t> d;
@@ -222,6 +227,8 @@ class Builder {
       tp_wait = kNone;
       last = add(t, d);
       if (tp && tp_after(name) != TaskKind::kKernel) {
+        // ... and scatters along it: the chunks concatenated first.
+        if (s_.tp_cat_copy != kNoKernel) last = add(kernel_task(unit, phase, s_.tp_cat_copy), {});
         tp_wait = tp_collective(unit, phase, tp_after(name), last);
       }
     }
@@ -449,6 +456,14 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
         add_kernel("fsdp.reduce_scatter_copy_in", block + params(block) * reduce_elem);
     s.root_reduce_copy_in =
         add_kernel("fsdp.reduce_scatter_copy_in", root + params(root) * reduce_elem);
+  }
+
+  if (spec.tp > 1 && spec.tp_sequence_dim == 1) {
+    // The full activation, T x hidden, read and written once per TP collective.
+    const double activation = static_cast<double>(spec.local_batch * spec.seq_len *
+                                                  spec.model.hidden * dtype_bytes(spec.dtype));
+    s.kernels.push_back(pointwise("tp.sequence_cat", KernelClass::kElementwise, 0, 2 * activation));
+    s.tp_cat_copy = static_cast<int32_t>(s.kernels.size() - 1);
   }
 
   Builder(spec, options, s).build();

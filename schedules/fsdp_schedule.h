@@ -103,7 +103,15 @@
 // the MLP's and the qkv projection's dgrad). Each moves the full activation,
 // local_batch * seq_len * hidden * dtype bytes (nccl-tests convention). The
 // kernel after a TP collective waits for it, so TP communication is exposed
-// (no async TP).
+// (no async TP). With the sequence dim second (WorkloadSpec::tp_sequence_dim
+// 1: torchtitan's [batch, seq, hidden] activations, DTensor's Shard(1)),
+// each collective moves dim 0, so PyTorch's functional collectives
+// (torch/distributed/_functional_collectives.py, all_gather_tensor and
+// reduce_scatter_tensor for a gather/scatter dim != 0) concatenate the
+// chunks: tp.sequence_cat on the compute stream after each TP all-gather and
+// before each TP reduce-scatter, the full activation read and written
+// (2 * local_batch * seq_len * hidden * dtype bytes). Megatron's [seq, batch,
+// hidden] (tp_sequence_dim 0) needs none.
 //
 // CPU offload (FSDP's CPUOffload(offload_params=True)): parameters, gradients
 // and optimizer states live on the host. Each unit's shard is copied to the
@@ -191,6 +199,9 @@ struct FsdpSchedule {
   // FSDP2's copies (WorkloadSpec::fsdp_version 2), by unit kind; kNoKernel under FSDP1.
   int32_t block_copy_out = kNoKernel, root_copy_out = kNoKernel;
   int32_t block_reduce_copy_in = kNoKernel, root_reduce_copy_in = kNoKernel;
+  // DTensor's copy around each TP collective (WorkloadSpec::tp_sequence_dim 1); kNoKernel
+  // without TP or with the sequence dim leading.
+  int32_t tp_cat_copy = kNoKernel;
 
   int32_t blocks = 0;        // transformer blocks (units 0 .. blocks-1)
   int64_t block_bytes = 0;   // unsharded parameter bytes of one block (compute dtype)

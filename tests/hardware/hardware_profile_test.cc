@@ -159,7 +159,7 @@ TEST(HardwareProfile, TorchtitanH100Variant) {
   EXPECT_DOUBLE_EQ(v.gpu.peak_flops_per_s, 912e12);
   EXPECT_EQ(v.gpu.memory_bytes, 96'000'000'000);
   EXPECT_DOUBLE_EQ(v.gpu.hbm_Bps, 2.4e12);
-  EXPECT_DOUBLE_EQ(v.gpu.sustained_clock, 0.709);
+  EXPECT_DOUBLE_EQ(v.gpu.sustained_clock, 0.723);
   EXPECT_EQ(v.gpu.curves_fitted_to, "H100-SXM");
   for (const auto& [mine, theirs] : {std::pair{v.gpu.gemm, h100.gpu.gemm},
                                      std::pair{v.gpu.attention_fwd, h100.gpu.attention_fwd},
@@ -238,7 +238,7 @@ TEST(HardwareProfile, ShippedH200KeepsItsValuesThroughExtends) {
   EXPECT_DOUBLE_EQ(p.gpu.attention_fwd.causal_x_half, 208.282794);
   EXPECT_DOUBLE_EQ(p.gpu.attention_bwd.x_half, 294.309916);
   EXPECT_DOUBLE_EQ(p.gpu.comm_overlap_slowdown, 1.10);
-  EXPECT_DOUBLE_EQ(p.gpu.sustained_clock, 0.731);
+  EXPECT_DOUBLE_EQ(p.gpu.sustained_clock, 0.746);
   EXPECT_DOUBLE_EQ(p.host.kernel_launch_us, 10.0);
   EXPECT_DOUBLE_EQ(p.host.graph_launch_us, 8.0);
   EXPECT_DOUBLE_EQ(p.host.pcie_efficiency, 0.859);  // its own

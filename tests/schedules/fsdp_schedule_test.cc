@@ -604,5 +604,42 @@ TEST(FsdpSchedule, TensorParallelCollectivesSurroundTheBlockGemms) {
             2 * (8 + 3));
 }
 
+// torchtitan's [batch, seq, hidden] activations (tp_sequence_dim 1): PyTorch
+// concatenates the chunks of every TP all-gather after it and of every TP
+// reduce-scatter before it, one tp.sequence_cat kernel of the full
+// activation read and written each; Megatron's layout (0) needs none.
+TEST(FsdpSchedule, SequenceDimOneCopiesAroundEveryTensorParallelCollective) {
+  WorkloadSpec w = tiny_spec();
+  w.tp = 2;
+  w.dp_size = 4;
+  w.shard_group_size = 4;
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  ASSERT_NE(s.tp_cat_copy, kNoKernel);
+  const Kernel& copy = s.kernels[static_cast<size_t>(s.tp_cat_copy)];
+  EXPECT_EQ(copy.name, "tp.sequence_cat");
+  EXPECT_DOUBLE_EQ(copy.bytes, 2.0 * 16 * 64 * 2);  // tokens x hidden x bf16, read and written
+  int64_t copies = 0;
+  for (int32_t i = 0; i < s.size(); ++i) {
+    const Task& t = s.tasks[static_cast<size_t>(i)];
+    if (t.kind == TaskKind::kKernel && t.kernel == s.tp_cat_copy) ++copies;
+    if (t.group != GroupRole::kTp) continue;
+    if (t.kind == TaskKind::kAllGather) {
+      // The copy comes right after the all-gather and waits for it.
+      const Task& next = s.tasks[static_cast<size_t>(i + 1)];
+      EXPECT_EQ(next.kernel, s.tp_cat_copy) << i;
+      EXPECT_THAT(deps(s, i + 1), ::testing::Contains(i));
+    } else {
+      // The reduce-scatter waits for the copy before it.
+      EXPECT_EQ(s.tasks[static_cast<size_t>(i - 1)].kernel, s.tp_cat_copy) << i;
+      EXPECT_THAT(deps(s, i), ::testing::Contains(i - 1));
+    }
+  }
+  EXPECT_EQ(copies, 2 * (4 + 4));  // one per TP collective
+  w.tp_sequence_dim = 0;
+  const FsdpSchedule megatron = build_fsdp_schedule(w);
+  EXPECT_EQ(megatron.tp_cat_copy, kNoKernel);
+  EXPECT_EQ(megatron.size(), s.size() - copies);
+}
+
 }  // namespace
 }  // namespace clustersim::workloads
