@@ -44,12 +44,18 @@ void activation_casts(std::vector<Kernel>& out, Float8Recipe recipe, bool fused,
   out.push_back(cast(gradient ? "float8.cast_grad_t" : "float8.cast_input_t", n, kBf16, kFp8));
 }
 
-void weight_casts_forward(std::vector<Kernel>& out, Float8Recipe recipe, double n) {
+void weight_casts_forward(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered, double n) {
+  if (gathered) return;  // all-gathered in FP8 already
   if (recipe == Float8Recipe::kTensorwise) out.push_back(amax("float8.amax_weight", n));
   out.push_back(cast("float8.cast_weight", n, kBf16, kFp8));
 }
 
-void weight_casts_backward(std::vector<Kernel>& out, Float8Recipe recipe, double n) {
+void weight_casts_backward(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered, double n) {
+  if (gathered) {
+    // The FP8 weight, re-laid column-major for the input gradient's GEMM.
+    out.push_back(pointwise("float8.transpose_weight_fp8", kCls, 0, 2 * kFp8 * n));
+    return;
+  }
   if (recipe == Float8Recipe::kRowwise) {
     out.push_back(pointwise("float8.transpose_weight", kCls, 0, 2 * kBf16 * n));
   } else {
@@ -78,7 +84,8 @@ std::string_view float8_recipe_name(Float8Recipe recipe) {
   return "?";
 }
 
-void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer) {
+void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
+                  bool weights_gathered_in_fp8) {
   if (recipe == Float8Recipe::kNone) return;
   std::vector<Kernel> out;
   out.reserve(kernels.size() * 2);
@@ -93,10 +100,10 @@ void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_
     const double b = dbl(k.k) * dbl(k.n);
     if (ends_with(k.name, ".dgrad")) {
       activation_casts(out, recipe, fused_with_producer, a, /*gradient=*/true);
-      weight_casts_backward(out, recipe, b);
+      weight_casts_backward(out, recipe, weights_gathered_in_fp8, b);
     } else if (!ends_with(k.name, ".wgrad")) {
       activation_casts(out, recipe, fused_with_producer, a, /*gradient=*/false);
-      weight_casts_forward(out, recipe, b);
+      weight_casts_forward(out, recipe, weights_gathered_in_fp8, b);
     }
     out.push_back(fp8_gemm(k));
   }

@@ -44,8 +44,13 @@
 // w1, w3) read their shared input once: Inductor removes the repeated casts
 // of one tensor as common subexpressions.
 //
-// Not modelled: torchao's float8 all-gather of FSDP weights and of TP
-// activations (collectives stay bf16), delayed scaling.
+// With FSDP's float8 all-gather (weights_gathered_in_fp8, WorkloadSpec::
+// float8_all_gather) the weights arrive in FP8: no forward weight casts, and
+// the backward's become float8.transpose_weight_fp8 2n(W) (the FP8 weight
+// copied column-major, as _scaled_mm wants its second operand).
+//
+// Not modelled: torchao's float8 all-gather of TP activations (TP
+// collectives stay bf16), delayed scaling.
 //
 // Units: FLOPs and bytes. Thread safety: pure functions.
 #pragma once
@@ -65,6 +70,7 @@ std::string_view float8_recipe_name(Float8Recipe recipe);  // "none", "tensorwis
 // forward GEMM is one whose name has no ".dgrad" / ".wgrad" suffix; a
 // ".dgrad" GEMM brings the backward casts; ".wgrad" reads what they wrote.
 // Kernel::name of the inserted kernels is a string literal.
-void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer);
+void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
+                  bool weights_gathered_in_fp8 = false);
 
 }  // namespace clustersim::workloads

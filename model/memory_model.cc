@@ -140,6 +140,9 @@ MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& opt
   const RankParams r = rank_params(w);
   const int64_t c = dtype_bytes(w.dtype);
   const int64_t shard = ceil_div(r.model, w.shard_group_size);
+  // An unsharded block: its linear weights in FP8 with the float8 all-gather.
+  const int64_t linear = ceil_div(parameter_breakdown(w.model).block_linear, w.tp);
+  const int64_t gathered_block = w.float8_all_gather ? linear + c * (r.block - linear) : c * r.block;
   const bool sharded = w.shard_group_size > 1;
 
   MemoryBreakdown m;
@@ -155,12 +158,12 @@ MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& opt
     const bool keep_unsharded =
         w.strategy == ShardingStrategy::kShardGradOp || !w.reshard_after_forward;
     if (keep_unsharded) {
-      m.unsharded_params = c * r.model;
+      m.unsharded_params = c * r.root + w.model.layers * gathered_block;
     } else {
       const bool prefetch = w.backward_prefetch != BackwardPrefetch::kNone || w.forward_prefetch;
       const int64_t depth = !prefetch ? 0 : (w.limit_all_gathers ? 1 : 2);
       const int64_t in_flight = std::min(w.model.layers, 1 + depth);
-      m.unsharded_params = c * (r.root + in_flight * r.block);
+      m.unsharded_params = c * r.root + in_flight * gathered_block;
     }
     m.comm_buffers = c * r.block;
     // no_sync(): micro-batches before the last accumulate unsharded

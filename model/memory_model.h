@@ -42,6 +42,9 @@
 //   unsharded = c * (root_rank + in_flight * block_rank)
 //   SHARD_GRAD_OP or reshard_after_forward false: every block stays unsharded
 //   from its forward to its backward, unsharded = c * model_rank.
+//   With the float8 all-gather (float8_all_gather) a block's linear weights
+//   are unsharded in FP8: block_rank's linear part (block_linear /^ t) counts
+//   1 byte per parameter instead of c.
 //
 // Activations of one micro-batch: a per-block count of the tensors PyTorch
 // autograd saves for backward, op by op, as torchtitan's Llama code runs

@@ -112,6 +112,7 @@ ParameterBreakdown parameter_breakdown(const ModelSpec& model) {
     biases = (q_width + 2 * kv_width) + h + (swiglu ? 2 * f : f) + h;
   }
   p.block = attention + mlp + 2 * norm_params + biases;
+  p.block_linear = attention + mlp;
   p.final_norm = norm_params;
   p.output_head = model.tied_embeddings ? 0 : model.vocab * h;
   p.total = p.embedding + model.layers * p.block + p.final_norm + p.output_head;

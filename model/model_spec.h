@@ -69,6 +69,7 @@ std::optional<ModelSpec> model_preset(std::string_view name);
 struct ParameterBreakdown {
   int64_t embedding = 0;
   int64_t block = 0;  // one transformer block
+  int64_t block_linear = 0;  // its linear layers' weights (attention and MLP; no norms, biases)
   int64_t final_norm = 0;
   int64_t output_head = 0;
   int64_t total = 0;

@@ -449,7 +449,7 @@ namespace {
 // The blocks' linears in FP8 (model/float8_kernels.h); compiled blocks fuse
 // the casts' first reads into the kernels before them.
 std::vector<Kernel> with_float8(std::vector<Kernel> kernels, const KernelConfig& c) {
-  apply_float8(kernels, c.float8, c.fusion == KernelFusion::kCompiled);
+  apply_float8(kernels, c.float8, c.fusion == KernelFusion::kCompiled, c.float8_weights_gathered);
   return kernels;
 }
 

@@ -238,6 +238,8 @@ struct KernelConfig {
   bool rotary_by_matrix = false;
   // FP8 GEMMs and their casts in the blocks (model/float8_kernels.h).
   Float8Recipe float8 = Float8Recipe::kNone;
+  // The weights come from FSDP's float8 all-gather (model/float8_kernels.h).
+  bool float8_weights_gathered = false;
 };
 
 // "" when `tp` can split `model` (tp >= 1 divides heads, kv_heads and

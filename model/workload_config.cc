@@ -47,6 +47,8 @@ const char* const kShard = "workload.parallelism.shard_group_size";
 const char* const kReplica = "workload.parallelism.replica_group_size";
 const char* const kTp = "workload.parallelism.tp";
 const char* const kFloat8 = "workload.float8.recipe";
+const char* const kFloat8AllGather = "workload.float8.fsdp_all_gather";
+const char* const kFloat8Precompute = "workload.float8.precompute_scales";
 
 std::string str(int64_t x) { return std::to_string(x); }
 
@@ -242,6 +244,21 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "(gpu.peak_fp8_tflops) and dtype bf16.")
       .one_of(names(kFloat8Recipes))
       .default_to(std::string("none"));
+  schema
+      .add_key(kFloat8AllGather, ValueType::kBool,
+               "torchtitan's enable_fsdp_float8_all_gather: each rank casts its shard of the "
+               "blocks' linear weights to FP8 before the FSDP all-gather (half the bytes, half the "
+               "unsharded weights' memory), whose global amax is one all-reduce per weight before "
+               "each all-gather; the forward then needs no weight cast. Needs recipe tensorwise "
+               "and FSDP2 sharding.")
+      .default_to(false);
+  schema
+      .add_key(kFloat8Precompute, ValueType::kBool,
+               "torchtitan's precompute_float8_dynamic_scale_for_fsdp: the weights' amaxes are "
+               "computed after the optimizer step, one kernel over the local shards and one "
+               "all-reduce for all of them, instead of an all-reduce per weight before each "
+               "all-gather. Needs fsdp_all_gather.")
+      .default_to(false);
   schema.add_section("workload.fsdp", "FSDP options (PyTorch names and defaults).");
   schema
       .add_key("workload.fsdp.backward_prefetch", ValueType::kEnum,
@@ -336,6 +353,24 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.float8 = value_of(kFloat8Recipes, values.get_string(kFloat8));
   w.tp_sequence_dim = static_cast<int>(values.get_int("workload.parallelism.tp_sequence_dim"));
   w.world_size = world_size_gpus;
+  w.float8_all_gather = values.get_bool(kFloat8AllGather);
+  w.float8_precompute_scales = values.get_bool(kFloat8Precompute);
+  if (w.float8_all_gather &&
+      (w.float8 != Float8Recipe::kTensorwise || w.fsdp_version != 2 ||
+       w.strategy == ShardingStrategy::kNoShard || w.cpu_offload)) {
+    sink.add(values.where(kFloat8AllGather), kFloat8AllGather,
+             "expected false with recipe " + values.get_string(kFloat8) + ", FSDP version " +
+                 str(w.fsdp_version) + ", strategy " +
+                 std::string(name_of(kStrategies, w.strategy)) + " and cpu_offload " +
+                 (w.cpu_offload ? "true" : "false") +
+                 " (torchao all-gathers FP8 weights with tensorwise scales through FSDP2's "
+                 "sharded parameters on the GPU), found true");
+  }
+  if (w.float8_precompute_scales && !w.float8_all_gather) {
+    sink.add(values.where(kFloat8Precompute), kFloat8Precompute,
+             "expected false without fsdp_all_gather (the precomputed scales are those of the "
+             "FP8 all-gather), found true");
+  }
   if (w.float8 != Float8Recipe::kNone && w.dtype != Dtype::kBf16) {
     sink.add(values.where(kFloat8), kFloat8,
              "expected recipe none with dtype " + std::string(name_of(kDtypes, w.dtype)) +

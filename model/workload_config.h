@@ -95,6 +95,10 @@ struct WorkloadSpec {
   int tp_sequence_dim = 1;
   // FP8 GEMMs in the blocks (workload.float8.recipe, model/float8_kernels.h).
   Float8Recipe float8 = Float8Recipe::kNone;
+  // FSDP all-gathers the blocks' linear weights in FP8 (workload.float8.fsdp_all_gather),
+  // with their scales computed once per step (workload.float8.precompute_scales).
+  bool float8_all_gather = false;
+  bool float8_precompute_scales = false;
 
   // Derived: world_size = dp_size * tp; dp_size = shard_group_size * replica_group_size.
   int64_t world_size = 0;          // GPUs in the job
@@ -107,7 +111,7 @@ struct WorkloadSpec {
 // seq_len, local_batch, grad_accum, dtype, activation_checkpointing,
 // cpu_offload, torch_compile, cuda_graphs, attention, rotary_embedding; section `workload.parallelism`
 // (strategy, shard_group_size, replica_group_size, tp, tp_sequence_dim); section `workload.float8`
-// (recipe); section
+// (recipe, fsdp_all_gather, precompute_scales); section
 // `workload.fsdp` (backward_prefetch, forward_prefetch, limit_all_gathers,
 // reshard_after_forward, separate_reduce_stream, no_sync, version, reduce_dtype). Defaults are
 // PyTorch's (FULL_SHARD, BACKWARD_PRE, limit_all_gathers true, reshard_after_forward true, FSDP2,

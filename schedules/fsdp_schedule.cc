@@ -79,6 +79,7 @@ int64_t FsdpSchedule::count(TaskKind kind) const {
 namespace {
 
 constexpr int32_t kNone = -1;
+constexpr int64_t kAmaxBytes = 4;  // one fp32 amax
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -119,7 +120,23 @@ class Builder {
     for (const int32_t r : final_reduction_) {
       if (r != kNone) d.push_back(r);
     }
-    add(t, d);
+    const int32_t step = add(t, d);
+    if (s_.float8_amax_kernel != kNoKernel) {
+      // Next step's FP8 scales: the local shards' amaxes, then one all-reduce.
+      Task k = t;
+      k.kind = TaskKind::kKernel;
+      k.stream = Stream::kCompute;
+      k.kernel = s_.float8_amax_kernel;
+      k.bytes = 0;
+      const int32_t amax = add(k, {step});
+      Task all = t;
+      all.kind = TaskKind::kAllReduce;
+      all.stream = Stream::kComm;
+      all.kernel = kNoKernel;
+      all.group = GroupRole::kShard;
+      all.bytes = kAmaxBytes * s_.blocks * s_.float8_weights;
+      add(all, {amax});
+    }
   }
 
  private:
@@ -158,7 +175,7 @@ class Builder {
     t.phase = phase;
     t.unit = unit;
     t.micro_batch = mb_;
-    t.bytes = s_.unit_bytes(unit);
+    t.bytes = unit == kRootUnit ? s_.root_bytes : s_.block_gather_bytes;
     t.group = GroupRole::kShard;
     if (spec_.limit_all_gathers && unit != kRootUnit) {
       // Wait for the oldest live buffer's free while two are live; stop at
@@ -181,6 +198,18 @@ class Builder {
       copy.micro_batch = mb_;
       copy.bytes = ceil_div(s_.unit_bytes(unit), spec_.shard_group_size);
       d.push_back(add(copy, {}));
+    }
+    if (unit != kRootUnit && spec_.float8_all_gather && !spec_.float8_precompute_scales) {
+      // The weights' global amaxes, before the FP8 cast of the shards.
+      for (int32_t w = 0; w < s_.float8_weights; ++w) {
+        Task amax = t;
+        amax.kind = TaskKind::kAllReduce;
+        amax.bytes = kAmaxBytes;
+        amax.host_wait = w == 0 ? t.host_wait : kNoHostWait;
+        add(amax, w == 0 ? d : std::vector<int32_t>{});
+      }
+      t.host_wait = kNoHostWait;
+      d.clear();
     }
     const int32_t index = add(t, d);
     last_ag_[slot(unit)] = index;
@@ -414,6 +443,7 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   kc.flash_attention = spec.flash_attention;
   kc.rotary_by_matrix = spec.rotary_by_matrix;
   kc.float8 = spec.float8;
+  kc.float8_weights_gathered = spec.float8_all_gather;
   // torchtitan compiles the blocks only: the rest runs eager either way.
   KernelConfig eager = kc;
   eager.fusion = KernelFusion::kEager;
@@ -436,6 +466,12 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   const int64_t elem = dtype_bytes(spec.dtype);
   s.blocks = static_cast<int32_t>(spec.model.layers);
   s.block_bytes = ceil_div(p.block, spec.tp) * elem;
+  s.block_gather_bytes = s.block_bytes;
+  if (spec.float8_all_gather) {
+    const int64_t linear = ceil_div(p.block_linear, spec.tp);
+    s.block_gather_bytes = linear + (ceil_div(p.block, spec.tp) - linear) * elem;
+    s.float8_weights = spec.model.activation == Activation::kSwiGLU ? 7 : 6;
+  }
   s.root_bytes = ceil_div(p.embedding + p.final_norm + p.output_head, spec.tp) * elem;
   const int64_t local_params = ceil_div(ceil_div(p.total, spec.tp), spec.shard_group_size);
   s.local_params = local_params;
@@ -447,7 +483,7 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
       s.kernels.push_back(pointwise(name, KernelClass::kElementwise, 0, bytes));
       return static_cast<int32_t>(s.kernels.size() - 1);
     };
-    const auto block = static_cast<double>(s.block_bytes);
+    const auto block = static_cast<double>(s.block_gather_bytes);
     const auto root = static_cast<double>(s.root_bytes);
     const auto params = [&](double bytes) { return bytes / static_cast<double>(elem); };
     s.block_copy_out = add_kernel("fsdp.all_gather_copy_out", 2 * block);
@@ -464,6 +500,15 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
                                                   spec.model.hidden * dtype_bytes(spec.dtype));
     s.kernels.push_back(pointwise("tp.sequence_cat", KernelClass::kElementwise, 0, 2 * activation));
     s.tp_cat_copy = static_cast<int32_t>(s.kernels.size() - 1);
+  }
+
+  if (spec.float8_precompute_scales) {
+    // torch._foreach_norm(ord=inf) over the local fp32 shards of the linear weights.
+    const double local_linear = static_cast<double>(ceil_div(
+        ceil_div(spec.model.layers * p.block_linear, spec.tp), spec.shard_group_size));
+    s.kernels.push_back(pointwise("float8.precompute_amax", KernelClass::kOptimizer,
+                                  local_linear, 4 * local_linear));
+    s.float8_amax_kernel = static_cast<int32_t>(s.kernels.size() - 1);
   }
 
   Builder(spec, options, s).build();

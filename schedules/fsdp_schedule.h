@@ -120,6 +120,15 @@
 // host (kCopyToHost); the optimizer runs on the host CPU (kCpuOptimizer,
 // Stream::kCpu) after the last copy, instead of the GPU AdamW kernel.
 //
+// Float8 all-gather (WorkloadSpec::float8_all_gather, torchao's
+// WeightWithDynamicFloat8CastTensor under FSDP2): a block's all-gather moves
+// its linear weights in FP8 (1 byte) and its norms in the compute dtype;
+// before it, one all-reduce (MAX, 4 bytes) per linear weight over the shard
+// group finds the weight's global amax (7 per SwiGLU block: wq, wk, wv, wo,
+// w1, w2, w3). With precomputed scales there are none; instead, after the
+// optimizer, float8.precompute_amax reads the local shards of every linear
+// weight (fp32) and one all-reduce of the layers x weights amaxes runs.
+//
 // Not modelled here (yet): the loss/grad-norm all-reduce.
 //
 // Thread safety: build_fsdp_schedule is a pure function; FsdpSchedule is an
@@ -206,6 +215,14 @@ struct FsdpSchedule {
   int32_t blocks = 0;        // transformer blocks (units 0 .. blocks-1)
   int64_t block_bytes = 0;   // unsharded parameter bytes of one block (compute dtype)
   int64_t root_bytes = 0;    // unsharded parameter bytes of the root unit
+  // A block's all-gather output: block_bytes, or with the float8 all-gather
+  // (WorkloadSpec::float8_all_gather) its linear weights at 1 byte each.
+  int64_t block_gather_bytes = 0;
+  // Float8 all-gather: the block's weights whose amax each all-gather needs
+  // (one all-reduce each, without precomputed scales), and the kernel that
+  // precomputes them after the optimizer (float8_precompute_scales; else kNoKernel).
+  int32_t float8_weights = 0;
+  int32_t float8_amax_kernel = kNoKernel;
   int64_t local_params = 0;  // parameters of this rank's shard (the optimizer's)
 
   std::vector<Task> tasks;         // host issue order

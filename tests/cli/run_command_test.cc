@@ -222,6 +222,23 @@ TEST(RunCommand, Float8WithoutFp8TensorCoresOrBf16NamesTheKey) {
   const std::string h100 =
       dir.write("h100.yaml", scenario("llama3-8b", "  float8:\n    recipe: tensorwise\n"));
   EXPECT_EQ(run({"run", h100}).code, 0);
+  // The FP8 all-gather needs tensorwise scales; precomputed scales need it.
+  const std::string rowwise = dir.write(
+      "rowwise.yaml",
+      scenario("llama3-8b", "  float8:\n    recipe: rowwise\n    fsdp_all_gather: true\n"));
+  const Outcome g = run({"run", rowwise});
+  EXPECT_EQ(g.code, kExitError);
+  EXPECT_EQ(g.err, rowwise +
+                       ":13:22: error: workload.float8.fsdp_all_gather: expected false with recipe "
+                       "rowwise, FSDP version 2, strategy FULL_SHARD and cpu_offload false "
+                       "(torchao all-gathers FP8 weights with tensorwise scales through FSDP2's "
+                       "sharded parameters on the GPU), found true\n");
+  const Outcome p = run({"run", h100, "--set", "workload.float8.precompute_scales=true"});
+  EXPECT_EQ(p.code, kExitError);
+  EXPECT_EQ(p.err,
+            "--set workload.float8.precompute_scales=true: error: "
+            "workload.float8.precompute_scales: expected false without fsdp_all_gather (the "
+            "precomputed scales are those of the FP8 all-gather), found true\n");
 }
 
 TEST(RunCommand, ForcedProtocolTheAlgorithmCannotRunNamesTheProtocol) {

@@ -101,6 +101,18 @@ TEST(Float8Kernels, RowwiseTransposesInBf16) {
   EXPECT_DOUBLE_EQ(bytes_named(fused, "float8.cast_grad"), 3 * kG);
 }
 
+// FSDP's float8 all-gather delivers FP8 weights: no forward weight casts;
+// backward copies the FP8 weight column-major (1 byte read, 1 written).
+TEST(Float8Kernels, WeightsGatheredInFp8NeedOnlyATransposeBackward) {
+  std::vector<Kernel> ks = one_linear();
+  apply_float8(ks, Float8Recipe::kTensorwise, /*fused_with_producer=*/true,
+               /*weights_gathered_in_fp8=*/true);
+  EXPECT_EQ(names(ks), (std::vector<std::string_view>{
+                           "norm", "float8.cast_input", "proj", "float8.cast_grad",
+                           "float8.transpose_weight_fp8", "proj.dgrad", "proj.wgrad"}));
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.transpose_weight_fp8"), 2 * kW);
+}
+
 TEST(Float8Kernels, BlocksConvertTheirLinearsAndTheHeadStaysBf16) {
   const ModelSpec m = *model_preset("llama3-8b");
   KernelConfig c;

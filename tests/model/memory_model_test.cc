@@ -48,6 +48,19 @@ TEST(MemoryModel, FullShardShardsSixteenBytesPerParameter) {
   EXPECT_EQ(m.host_bytes, 0);
 }
 
+// The float8 all-gather keeps the unsharded blocks' linear weights in FP8:
+// llama3-8b's block is 218,112,000 parameters, of which the two norms are
+// 2 x 4096; in flight, 2 x (218,103,808 x 1 + 8,192 x 2) instead of 2 x 2 x
+// 218,112,000. The root stays bf16.
+TEST(MemoryModel, Float8AllGatherHalvesTheUnshardedLinearWeights) {
+  WorkloadSpec w = llama3_8b("selective");
+  w.float8 = Float8Recipe::kTensorwise;
+  w.float8_all_gather = true;
+  const MemoryBreakdown m = memory_breakdown(w);
+  EXPECT_EQ(m.unsharded_params, 2 * k8bRoot + 2 * (218'103'808 + 2 * 8'192));
+  EXPECT_EQ(m.comm_buffers, 2 * k8bBlock);  // gradients stay bf16
+}
+
 // A WorkloadSpec built directly (FULL_SHARD over world / tp ranks), for the
 // activation terms.
 WorkloadSpec direct(std::string_view preset, int64_t seq_len, int64_t local_batch, int64_t tp,

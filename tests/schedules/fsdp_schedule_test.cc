@@ -641,5 +641,50 @@ TEST(FsdpSchedule, SequenceDimOneCopiesAroundEveryTensorParallelCollective) {
   EXPECT_EQ(megatron.size(), s.size() - copies);
 }
 
+// Float8 all-gather: a block's all-gather moves its linear weights in FP8
+// (tiny_spec: attention 4 x 64 x 64 + SwiGLU 3 x 64 x 128 = 40,960 at 1
+// byte) and its two norms in bf16 (2 x 64 x 2), after one 4-byte amax
+// all-reduce per linear weight over the shard group (7); with precomputed
+// scales none, and one kernel and one all-reduce after the optimizer.
+TEST(FsdpSchedule, Float8AllGatherMovesFp8WeightsAfterTheirAmaxes) {
+  WorkloadSpec w = tiny_spec();
+  w.fsdp_version = 2;
+  w.float8 = Float8Recipe::kTensorwise;
+  const FsdpSchedule bf16 = build_fsdp_schedule(w);
+  EXPECT_EQ(bf16.block_gather_bytes, bf16.block_bytes);
+  w.float8_all_gather = true;
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  EXPECT_EQ(s.block_bytes, 2 * (40960 + 128));
+  EXPECT_EQ(s.block_gather_bytes, 40960 + 2 * 128);
+  EXPECT_DOUBLE_EQ(s.kernels[static_cast<size_t>(s.block_copy_out)].bytes, 2.0 * (40960 + 256));
+  int64_t block_gathers = 0, amaxes = 0;
+  for (int32_t i = 0; i < s.size(); ++i) {
+    const Task& t = s.tasks[static_cast<size_t>(i)];
+    if (t.kind == TaskKind::kAllGather && t.unit != kRootUnit) {
+      ++block_gathers;
+      EXPECT_EQ(t.bytes, 40960 + 256);
+      for (int32_t k = 1; k <= 7; ++k) {
+        const Task& a = s.tasks[static_cast<size_t>(i - k)];
+        EXPECT_EQ(a.kind, TaskKind::kAllReduce) << i;
+        EXPECT_EQ(a.bytes, 4);
+        EXPECT_EQ(a.group, GroupRole::kShard);
+      }
+    }
+    if (t.kind == TaskKind::kAllReduce) ++amaxes;
+  }
+  EXPECT_EQ(amaxes, 7 * block_gathers);
+  w.float8_precompute_scales = true;
+  const FsdpSchedule pre = build_fsdp_schedule(w);
+  ASSERT_EQ(pre.count(TaskKind::kAllReduce), 1);
+  const Task& last = pre.tasks.back();
+  EXPECT_EQ(last.kind, TaskKind::kAllReduce);
+  EXPECT_EQ(last.bytes, 4 * 2 * 7);  // blocks x weights
+  const Task& amax = pre.tasks[pre.tasks.size() - 2];
+  EXPECT_EQ(amax.kernel, pre.float8_amax_kernel);
+  // The local fp32 shards of every linear weight: 2 x 40,960 / 8 ranks x 4 bytes.
+  EXPECT_DOUBLE_EQ(pre.kernels[static_cast<size_t>(pre.float8_amax_kernel)].bytes,
+                   4.0 * 2 * 40960 / 8);
+}
+
 }  // namespace
 }  // namespace clustersim::workloads
