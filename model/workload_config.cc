@@ -198,6 +198,12 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .one_of({"complex", "rotation_matrix"})
       .default_to(std::string("complex"));
   schema
+      .add_key("workload.grad_clip", ValueType::kBool,
+               "Gradient-norm clipping every step, as torchtitan, fms-fsdp and Megatron-LM "
+               "train by default (max_norm 1): the local gradients' norm, an all-reduce of it, "
+               "then the gradients scaled, before the optimizer.")
+      .default_to(true);
+  schema
       .add_key("workload.cuda_graphs", ValueType::kBool,
                "CUDA graphs: one launch per captured block instead of one per kernel.")
       .default_to(false);
@@ -348,6 +354,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.cpu_offload = values.get_bool("workload.cpu_offload");
   w.torch_compile = values.get_bool("workload.torch_compile");
   w.cuda_graphs = values.get_bool("workload.cuda_graphs");
+  w.grad_clip = values.get_bool("workload.grad_clip");
   w.flash_attention = values.get_string("workload.attention") == "flash";
   w.rotary_by_matrix = values.get_string("workload.rotary_embedding") == "rotation_matrix";
   w.float8 = value_of(kFloat8Recipes, values.get_string(kFloat8));

@@ -98,6 +98,8 @@ struct WorkloadSpec {
   // FSDP all-gathers the blocks' linear weights in FP8 (workload.float8.fsdp_all_gather),
   // with their scales computed once per step (workload.float8.precompute_scales).
   bool float8_all_gather = false;
+  // Gradient-norm clipping every step (workload.grad_clip, fsdp_schedule.h).
+  bool grad_clip = true;
   bool float8_precompute_scales = false;
 
   // Derived: world_size = dp_size * tp; dp_size = shard_group_size * replica_group_size.

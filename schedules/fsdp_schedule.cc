@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "model/model_spec.h"
 #include "sim/check.h"
@@ -80,6 +81,7 @@ namespace {
 
 constexpr int32_t kNone = -1;
 constexpr int64_t kAmaxBytes = 4;  // one fp32 amax
+constexpr int64_t kNormBytes = 4;  // the fp32 sum of squares of the local gradients
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -120,6 +122,7 @@ class Builder {
     for (const int32_t r : final_reduction_) {
       if (r != kNone) d.push_back(r);
     }
+    if (s_.grad_norm_kernel != kNoKernel) d = {clip_gradients(t, d)};
     const int32_t step = add(t, d);
     if (s_.float8_amax_kernel != kNoKernel) {
       // Next step's FP8 scales: the local shards' amaxes, then one all-reduce.
@@ -140,6 +143,32 @@ class Builder {
   }
 
  private:
+  // Gradient-norm clipping before the optimizer (see the header): the local
+  // norm, its all-reduce over the ranks that hold other shards, the scaling.
+  int32_t clip_gradients(const Task& optimizer, const std::vector<int32_t>& ready) {
+    Task k = optimizer;
+    k.kind = TaskKind::kKernel;
+    k.stream = Stream::kCompute;
+    k.kernel = s_.grad_norm_kernel;
+    k.bytes = 0;
+    int32_t last = add(k, ready);
+    // On the communicators of those groups: FSDP's and TP's.
+    std::vector<std::pair<GroupRole, Stream>> groups;
+    if (sharded() && spec_.shard_group_size > 1) groups.emplace_back(GroupRole::kShard, Stream::kComm);
+    if (spec_.tp > 1) groups.emplace_back(GroupRole::kTp, Stream::kTp);
+    for (const auto& [g, stream] : groups) {
+      Task all = optimizer;
+      all.kind = TaskKind::kAllReduce;
+      all.stream = stream;
+      all.kernel = kNoKernel;
+      all.group = g;
+      all.bytes = kNormBytes;
+      last = add(all, {last});
+    }
+    k.kernel = s_.grad_clip_kernel;
+    return add(k, {last});
+  }
+
   static size_t slot(int32_t unit) { return static_cast<size_t>(unit + 1); }
   bool sharded() const { return spec_.strategy != ShardingStrategy::kNoShard; }
   bool reshard_after_forward() const {
@@ -477,6 +506,14 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   s.local_params = local_params;
   s.optimizer_kernel = static_cast<int32_t>(s.kernels.size());
   s.kernels.push_back(adamw_step(local_params, OptimizerPrecision{4, 0}));
+  if (spec.grad_clip && !spec.cpu_offload) {
+    // _foreach_norm over the fp32 gradient shards, then _foreach_mul_ by the clip factor.
+    const auto n = static_cast<double>(local_params);
+    s.kernels.push_back(pointwise("grad_norm", KernelClass::kOptimizer, 2 * n, 4 * n));
+    s.grad_norm_kernel = static_cast<int32_t>(s.kernels.size() - 1);
+    s.kernels.push_back(pointwise("grad_clip", KernelClass::kOptimizer, n, 8 * n));
+    s.grad_clip_kernel = static_cast<int32_t>(s.kernels.size() - 1);
+  }
   if (spec.fsdp_version == 2 && spec.strategy != ShardingStrategy::kNoShard) {
     const double reduce_elem = static_cast<double>(dtype_bytes(spec.reduce_dtype));
     const auto add_kernel = [&s](std::string_view name, double bytes) {

@@ -63,8 +63,17 @@
 //    unit's full gradients instead (one bucket per unit).
 //  * After backward the unsharded parameters are freed (reshard after
 //    backward) except SHARD_GRAD_OP under no_sync before the last micro-batch.
+//  * Gradient clipping (grad_clip, torch.nn.utils.clip_grad_norm_ as torchtitan
+//    and fms-fsdp call it every step with max_norm 1): after every final
+//    gradient reduction, grad_norm reads the local fp32 gradient shards
+//    (_foreach_norm: 4 bytes per local parameter), an all-reduce of the fp32
+//    sum of squares (4 bytes) over the shard group (FSDP / HSDP: the replicas
+//    hold equal gradients; on the comm stream) and over the TP group (on the
+//    TP stream) runs, and
+//    grad_clip scales the gradients (_foreach_mul_: 8 bytes per parameter).
+//    None with CPU offload (the host clips its own gradients).
 //  * Optimizer: one AdamW kernel over the local shard (compute stream) after
-//    every final gradient reduction. FSDP keeps fp32 sharded parameters and
+//    every final gradient reduction (and the clipping). FSDP keeps fp32 sharded parameters and
 //    casts in the all-gather, so the optimizer reads fp32 gradients and writes
 //    no low-precision copy (OptimizerPrecision{4, 0}).
 //
@@ -205,6 +214,8 @@ struct FsdpSchedule {
       head_backward;
   std::vector<int32_t> recompute;  // kernel indices a block recomputes (checkpointing)
   int32_t optimizer_kernel = kNoKernel;
+  // Gradient-norm clipping (WorkloadSpec::grad_clip); kNoKernel without.
+  int32_t grad_norm_kernel = kNoKernel, grad_clip_kernel = kNoKernel;
   // FSDP2's copies (WorkloadSpec::fsdp_version 2), by unit kind; kNoKernel under FSDP1.
   int32_t block_copy_out = kNoKernel, root_copy_out = kNoKernel;
   int32_t block_reduce_copy_in = kNoKernel, root_reduce_copy_in = kNoKernel;

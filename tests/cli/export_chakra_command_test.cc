@@ -130,8 +130,9 @@ TEST(ExportChakraCommand, WritesEveryRankAndTheGroups) {
     }
   }
   // 3 units (root, 2 blocks): all-gathers 3 forward + 2 backward, 3
-  // reduce-scatters; 3 all-reduces.
-  EXPECT_EQ(shard, 8);
+  // reduce-scatters, and the gradient norm's all-reduce; 3 all-reduces over
+  // the replicas.
+  EXPECT_EQ(shard, 9);
   EXPECT_EQ(replica, 3);
   // The nodes-per-rank line agrees with the file.
   EXPECT_TRUE(contains(o.out, "nodes per rank    " + std::to_string(t.nodes.size()) + " ("))

@@ -32,6 +32,7 @@ WorkloadSpec tiny_spec(int64_t layers = 2) {
   w.dp_size = 8;
   w.shard_group_size = 8;
   w.replica_group_size = 1;
+  w.grad_clip = false;  // GradientClippingRunsBeforeTheOptimizer covers it
   return w;
 }
 
@@ -684,6 +685,50 @@ TEST(FsdpSchedule, Float8AllGatherMovesFp8WeightsAfterTheirAmaxes) {
   // The local fp32 shards of every linear weight: 2 x 40,960 / 8 ranks x 4 bytes.
   EXPECT_DOUBLE_EQ(pre.kernels[static_cast<size_t>(pre.float8_amax_kernel)].bytes,
                    4.0 * 2 * 40960 / 8);
+}
+
+// clip_grad_norm_ before the optimizer: the norm of the local fp32 shard
+// (tiny_spec: 2 x 41,088 + 2 x 256 x 64 + 64 parameters over 8 ranks), a
+// 4-byte all-reduce over the shard group on FSDP's stream and one over the
+// TP group on TP's, then the scaling; the optimizer waits for it.
+TEST(FsdpSchedule, GradientClippingRunsBeforeTheOptimizer) {
+  WorkloadSpec w = tiny_spec();
+  w.grad_clip = true;
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  ASSERT_NE(s.grad_norm_kernel, kNoKernel);
+  const auto n = static_cast<double>(s.local_params);
+  EXPECT_EQ(s.local_params, (2 * 41088 + 2 * 256 * 64 + 64 + 7) / 8);
+  EXPECT_DOUBLE_EQ(s.kernels[static_cast<size_t>(s.grad_norm_kernel)].bytes, 4 * n);
+  EXPECT_DOUBLE_EQ(s.kernels[static_cast<size_t>(s.grad_clip_kernel)].bytes, 8 * n);
+  const int32_t opt = s.size() - 1;
+  ASSERT_EQ(s.tasks.back().kind, TaskKind::kOptimizer);
+  const Task& clip = s.tasks[static_cast<size_t>(opt - 1)];
+  const Task& all = s.tasks[static_cast<size_t>(opt - 2)];
+  const Task& norm = s.tasks[static_cast<size_t>(opt - 3)];
+  EXPECT_EQ(clip.kernel, s.grad_clip_kernel);
+  EXPECT_EQ(all.kind, TaskKind::kAllReduce);
+  EXPECT_EQ(all.group, GroupRole::kShard);
+  EXPECT_EQ(all.stream, Stream::kComm);
+  EXPECT_EQ(all.bytes, 4);
+  EXPECT_EQ(norm.kernel, s.grad_norm_kernel);
+  EXPECT_THAT(deps(s, opt), ::testing::Contains(opt - 1));
+  EXPECT_THAT(deps(s, opt - 1), ::testing::Contains(opt - 2));
+  EXPECT_EQ(s.count(TaskKind::kAllReduce), 1);
+  // With TP, a second all-reduce over the TP group, on its stream.
+  w.tp = 2;
+  w.dp_size = 4;
+  w.shard_group_size = 4;
+  const FsdpSchedule tp = build_fsdp_schedule(w);
+  const Task& tp_all = tp.tasks[tp.tasks.size() - 3];
+  EXPECT_EQ(tp_all.group, GroupRole::kTp);
+  EXPECT_EQ(tp_all.stream, Stream::kTp);
+  EXPECT_EQ(tp.tasks[tp.tasks.size() - 4].group, GroupRole::kShard);
+  // Off, or with CPU offload (the host clips): none.
+  w.grad_clip = false;
+  EXPECT_EQ(build_fsdp_schedule(w).grad_norm_kernel, kNoKernel);
+  w.grad_clip = true;
+  w.cpu_offload = true;
+  EXPECT_EQ(build_fsdp_schedule(w).grad_norm_kernel, kNoKernel);
 }
 
 }  // namespace
