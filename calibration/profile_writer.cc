@@ -354,6 +354,7 @@ void write_gpu_and_host(YamlWriter& w, const HardwareProfile& p) {
   w.key("gpu.curves_fitted_to", g.curves_fitted_to);
   w.key("gpu.peak_tflops", tflops_of(g.peak_flops_per_s));
   w.key("gpu.peak_fp8_tflops", tflops_of(g.peak_fp8_flops_per_s));
+  w.key("gpu.fp8_gemm_efficiency", g.fp8_gemm_efficiency);
   w.key("gpu.memory", g.memory_bytes);
   w.key("gpu.hbm_bandwidth", g.hbm_Bps);
   w.key("gpu.mem_efficiency", g.mem_efficiency);

@@ -128,6 +128,11 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
       .default_to(0.0)
       .non_negative()
       .in_unit("TFLOP/s");
+  s.add_key("gpu.fp8_gemm_efficiency", ValueType::kFloat,
+            "An FP8 GEMM's plateau efficiency (of gpu.peak_fp8_tflops) relative to the bf16 "
+            "curve's e_max (of peak_tflops); the curve's shape is the bf16 one.")
+      .default_to(1.0)
+      .validated_by(in_unit_interval, "in (0, 1]");
   s.add_key("gpu.memory", ValueType::kBytes, "HBM capacity per GPU.").required().positive();
   s.add_key("gpu.hbm_bandwidth", ValueType::kBandwidth, "HBM bandwidth (datasheet).")
       .required()
@@ -190,6 +195,7 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   g.curves_fitted_to = v.get_string("gpu.curves_fitted_to");
   g.peak_flops_per_s = v.get_float("gpu.peak_tflops") * 1e12;
   g.peak_fp8_flops_per_s = v.get_float("gpu.peak_fp8_tflops") * 1e12;
+  g.fp8_gemm_efficiency = v.get_float("gpu.fp8_gemm_efficiency");
   g.memory_bytes = v.get_bytes("gpu.memory");
   g.hbm_Bps = v.get_bandwidth_Bps("gpu.hbm_bandwidth");
   g.mem_efficiency = v.get_float("gpu.mem_efficiency");

@@ -89,6 +89,8 @@ struct GpuProfile {
   double peak_flops_per_s = 0;  // dense tensor-core FLOP/s for bf16
   // Dense FP8 tensor-core FLOP/s; 0 for a part without FP8 tensor cores.
   double peak_fp8_flops_per_s = 0;
+  // An FP8 GEMM's plateau efficiency relative to the bf16 curve's e_max, in (0, 1].
+  double fp8_gemm_efficiency = 1;
   int64_t memory_bytes = 0;     // HBM capacity per GPU
   double hbm_Bps = 0;           // HBM bandwidth (datasheet), bytes/s
   double mem_efficiency = 1;    // achieved / datasheet HBM bandwidth, in (0, 1]

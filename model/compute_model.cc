@@ -34,6 +34,7 @@ GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& pro
   spec.hardware = gpu.curves_fitted_to;
   spec.peak_flops = gpu.peak_flops_per_s;
   spec.peak_fp8_flops = gpu.peak_fp8_flops_per_s;
+  spec.fp8_gemm_efficiency = gpu.fp8_gemm_efficiency;
   spec.hbm_Bps = gpu.hbm_Bps;
   spec.mem_efficiency = gpu.mem_efficiency;
   spec.gemm = curve_of(gpu.gemm);
@@ -65,7 +66,10 @@ double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec) {
   switch (kernel.cls) {
     case KernelClass::kGemm: {
       EfficiencyCurve curve = spec.gemm;
-      if (kernel.fp8) curve.x_half *= spec.peak_fp8_flops / spec.peak_flops;
+      if (kernel.fp8) {
+        curve.x_half *= spec.peak_fp8_flops / spec.peak_flops;
+        curve.e_max *= spec.fp8_gemm_efficiency;
+      }
       // Without a shape, the FLOPs are the work.
       if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) {
         const double smallest = static_cast<double>(std::min({kernel.m, kernel.n, kernel.k}));

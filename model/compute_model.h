@@ -12,8 +12,9 @@
 //    tile-wave fill and drain -- amortised over the work); the shape term is
 //    the smallest of m, n, k (skinny GEMMs stream their large operand). An
 //    FP8 GEMM (Kernel::fp8) runs at peak_fp8_flops on the same curve with
-//    x_half scaled by peak_fp8_flops / peak_flops: the same fixed time per
-//    kernel (model/float8_kernels.h says why).
+//    x_half scaled by peak_fp8_flops / peak_flops (the same fixed time per
+//    kernel, model/float8_kernels.h says why) and e_max scaled by
+//    fp8_gemm_efficiency.
 //  * kAttention: keys attended per query, seq for full attention and seq / 2
 //    for causal (FlashAttention's per-row work; the fixed per-row cost of
 //    loading Q and writing O is amortised over it); the shape term is the
@@ -71,6 +72,7 @@ struct GpuComputeSpec {
   std::string hardware;
   double peak_flops = 0;          // dense tensor-core FLOP/s for the training dtype (bf16)
   double peak_fp8_flops = 0;      // dense FP8 tensor-core FLOP/s; 0 without FP8 tensor cores
+  double fp8_gemm_efficiency = 1;  // an FP8 GEMM's e_max relative to the bf16 curve's
   double hbm_Bps = 0;             // HBM bandwidth, bytes per second (datasheet)
   double mem_efficiency = 1;      // achieved / datasheet HBM bandwidth, in (0, 1]
   EfficiencyCurve gemm;           // size: 2*m*n*k FLOPs

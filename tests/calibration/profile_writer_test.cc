@@ -84,6 +84,7 @@ bool profiles_equal(const HardwareProfile& a, const HardwareProfile& b,
   d.field("gpu.curves_fitted_to", a.gpu.curves_fitted_to, b.gpu.curves_fitted_to);
   d.field("gpu.peak_flops_per_s", a.gpu.peak_flops_per_s, b.gpu.peak_flops_per_s);
   d.field("gpu.peak_fp8_flops_per_s", a.gpu.peak_fp8_flops_per_s, b.gpu.peak_fp8_flops_per_s);
+  d.field("gpu.fp8_gemm_efficiency", a.gpu.fp8_gemm_efficiency, b.gpu.fp8_gemm_efficiency);
   d.field("gpu.memory_bytes", a.gpu.memory_bytes, b.gpu.memory_bytes);
   d.field("gpu.hbm_Bps", a.gpu.hbm_Bps, b.gpu.hbm_Bps);
   d.field("gpu.mem_efficiency", a.gpu.mem_efficiency, b.gpu.mem_efficiency);
@@ -260,6 +261,7 @@ std::vector<std::pair<std::string, std::function<void(HardwareProfile&)>>> mutat
        [](HardwareProfile& p) { p.gpu.peak_flops_per_s = 987.654321 * 1e12; }},
       {"gpu.peak_fp8_flops_per_s",
        [](HardwareProfile& p) { p.gpu.peak_fp8_flops_per_s = 1975.308642 * 1e12; }},
+      {"gpu.fp8_gemm_efficiency", [](HardwareProfile& p) { p.gpu.fp8_gemm_efficiency = 0.8765; }},
       {"gpu.memory_bytes",
        [](HardwareProfile& p) { p.gpu.memory_bytes = int64_t{81559} * 1024 * 1024 + 7; }},
       {"gpu.hbm_Bps", [](HardwareProfile& p) { p.gpu.hbm_Bps = std::nextafter(3.35e12, 0.0); }},
@@ -303,9 +305,9 @@ TEST(ProfileWriter, EveryFieldChangesTheTextAndRoundTrips) {
   const std::string original_yaml = hardware_profile_yaml(original, {});
   const auto changes = mutations();
   // Every field but source_file and gpu.gemm.causal_x_half: top level, protocols, gpu scalars
-  // (both peaks, memory, HBM and its efficiency),
+  // (both peaks, FP8 GEMM efficiency, memory, HBM and its efficiency),
   // curves, gpu factors (overlap slowdown, sustained clock and its runs, speed spread), host.
-  EXPECT_EQ(changes.size(), 10u + 3 * 9 + 6 + (3 * 4 - 1) + 4 + 4);
+  EXPECT_EQ(changes.size(), 10u + 3 * 9 + 7 + (3 * 4 - 1) + 4 + 4);
   for (const auto& [field, mutate] : changes) {
     SCOPED_TRACE(field);
     HardwareProfile changed = original;

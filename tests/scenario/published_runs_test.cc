@@ -79,10 +79,11 @@ TEST(PublishedRuns, HeldOutFmsH100RunsAreWhereTheReadmeSays) {
 }
 
 // Float8 (scenarios/measurements/training/published_runs_4d.csv): nothing is
-// fitted to these rows (the clock comes from the bf16 runs), so the Float8
-// GEMMs and casts of model/float8_kernels.h are predicted. Pinned where the
-// README reports them: +5.5% on 8 H100 and +5.0% on 128; the gain over the
-// compiled bf16 run x1.32 and x1.33 against x1.28 and x1.29 published.
+// fitted to these rows (the clock comes from the bf16 runs, the FP8 GEMM
+// efficiency from torchao's microbenchmark), so the Float8 GEMMs and casts
+// of model/float8_kernels.h are predicted. Pinned where the README reports
+// them: +1.7% on 8 H100 and +1.2% on 128; the gain over the compiled bf16 run
+// x1.277 and x1.279 against x1.280 and x1.286 published.
 TEST(PublishedRuns, Float8RunsArePredictionsWhereTheReadmeSays) {
   std::map<std::string, TrainingRun> fp8;
   for (TrainingRun& run : read_training_runs(CLUSTERSIM_SOURCE_DIR
@@ -92,12 +93,12 @@ TEST(PublishedRuns, Float8RunsArePredictionsWhereTheReadmeSays) {
   const auto runs = runs_by_id();
   const TrainingRun& small = fp8.at("tt_8b_8xh100_fp8");
   const TrainingRun& large = fp8.at("tt_8b_128xh100_fp8");
-  EXPECT_NEAR(predicted(small) / small.tokens_per_s_per_gpu - 1, 0.055, 0.005);
-  EXPECT_NEAR(predicted(large) / large.tokens_per_s_per_gpu - 1, 0.050, 0.005);
+  EXPECT_NEAR(predicted(small) / small.tokens_per_s_per_gpu - 1, 0.017, 0.005);
+  EXPECT_NEAR(predicted(large) / large.tokens_per_s_per_gpu - 1, 0.012, 0.005);
   const double gain_small = predicted(small) / predicted(runs.at("tt_8b_8xh100_compile"));
   const double gain_large = predicted(large) / predicted(runs.at("tt_8b_128xh100_compile"));
-  EXPECT_NEAR(gain_small, 1.325, 0.005);
-  EXPECT_NEAR(gain_large, 1.327, 0.005);
+  EXPECT_NEAR(gain_small, 1.277, 0.005);
+  EXPECT_NEAR(gain_large, 1.279, 0.005);
   EXPECT_NEAR(predict_run(small).memory_gib / *small.memory_gib - 1, 0.010, 0.005);
 }
 
