@@ -100,6 +100,10 @@ TEST(PublishedRuns, Float8RunsArePredictionsWhereTheReadmeSays) {
   EXPECT_NEAR(gain_small, 1.277, 0.005);
   EXPECT_NEAR(gain_large, 1.279, 0.005);
   EXPECT_NEAR(predict_run(small).memory_gib / *small.memory_gib - 1, 0.010, 0.005);
+  // Table 2's CP 1 row: sequence 32768, full AC: +1.2%; its memory -6.7%.
+  const TrainingRun& long_seq = fp8.at("tt_8b_cp1_32k");
+  EXPECT_NEAR(predicted(long_seq) / long_seq.tokens_per_s_per_gpu - 1, 0.012, 0.005);
+  EXPECT_NEAR(predict_run(long_seq).memory_gib / *long_seq.memory_gib - 1, -0.067, 0.005);
 }
 
 // torchtitan's peak memory (reserved), eager and compiled on 8 and 128 H100.
