@@ -53,6 +53,7 @@ struct Dims {
   bool layer_norm = false;
   bool eager = false;  // KernelFusion::kEager
   bool rotary_by_matrix = false;
+  bool fused_norm = false;  // KernelConfig::fused_norm
 
   int64_t q_width() const { return q_heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }
@@ -84,6 +85,7 @@ Dims dims_of(const ModelSpec& model, const KernelConfig& c) {
   x.layer_norm = model.norm == NormKind::kLayerNorm;
   x.eager = c.fusion == KernelFusion::kEager;
   x.rotary_by_matrix = c.rotary_by_matrix;
+  x.fused_norm = c.fused_norm;
   return x;
 }
 
@@ -198,11 +200,13 @@ constexpr NormNames kMlpNorm = CLUSTERSIM_NORM_NAMES("mlp_norm");
 constexpr NormNames kFinalNorm = CLUSTERSIM_NORM_NAMES("final_norm");
 #undef CLUSTERSIM_NORM_NAMES
 
-// Compiled mode and LayerNorm (a native kernel in eager PyTorch too): one
-// kernel. Eager RMSNorm: x.float(), pow(2), mean(-1), + eps, rsqrt, mul,
-// type_as, * weight.
+// Compiled mode, LayerNorm (a native kernel in eager PyTorch too) and a
+// fused RMSNorm kernel: one kernel. Eager RMSNorm: x.float(), pow(2),
+// mean(-1), + eps, rsqrt, mul, type_as, * weight.
+bool one_norm_kernel(const Dims& x) { return !x.eager || x.layer_norm || x.fused_norm; }
+
 void norm_forward(std::vector<Kernel>& out, const NormNames& n, const Dims& x, int64_t tokens) {
-  if (!x.eager || x.layer_norm) {
+  if (one_norm_kernel(x)) {
     out.push_back(norm(n.fused, x, tokens));
     return;
   }
@@ -223,7 +227,7 @@ void norm_forward(std::vector<Kernel>& out, const NormNames& n, const Dims& x, i
 
 // Eager: autograd's formulas for the ops above, in the order autograd runs them.
 void norm_backward(std::vector<Kernel>& out, const NormNames& n, const Dims& x, int64_t tokens) {
-  if (!x.eager || x.layer_norm) {
+  if (one_norm_kernel(x)) {
     out.push_back(backward_of(norm(n.fused, x, tokens), n.fused_bwd));
     return;
   }

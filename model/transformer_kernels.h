@@ -240,6 +240,9 @@ struct KernelConfig {
   Float8Recipe float8 = Float8Recipe::kNone;
   // The weights come from FSDP's float8 all-gather (model/float8_kernels.h).
   bool float8_weights_gathered = false;
+  // RMSNorm as one kernel each way even in eager mode (torchtitan's Triton
+  // fused_rmsnorm): the compiled mode's norm kernels.
+  bool fused_norm = false;
 };
 
 // "" when `tp` can split `model` (tp >= 1 divides heads, kv_heads and

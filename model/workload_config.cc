@@ -189,6 +189,14 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .one_of({"flash", "math"})
       .default_to(std::string("flash"));
   schema
+      .add_key("workload.norm_kernel", ValueType::kEnum,
+               "How eager mode runs RMSNorm: composite: PyTorch's nn.RMSNorm / the Python "
+               "RMSNorm, eight kernels with fp32 intermediates; fused: one kernel each way "
+               "(torchtitan's Triton fused_rmsnorm, norm_type = \"fused_rmsnorm\"). "
+               "torch.compile fuses either.")
+      .one_of({"composite", "fused"})
+      .default_to(std::string("composite"));
+  schema
       .add_key("workload.rotary_embedding", ValueType::kEnum,
                "How the model code applies rotary position embeddings, which sets the kernels eager "
                "mode runs (torch.compile fuses either into one): complex: view_as_complex(x.float()) "
@@ -357,6 +365,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.grad_clip = values.get_bool("workload.grad_clip");
   w.flash_attention = values.get_string("workload.attention") == "flash";
   w.rotary_by_matrix = values.get_string("workload.rotary_embedding") == "rotation_matrix";
+  w.fused_norm = values.get_string("workload.norm_kernel") == "fused";
   w.float8 = value_of(kFloat8Recipes, values.get_string(kFloat8));
   w.tp_sequence_dim = static_cast<int>(values.get_int("workload.parallelism.tp_sequence_dim"));
   w.world_size = world_size_gpus;

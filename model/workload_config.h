@@ -90,6 +90,8 @@ struct WorkloadSpec {
   // (workload.rotary_embedding: rotation_matrix, foundation-model-stack's);
   // false: by complex multiplication (torchtitan's, Meta's reference).
   bool rotary_by_matrix = false;
+  // RMSNorm as one fused kernel in eager mode too (workload.norm_kernel: fused).
+  bool fused_norm = false;
   // Where the sequence dim of TP's activations is (workload.parallelism.tp_sequence_dim):
   // 1, torchtitan's [batch, seq, hidden], or 0, Megatron's [seq, batch, hidden].
   int tp_sequence_dim = 1;

@@ -471,6 +471,7 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   kc.sequence_parallel = spec.tp > 1;
   kc.flash_attention = spec.flash_attention;
   kc.rotary_by_matrix = spec.rotary_by_matrix;
+  kc.fused_norm = spec.fused_norm;
   kc.float8 = spec.float8;
   kc.float8_weights_gathered = spec.float8_all_gather;
   // torchtitan compiles the blocks only: the rest runs eager either way.

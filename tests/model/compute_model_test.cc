@@ -192,7 +192,7 @@ TEST(ComputeModelTest, ShippedProfilesGiveTheFittedSpecs) {
   EXPECT_EQ(a100.attention_bwd.e_max, a100.attention_fwd.e_max);
   EXPECT_EQ(a100.attention_bwd.x_half, a100.attention_fwd.x_half);
   EXPECT_EQ(a100.comm_overlap_slowdown, 1.10);
-  EXPECT_EQ(a100.sustained_clock, 0.966);  // fitted to the A100 training runs
+  EXPECT_EQ(a100.sustained_clock, 0.899);  // fitted to the A100 training runs
 }
 
 TEST(ComputeModelTest, SpecFromProfileCopiesTheGpuSection) {

@@ -380,6 +380,24 @@ TEST(TransformerKernels, KernelLaunchesPerBlockByFusionMode) {
                 "qkv_proj.dgrad_sum_q", "attn_norm.bwd", "attn_residual.bwd"}));
 }
 
+// torchtitan's Triton fused_rmsnorm in eager mode: each norm is the one
+// kernel compiled mode runs (attn_norm, mlp_norm; .bwd twice its bytes), the
+// rest of the block stays eager.
+TEST(TransformerKernels, FusedNormIsOneKernelEachWayInEagerMode) {
+  const ModelSpec m = preset("llama3-8b");
+  KernelConfig e = eager(config(8192, 2));
+  const std::vector<Kernel> composite = block_forward(m, e);
+  e.fused_norm = true;
+  const std::vector<Kernel> fused = block_forward(m, e);
+  EXPECT_EQ(composite.size() - fused.size(), 2u * (8 - 1));  // eight kernels -> one, twice
+  // RMSNorm: x read, y written in bf16, the weight read: 2 x 2 x T x H + 2 H.
+  EXPECT_DOUBLE_EQ(find(fused, "attn_norm").bytes, 2.0 * 2 * 16384 * 4096 + 2 * 4096);
+  EXPECT_DOUBLE_EQ(find(block_backward(m, e), "attn_norm.bwd").bytes,
+                   2 * find(fused, "attn_norm").bytes);
+  EXPECT_EQ(find(fused, "rotary.q_to_fp32").name, "rotary.q_to_fp32");  // still eager
+  EXPECT_EQ(total_bytes(block_forward(m, config(8192, 2))) < total_bytes(fused), true);
+}
+
 TEST(TransformerKernels, EagerMovesMoreBytesWithTheSameMatmuls) {
   const ModelSpec m = preset("llama3-8b");
   const KernelConfig c = config(8192, 2);
