@@ -22,13 +22,13 @@ using workloads::KernelClass;
 
 bool is_backward(std::string_view name) { return name.ends_with(".bwd"); }
 
-// What makes two kernels the same measurement: the class, the GEMM shape or
-// the attention configuration and pass.
+// What makes two kernels the same measurement: the class, the GEMM shape and
+// precision (bf16 or FP8) or the attention configuration and pass.
 using ShapeKey = std::tuple<KernelClass, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>;
 
 ShapeKey key_of(const Kernel& kernel) {
   if (kernel.cls == KernelClass::kGemm) {
-    return {kernel.cls, kernel.m, kernel.n, kernel.k, 0, 0, false, false};
+    return {kernel.cls, kernel.m, kernel.n, kernel.k, 0, 0, kernel.fp8, false};
   }
   return {kernel.cls,      kernel.batch,    kernel.seq,    kernel.heads,
           kernel.kv_heads, kernel.head_dim, kernel.causal, is_backward(kernel.name)};
@@ -100,7 +100,7 @@ std::string table_text(std::span<const KernelShape> shapes, const std::string& s
     text += pad(str(s.kernel.m), 8) + pad(str(s.kernel.n), 8) + pad(str(s.kernel.k), 8) +
             pad(str(s.count_per_step), 7) + pad(fixed(s.kernel.flops / 1e9, 1), 12) +
             pad(share_text(s.kernel.flops * static_cast<double>(s.count_per_step), step_flops), 8) +
-            "  " + s.name + "\n";
+            "  " + s.name + (s.kernel.fp8 ? " (fp8)" : "") + "\n";
   }
 
   text += "\nattention (flash; heads per rank)\n";
@@ -153,7 +153,9 @@ std::string kernel_shapes_csv(std::span<const KernelShape> shapes, const std::st
       "kind,name,dtype,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,pass,count_per_step,flops\n";
   for (const KernelShape& s : shapes) {
     const bool gemm = s.kernel.cls == KernelClass::kGemm;
-    text += std::string(gemm ? "gemm" : "attention") + "," + s.name + "," + dtype + ",";
+    // FP8 GEMMs (workload.float8) run in fp8 whatever the model's dtype.
+    text += std::string(gemm ? "gemm" : "attention") + "," + s.name + "," +
+            (s.kernel.fp8 ? std::string("fp8") : dtype) + ",";
     if (gemm) {
       text += str(s.kernel.m) + "," + str(s.kernel.n) + "," + str(s.kernel.k) + ",,,,,,,,";
     } else {
@@ -175,7 +177,8 @@ CommandSpec kernels_command_spec() {
            {"-o", "FILE", false, "write to FILE (atomically) instead of stdout"}},
           "Per rank and step: every micro-batch, recomputation under activation checkpointing\n"
           "and tensor-parallel slices count. GEMMs of equal (m, n, k) and attention calls of\n"
-          "equal configuration and pass are one row; names are joined by '+'.\n"
+          "equal configuration and pass are one row; names are joined by '+'; FP8 GEMMs\n"
+          "(workload.float8) are rows of their own, dtype fp8, marked (fp8) in the table.\n"
           "CSV columns: kind,name,dtype,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,pass,\n"
           "count_per_step,flops (flops of one call; columns that do not apply are empty)."};
 }

@@ -153,6 +153,21 @@ TEST(KernelsCommand, TensorParallelShapesArePerRank) {
             "attention,attention,bf16,,,,2,8192,16,4,128,true,fwd,32,549755813888");
 }
 
+// Float8: the blocks' GEMMs are FP8 rows (dtype fp8, marked in the table);
+// the output head stays bf16.
+TEST(KernelsCommand, Float8GemmsAreFp8Rows) {
+  const Outcome r = csv({"workload.float8.recipe=tensorwise"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const std::vector<std::string> lines = lines_of(r.out);
+  EXPECT_EQ(row_named(lines, "qkv_proj"),
+            "gemm,qkv_proj,fp8,16384,6144,4096,,,,,,,,32,824633720832");
+  EXPECT_EQ(row_named(lines, "lm_head").substr(0, 17), "gemm,lm_head,bf16");
+  const Outcome table = run({"kernels", kLlama8b, "--set", "workload.float8.recipe=tensorwise"});
+  ASSERT_EQ(table.code, kExitOk) << table.err;
+  EXPECT_NE(table.out.find("  qkv_proj (fp8)\n"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("  lm_head\n"), std::string::npos) << table.out;
+}
+
 TEST(KernelsCommand, TableByDefault) {
   const Outcome r = run({"kernels", kLlama8b});
   ASSERT_EQ(r.code, kExitOk) << r.err;
