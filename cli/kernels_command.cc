@@ -24,14 +24,15 @@ bool is_backward(std::string_view name) { return name.ends_with(".bwd"); }
 
 // What makes two kernels the same measurement: the class, the GEMM shape and
 // precision (bf16 or FP8) or the attention configuration and pass.
-using ShapeKey = std::tuple<KernelClass, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool>;
+using ShapeKey =
+    std::tuple<KernelClass, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
 
 ShapeKey key_of(const Kernel& kernel) {
   if (kernel.cls == KernelClass::kGemm) {
-    return {kernel.cls, kernel.m, kernel.n, kernel.k, 0, 0, kernel.fp8, false};
+    return {kernel.cls, kernel.m, kernel.n, kernel.k, 0, 0, false, false, kernel.fp8};
   }
-  return {kernel.cls,      kernel.batch,    kernel.seq,    kernel.heads,
-          kernel.kv_heads, kernel.head_dim, kernel.causal, is_backward(kernel.name)};
+  return {kernel.cls,      kernel.batch,    kernel.seq,    kernel.heads, kernel.kv_heads,
+          kernel.head_dim, kernel.causal,   is_backward(kernel.name), false};
 }
 
 void add_name(std::string& names, std::string_view name) {

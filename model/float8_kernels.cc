@@ -72,18 +72,6 @@ Kernel fp8_gemm(Kernel g) {
 
 }  // namespace
 
-std::string_view float8_recipe_name(Float8Recipe recipe) {
-  switch (recipe) {
-    case Float8Recipe::kNone:
-      return "none";
-    case Float8Recipe::kTensorwise:
-      return "tensorwise";
-    case Float8Recipe::kRowwise:
-      return "rowwise";
-  }
-  return "?";
-}
-
 void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
                   bool weights_gathered_in_fp8) {
   if (recipe == Float8Recipe::kNone) return;

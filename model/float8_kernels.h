@@ -55,14 +55,11 @@
 // Units: FLOPs and bytes. Thread safety: pure functions.
 #pragma once
 
-#include <string_view>
 #include <vector>
 
 #include "model/transformer_kernels.h"
 
 namespace clustersim::workloads {
-
-std::string_view float8_recipe_name(Float8Recipe recipe);  // "none", "tensorwise", "rowwise"
 
 // Rewrites one block pass (block_forward, block_backward or block_recompute)
 // in place: every GEMM becomes an FP8 GEMM (Kernel::fp8, FP8 input bytes) and

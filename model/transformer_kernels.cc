@@ -89,18 +89,6 @@ Dims dims_of(const ModelSpec& model, const KernelConfig& c) {
   return x;
 }
 
-Kernel gemm(std::string_view name, int64_t m, int64_t n, int64_t k, double d) {
-  Kernel g;
-  g.name = name;
-  g.cls = KernelClass::kGemm;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.flops = 2 * dbl(m) * dbl(n) * dbl(k);
-  g.bytes = d * (dbl(m) * dbl(k) + dbl(k) * dbl(n) + dbl(m) * dbl(n));
-  return g;
-}
-
 // Y[tokens x out] = X[tokens x in] * W[in x out]: the forward GEMM.
 Kernel linear(std::string_view name, int64_t tokens, int64_t in, int64_t out, double d) {
   return gemm(name, tokens, out, in, d);
@@ -398,6 +386,18 @@ void cross_entropy_backward(std::vector<Kernel>& out, const Dims& x) {
 }
 
 }  // namespace
+
+Kernel gemm(std::string_view name, int64_t m, int64_t n, int64_t k, double d) {
+  Kernel g;
+  g.name = name;
+  g.cls = KernelClass::kGemm;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.flops = 2 * dbl(m) * dbl(n) * dbl(k);
+  g.bytes = d * (dbl(m) * dbl(k) + dbl(k) * dbl(n) + dbl(m) * dbl(n));
+  return g;
+}
 
 Kernel pointwise(std::string_view name, KernelClass cls, double flops, double bytes) {
   Kernel p;

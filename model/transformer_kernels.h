@@ -292,6 +292,10 @@ struct OptimizerPrecision {
   int64_t param_copy_bytes = 2;  // low-precision copy written; 0 for none
 };
 
+// C[m x n] = A[m x k] * B[k x n] with every operand of `dtype_bytes`: 2 m n k
+// FLOPs, each matrix read or written once.
+Kernel gemm(std::string_view name, int64_t m, int64_t n, int64_t k, double dtype_bytes);
+
 // A kernel of `cls` timed by its FLOPs and HBM bytes alone (no GEMM or
 // attention shape): norms, elementwise ops, copies.
 Kernel pointwise(std::string_view name, KernelClass cls, double flops, double bytes);

@@ -33,17 +33,7 @@ GpuComputeSpec microbenchmark(const std::string& file) {
   return spec;
 }
 
-Kernel gemm_kernel(int64_t m, int64_t n, int64_t k) {
-  Kernel g;
-  g.name = "gemm";
-  g.cls = KernelClass::kGemm;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.flops = gemm_size(m, n, k);
-  g.bytes = 2.0 * static_cast<double>(m * k + k * n + m * n);
-  return g;
-}
+Kernel gemm_kernel(int64_t m, int64_t n, int64_t k) { return gemm("gemm", m, n, k, 2); }
 
 TEST(ComputeModelTest, BigSquareGemmOnH100IsWorkOverPeakTimesCurve) {
   const GpuComputeSpec h100 = microbenchmark("h100.yaml");

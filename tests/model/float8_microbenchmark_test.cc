@@ -20,29 +20,15 @@
 namespace clustersim::workloads {
 namespace {
 
-Kernel gemm(std::string_view name, int64_t m, int64_t n, int64_t k) {
-  Kernel g;
-  g.name = name;
-  g.cls = KernelClass::kGemm;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  const double dm = static_cast<double>(m), dn = static_cast<double>(n),
-               dk = static_cast<double>(k);
-  g.flops = 2 * dm * dn * dk;
-  g.bytes = 2 * (dm * dk + dk * dn + dm * dn);
-  return g;
-}
-
 std::vector<Kernel> ln_linear_sigmoid(int64_t m, int64_t k, int64_t n) {
   const double x = static_cast<double>(m * k), y = static_cast<double>(m * n);
   const double ln_params = 2.0 * 2 * static_cast<double>(k);  // bf16 weight and bias
   return {pointwise("ln", KernelClass::kNorm, 7 * x, 2 * 2 * x + ln_params),
-          gemm("proj", m, n, k),
+          gemm("proj", m, n, k, 2),
           pointwise("sigmoid", KernelClass::kElementwise, 4 * y, 2 * 2 * y),
           pointwise("sigmoid.bwd", KernelClass::kElementwise, 3 * y, 3 * 2 * y),
-          gemm("proj.dgrad", m, k, n),
-          gemm("proj.wgrad", k, n, m),
+          gemm("proj.dgrad", m, k, n, 2),
+          gemm("proj.wgrad", k, n, m, 2),
           pointwise("ln.bwd", KernelClass::kNorm, 14 * x, 2 * (2 * 2 * x + ln_params))};
 }
 
