@@ -95,6 +95,7 @@ StepExporter::StepExporter(const topology::Cluster& cluster,
     : config_(config), options_(std::move(options)) {
   const WorkloadSpec& w = config_.workload;
   (void)step::step_layout(w, cluster);  // its invariant checks
+  CLUSTERSIM_CHECK(w.pp == 1, "the export of one program per rank (no pipeline stages)");
   schedule_ = build_fsdp_schedule(w, config_.schedule_options);
   build(cluster, profile);
 }
@@ -224,6 +225,9 @@ void StepExporter::build(const topology::Cluster& cluster,
         set_duration(node, 0);
         node.kernel_class = "free";
         break;
+      case TaskKind::kSend:
+      case TaskKind::kRecv:
+        sim::fail_invariant("w.pp == 1", __FILE__, __LINE__, "no pipeline sends in an export");
       case TaskKind::kAllGather:
       case TaskKind::kReduceScatter:
       case TaskKind::kAllReduce: {

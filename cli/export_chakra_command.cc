@@ -130,6 +130,14 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
   const std::string& scenario_path = parsed.positionals[0];
   const NetworkScenario net = load_network_scenario(scenario_path, parsed.values("--set"));
   const workloads::StepConfig config = step_config_from_scenario(net);
+  if (config.workload.pp > 1) {
+    const char* const key = "workload.parallelism.pp";
+    sim::DiagnosticSink sink;
+    sink.add(net.values.where(key), key,
+             "expected 1 for export-chakra (pipeline stages are not exported yet), found " +
+                 str(config.workload.pp));
+    sink.throw_if_any();
+  }
   const int64_t world = config.workload.world_size;
   std::vector<int64_t> ranks;
   if (rank_list.empty()) {

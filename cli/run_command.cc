@@ -51,9 +51,14 @@ struct RunInputs {
 };
 
 std::string strategy_text(const WorkloadSpec& w) {
+  const std::string pipeline =
+      w.pp > 1 ? ", pp " + str(w.pp) + " (" +
+                     std::string(workloads::pipeline_schedule_name(w.pipeline_schedule)) + ", " +
+                     str(w.grad_accum) + " micro-batches)"
+               : "";
   return std::string(workloads::sharding_strategy_name(w.strategy)) + ": shard group " +
          str(w.shard_group_size) + " x replica group " + str(w.replica_group_size) + ", tp " +
-         str(w.tp) + " (" + str(w.world_size) + " ranks)";
+         str(w.tp) + pipeline + " (" + str(w.world_size) + " ranks)";
 }
 
 std::string stragglers_text(const workloads::StepConfig& config) {
@@ -153,6 +158,8 @@ void write_inputs_json(sim::JsonWriter& json, const RunInputs& in) {
   json.key("shard_group_size").int64(w.shard_group_size);
   json.key("replica_group_size").int64(w.replica_group_size);
   json.key("tp").int64(w.tp);
+  json.key("pp").int64(w.pp);
+  json.key("pipeline_schedule").str(workloads::pipeline_schedule_name(w.pipeline_schedule));
   json.key("backward_prefetch").str(workloads::backward_prefetch_name(w.backward_prefetch));
   json.key("forward_prefetch").boolean(w.forward_prefetch);
   json.key("limit_all_gathers").boolean(w.limit_all_gathers);

@@ -62,6 +62,7 @@ std::string breakdown_table(const workloads::StepResult& r) {
   part("exposed all-reduce", b.exposed_all_reduce_s);
   part("exposed TP", b.exposed_tp_s);
   part("exposed PCIe", b.exposed_pcie_s);
+  part("pipeline bubble", b.pipeline_bubble_s);
   part("sync wait", b.sync_wait_s);
   part("launch-bound", b.launch_bound_s);
   part("idle", b.idle_s);
@@ -84,6 +85,7 @@ void write_step_figures_json(sim::JsonWriter& json, const workloads::StepResult&
   json.key("exposed_all_reduce_s").number(b.exposed_all_reduce_s);
   json.key("exposed_tp_s").number(b.exposed_tp_s);
   json.key("exposed_pcie_s").number(b.exposed_pcie_s);
+  json.key("pipeline_bubble_s").number(b.pipeline_bubble_s);
   json.key("sync_wait_s").number(b.sync_wait_s);
   json.key("launch_bound_s").number(b.launch_bound_s);
   json.key("idle_s").number(b.idle_s);

@@ -27,7 +27,8 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
       transfers_(sim_, flows_),
       ranks_(static_cast<size_t>(layout.world)),
       sm_(options.comm_overlap_slowdown),
-      tuned_(profile, options.forced) {
+      tuned_(profile, options.forced),
+      tail_account_(options.tail_account) {
   CLUSTERSIM_CHECK(!job.programs.empty(), "a job has a program");
   CLUSTERSIM_CHECK(layout.world <= int64_t{1} << 32, "at most 2^32 ranks (look events)");
   CLUSTERSIM_CHECK(
@@ -435,7 +436,7 @@ std::array<double, kAccountCount> Engine::summed_accounts(int64_t step_end) cons
     const RankState& st = ranks_[r];
     Accounts v = st.accounts;
     close_rank(v, st.finish_account, st.finish_ns, st.compute_free_ns, st.finish_group_start_ns,
-               step_end);
+               step_end, tail_account_);
     for (int a = 0; a < kAccountCount; ++a) {
       sum[static_cast<size_t>(a)] += static_cast<double>(v[static_cast<size_t>(a)]);
     }

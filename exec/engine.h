@@ -60,6 +60,9 @@ struct EngineOptions {
   // A rank that cannot finish (a deadlock) is reported in
   // EngineResult::unfinished instead of an InvariantError.
   bool report_unfinished = false;
+  // What a rank's time after its finish, up to the step's end, is charged to:
+  // idle, or for pipeline stages the bubble.
+  step_accounts::Account tail_account = step_accounts::kIdle;
 };
 
 // Where every rank stopped when some could not finish.

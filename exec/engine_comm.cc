@@ -45,7 +45,9 @@ void Engine::arrive(int64_t r, int32_t id, const Op& op, int64_t arrival) {
     gs.rank = r;
     gs.latest_arrival_ns = arrival;
   }
-  CLUSTERSIM_CHECK(xg || gs.op == id, "members of a group reach the same collective");
+  // (A pipeline group's members run different stages' programs.)
+  CLUSTERSIM_CHECK(xg || op.role == GroupRole::kPp || gs.op == id,
+                   "members of a group reach the same collective");
   gs.latest_arrival_ns = std::max(gs.latest_arrival_ns, arrival);
   if (++gs.arrived < group_size(channel, op.role, g)) return;
   gs.arrived = 0;
@@ -252,11 +254,14 @@ void Engine::begin_p2p(size_t id) {
 void Engine::end_p2p(size_t id, bool transferred) {
   const P2p p = p2ps_[id];
   free_p2ps_.push_back(id);
-  const Cause cause{step_accounts::kExposedAllReduce, p.start_ns};
   const bool self = p.rank[0] == p.rank[1];
+  // Each side's waiting is what its op says it is (the Chakra replay's
+  // send/recv: exposed all-reduce; a pipeline stage's: the bubble).
+  std::array<Cause, 2> causes{};
   for (const int side : {kSender, kReceiver}) {
     const int64_t r = p.rank[static_cast<size_t>(side)];
     const Op& op = prog(r).ops[static_cast<size_t>(p.op[static_cast<size_t>(side)])];
+    causes[static_cast<size_t>(side)] = Cause{op.exposed, p.start_ns};
     if (traced(r)) {
       std::string_view algorithm;
       std::string_view protocol;
@@ -267,14 +272,14 @@ void Engine::end_p2p(size_t id, bool transferred) {
       trace_collective(r, op, p.ready_ns[static_cast<size_t>(side)], p.start_ns, now(), 2,
                        algorithm, protocol);
     }
-    op_done(r, op.stream, cause);
+    op_done(r, op.stream, causes[static_cast<size_t>(side)]);
     if (transferred && (side == kSender || !self)) comm_changes(r, -1);
   }
   for (const int side : {kSender, kReceiver}) {
     if (side == kReceiver && self) break;
     const int64_t r = p.rank[static_cast<size_t>(side)];
     pass_open_gates(r);
-    try_all(r, cause);
+    try_all(r, causes[static_cast<size_t>(side)]);
   }
 }
 

@@ -12,6 +12,8 @@ std::string_view group_role_name(GroupRole role) {
       return "replica";
     case GroupRole::kTp:
       return "tp";
+    case GroupRole::kPp:
+      return "pp";
   }
   return "?";
 }

@@ -1,11 +1,14 @@
 // Ranks laid out as a device mesh, and the process groups the mesh defines
-// (torchtitan's mesh order, tp fastest): rank
-//   r = (replica * shard + shard_index) * tp + tp_index
+// (torchtitan's mesh order [pp, dp_replicate, dp_shard, tp], tp fastest):
+// rank
+//   r = stage * (world / pp) + (replica * shard + shard_index) * tp + tp_index
 // so a tensor-parallel group is tp consecutive ranks (one node), a shard
-// group the `shard` ranks with the same (replica, tp_index), a replica group
-// the `replica` ranks with the same (shard_index, tp_index). Members are
-// listed in ring order (ascending rank). Groups are computed, not stored, so
-// a million ranks cost nothing here.
+// group the `shard` ranks with the same (stage, replica, tp_index), a replica
+// group the `replica` ranks with the same (stage, shard_index, tp_index), and
+// a pipeline group the pp ranks with the same position inside their stage
+// (stage s's rank r sends to r + world / pp). Members are listed in ring
+// order (ascending rank). Groups are computed, not stored, so a million ranks
+// cost nothing here.
 //
 // Thread safety: a value; all functions are pure.
 #pragma once
@@ -16,10 +19,10 @@
 namespace clustersim::workloads {
 
 // The process group a collective runs on: the FSDP shard group, the HSDP
-// replica group (all data-parallel ranks for NO_SHARD), or the
-// tensor-parallel group.
-enum class GroupRole : uint8_t { kNone, kShard, kReplica, kTp };
-inline constexpr int kGroupRoles = 4;
+// replica group (all data-parallel ranks for NO_SHARD), the tensor-parallel
+// group, or the pipeline group (one rank per stage).
+enum class GroupRole : uint8_t { kNone, kShard, kReplica, kTp, kPp };
+inline constexpr int kGroupRoles = 5;
 std::string_view group_role_name(GroupRole role);
 
 struct Layout {
@@ -27,15 +30,21 @@ struct Layout {
   int64_t tp = 1;
   int64_t shard = 1;
   int64_t replica = 1;
+  int64_t pp = 1;
+
+  int64_t stage_ranks() const { return world / pp; }
+  int64_t stage_of(int64_t r) const { return r / stage_ranks(); }
 
   int64_t group_count(GroupRole role) const {
     switch (role) {
       case GroupRole::kShard:
-        return replica * tp;
+        return pp * replica * tp;
       case GroupRole::kReplica:
-        return shard * tp;
+        return pp * shard * tp;
       case GroupRole::kTp:
         return world / tp;
+      case GroupRole::kPp:
+        return stage_ranks();
       case GroupRole::kNone:
         break;
     }
@@ -49,6 +58,8 @@ struct Layout {
         return replica;
       case GroupRole::kTp:
         return tp;
+      case GroupRole::kPp:
+        return pp;
       case GroupRole::kNone:
         break;
     }
@@ -56,16 +67,20 @@ struct Layout {
   }
   // The group of `role` that rank r belongs to.
   int64_t group_of(GroupRole role, int64_t r) const {
-    const int64_t t = r % tp;
-    const int64_t sh = (r / tp) % shard;
-    const int64_t rep = r / (tp * shard);
+    const int64_t stage = stage_of(r);
+    const int64_t in_stage = r % stage_ranks();
+    const int64_t t = in_stage % tp;
+    const int64_t sh = (in_stage / tp) % shard;
+    const int64_t rep = in_stage / (tp * shard);
     switch (role) {
       case GroupRole::kShard:
-        return rep * tp + t;
+        return (stage * replica + rep) * tp + t;
       case GroupRole::kReplica:
-        return sh * tp + t;
+        return (stage * shard + sh) * tp + t;
       case GroupRole::kTp:
         return r / tp;
+      case GroupRole::kPp:
+        return in_stage;
       case GroupRole::kNone:
         break;
     }
@@ -75,17 +90,21 @@ struct Layout {
   int64_t member(GroupRole role, int64_t g, int64_t i) const {
     switch (role) {
       case GroupRole::kShard: {
-        const int64_t rep = g / tp;
+        const int64_t stage = g / (replica * tp);
+        const int64_t rep = g / tp % replica;
         const int64_t t = g % tp;
-        return (rep * shard + i) * tp + t;
+        return stage * stage_ranks() + (rep * shard + i) * tp + t;
       }
       case GroupRole::kReplica: {
-        const int64_t sh = g / tp;
+        const int64_t stage = g / (shard * tp);
+        const int64_t sh = g / tp % shard;
         const int64_t t = g % tp;
-        return (i * shard + sh) * tp + t;
+        return stage * stage_ranks() + (i * shard + sh) * tp + t;
       }
       case GroupRole::kTp:
         return g * tp + i;
+      case GroupRole::kPp:
+        return i * stage_ranks() + g;
       case GroupRole::kNone:
         break;
     }

@@ -24,7 +24,8 @@ void charge_gap(Accounts& a, int64_t free_ns, int64_t start_ns, int64_t cause_en
     if (cause == kIdle || cause == kCompute) {
       a[kIdle] += waited;
     } else {
-      const int64_t sync = std::clamp(group_start_ns - free_ns, int64_t{0}, waited);
+      const int64_t sync =
+          cause == kPipelineBubble ? 0 : std::clamp(group_start_ns - free_ns, int64_t{0}, waited);
       a[kSyncWait] += sync;
       a[cause] += waited - sync;
     }
@@ -33,16 +34,18 @@ void charge_gap(Accounts& a, int64_t free_ns, int64_t start_ns, int64_t cause_en
 }
 
 void close_rank(Accounts& v, Account finish_account, int64_t finish_ns, int64_t compute_free_ns,
-                int64_t finish_group_start_ns, int64_t step_end_ns) {
+                int64_t finish_group_start_ns, int64_t step_end_ns, Account tail_account) {
   const int64_t tail = std::max<int64_t>(0, finish_ns - compute_free_ns);
   if (finish_account == kIdle || finish_account == kCompute) {
     v[kIdle] += tail;
   } else {
-    const int64_t sync = std::clamp(finish_group_start_ns - compute_free_ns, int64_t{0}, tail);
+    const int64_t sync = finish_account == kPipelineBubble
+                             ? 0
+                             : std::clamp(finish_group_start_ns - compute_free_ns, int64_t{0}, tail);
     v[kSyncWait] += sync;
     v[finish_account] += tail - sync;
   }
-  v[kIdle] += step_end_ns - std::max(finish_ns, compute_free_ns);
+  v[tail_account] += step_end_ns - std::max(finish_ns, compute_free_ns);
 }
 
 StepBreakdown mean_breakdown(const std::array<double, kAccountCount>& sum_ns, int64_t ranks) {
@@ -54,6 +57,7 @@ StepBreakdown mean_breakdown(const std::array<double, kAccountCount>& sum_ns, in
   b.exposed_all_reduce_s = sum_ns[kExposedAllReduce] / scale;
   b.exposed_tp_s = sum_ns[kExposedTp] / scale;
   b.exposed_pcie_s = sum_ns[kExposedPcie] / scale;
+  b.pipeline_bubble_s = sum_ns[kPipelineBubble] / scale;
   b.sync_wait_s = sum_ns[kSyncWait] / scale;
   b.launch_bound_s = sum_ns[kLaunchBound] / scale;
   b.idle_s = sum_ns[kIdle] / scale;

@@ -24,6 +24,7 @@ enum Account : uint8_t {
   kSyncWait,
   kLaunchBound,
   kIdle,
+  kPipelineBubble,  // waiting for another pipeline stage: never split into sync wait
   kAccountCount
 };
 
@@ -43,12 +44,15 @@ Account exposed_account(collectives::CollectiveOp op);
 // compute or nothing, else to `cause` less the part before group_start_ns
 // (the collective's start: waiting for slower members), which is sync wait.
 // The rest of the gap, after the cause ended, the host was late issuing the
-// work: launch_bound. Nothing when start_ns <= free_ns.
+// work: launch_bound. Nothing when start_ns <= free_ns. A pipeline receive's
+// whole wait is the bubble (its "slower member" is the other stage).
 void charge_gap(Accounts& a, int64_t free_ns, int64_t start_ns, int64_t cause_end_ns, Account cause,
                 int64_t group_start_ns);
 
+// The idle time after the rank finished, up to the step's end, goes to
+// `tail_account` (kIdle; a pipeline stage's: kPipelineBubble).
 void close_rank(Accounts& v, Account finish_account, int64_t finish_ns, int64_t compute_free_ns,
-                int64_t finish_group_start_ns, int64_t step_end_ns);
+                int64_t finish_group_start_ns, int64_t step_end_ns, Account tail_account = kIdle);
 
 // Accounts summed over `ranks` closed ranks (nanoseconds) -> mean seconds.
 StepBreakdown mean_breakdown(const std::array<double, kAccountCount>& sum_ns, int64_t ranks);

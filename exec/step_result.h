@@ -47,8 +47,8 @@ struct TraceRecord {
   std::string_view protocol;
 };
 
-// Seconds per rank, averaged over ranks; compute + exposed + sync_wait +
-// launch_bound + idle = step time for each rank.
+// Seconds per rank, averaged over ranks; compute + exposed + pipeline_bubble
+// + sync_wait + launch_bound + idle = step time for each rank.
 struct StepBreakdown {
   double compute_s = 0;
   double exposed_all_gather_s = 0;
@@ -56,6 +56,9 @@ struct StepBreakdown {
   double exposed_all_reduce_s = 0;
   double exposed_tp_s = 0;
   double exposed_pcie_s = 0;  // offload copies and the CPU optimizer
+  // Pipeline parallelism: waiting for another stage's activations or
+  // gradients, and a stage's end before the step's (the bubble).
+  double pipeline_bubble_s = 0;
   double sync_wait_s = 0;     // waiting for slower members of a group
   double launch_bound_s = 0;
   double idle_s = 0;

@@ -18,14 +18,19 @@ struct RankParams {
   int64_t model = 0;  // layers * block + root
 };
 
-RankParams rank_params(const WorkloadSpec& w) {
+RankParams rank_params(const WorkloadSpec& w, const PipelineStage& stage) {
   CLUSTERSIM_CHECK(w.tp >= 1 && w.shard_group_size >= 1,
                    "memory_breakdown needs a WorkloadSpec from read_workload_spec()");
   const ParameterBreakdown p = parameter_breakdown(w.model);
   RankParams r;
   r.block = ceil_div(p.block, w.tp);
-  r.root = ceil_div(p.embedding + p.output_head, w.tp) + p.final_norm;
-  r.model = w.model.layers * r.block + r.root;
+  if (w.pp == 1) {
+    r.root = ceil_div(p.embedding + p.output_head, w.tp) + p.final_norm;
+  } else {
+    r.root = (stage.has_embedding ? ceil_div(p.embedding, w.tp) : 0) +
+             (stage.has_head ? ceil_div(p.output_head, w.tp) + p.final_norm : 0);
+  }
+  r.model = stage.blocks() * r.block + r.root;
   return r;
 }
 
@@ -136,8 +141,11 @@ int64_t activation_bytes(const WorkloadSpec& w, const MemoryOptions& options) {
   return activation_breakdown(w, options).total;
 }
 
-MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& options) {
-  const RankParams r = rank_params(w);
+MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_index,
+                                       const MemoryOptions& options) {
+  const PipelineStage stage = pipeline_stage(w.model.layers, w.pp, stage_index);
+  const RankParams r = rank_params(w, stage);
+  const bool pipelined = w.pp > 1;
   const int64_t c = dtype_bytes(w.dtype);
   const int64_t shard = ceil_div(r.model, w.shard_group_size);
   // An unsharded block: its linear weights in FP8 with the float8 all-gather.
@@ -156,9 +164,9 @@ MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& opt
 
   if (sharded) {
     const bool keep_unsharded =
-        w.strategy == ShardingStrategy::kShardGradOp || !w.reshard_after_forward;
+        w.strategy == ShardingStrategy::kShardGradOp || !w.reshard_after_forward || pipelined;
     if (keep_unsharded) {
-      m.unsharded_params = c * r.root + w.model.layers * gathered_block;
+      m.unsharded_params = c * r.root + stage.blocks() * gathered_block;
     } else {
       const bool prefetch = w.backward_prefetch != BackwardPrefetch::kNone || w.forward_prefetch;
       const int64_t depth = !prefetch ? 0 : (w.limit_all_gathers ? 1 : 2);
@@ -168,14 +176,34 @@ MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& opt
     m.comm_buffers = c * r.block;
     // no_sync(): micro-batches before the last accumulate unsharded
     // gradients of the whole model (FSDP keeps them in each parameter's .grad).
-    if (w.no_sync && w.grad_accum > 1) m.grads += c * r.model;
+    // A pipeline stage reduces once per step, as under no_sync().
+    if ((w.no_sync || pipelined) && w.grad_accum > 1) m.grads += c * r.model;
   }
-  m.activations = activation_bytes(w, options);
+  if (!pipelined) {
+    m.activations = activation_bytes(w, options);
+  } else {
+    // The stage's blocks for each micro-batch alive, and the head's on the last stage.
+    const ActivationBreakdown a = activation_breakdown(w, options);
+    const int64_t alive = microbatches_alive(w.pipeline_schedule, w.pp, stage_index, w.grad_accum);
+    const int64_t block_backward = a.block_recompute + ceil_div(w.seq_len * w.local_batch, w.tp) *
+                                                           w.model.hidden * c;
+    m.activations = alive * stage.blocks() * a.block_stored +
+                    std::max(stage.has_head ? a.head : 0, block_backward);
+  }
 
   const int64_t subtotal = m.total();
   m.reserve = kRuntimeReserveBytes +
               static_cast<int64_t>(std::llround(kFragmentation * static_cast<double>(subtotal)));
   return m;
+}
+
+MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& options) {
+  MemoryBreakdown peak = stage_memory_breakdown(w, 0, options);
+  for (int64_t s = 1; s < w.pp; ++s) {
+    const MemoryBreakdown m = stage_memory_breakdown(w, s, options);
+    if (m.total() > peak.total()) peak = m;
+  }
+  return peak;
 }
 
 bool fits(const MemoryBreakdown& memory, int64_t capacity_bytes) {

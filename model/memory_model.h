@@ -231,6 +231,17 @@ int64_t activation_bytes(const WorkloadSpec& w, const MemoryOptions& options = {
 // derived, tp splitting the model).
 MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& options = {});
 
+// Pipeline parallelism (pp > 1; model/pipeline_stages.h): stage s holds its
+// blocks and what it has of the root (embedding on the first stage, output
+// head and final norm on the last), keeps them unsharded for the whole step,
+// accumulates the stage's unsharded gradients over the micro-batches (one
+// reduction per step, as no_sync), and holds the stored activations of its
+// blocks for microbatches_alive() micro-batches, plus on the last stage the
+// head's. memory_breakdown() is then the stage with the largest total; with
+// pp 1, stage 0 is the whole model and the formulas above.
+MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage,
+                                       const MemoryOptions& options = {});
+
 // total() <= capacity_bytes.
 bool fits(const MemoryBreakdown& memory, int64_t capacity_bytes);
 

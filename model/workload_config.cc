@@ -35,6 +35,8 @@ constexpr std::array<Named<Float8Recipe>, 3> kFloat8Recipes = {
     {{Float8Recipe::kNone, "none"},
      {Float8Recipe::kTensorwise, "tensorwise"},
      {Float8Recipe::kRowwise, "rowwise"}}};
+constexpr std::array<Named<PipelineSchedule>, 2> kPipelineSchedules = {
+    {{PipelineSchedule::kGpipe, "gpipe"}, {PipelineSchedule::k1F1B, "1f1b"}}};
 constexpr std::array<Named<ActivationCheckpointing>, 3> kCheckpointing = {
     {{ActivationCheckpointing::kNone, "none"},
      {ActivationCheckpointing::kFull, "full"},
@@ -46,6 +48,10 @@ const char* const kStrategy = "workload.parallelism.strategy";
 const char* const kShard = "workload.parallelism.shard_group_size";
 const char* const kReplica = "workload.parallelism.replica_group_size";
 const char* const kTp = "workload.parallelism.tp";
+const char* const kPp = "workload.parallelism.pp";
+const char* const kPipelineSchedule = "workload.pipeline.schedule";
+const char* const kMicrobatches = "workload.pipeline.microbatches";
+const char* const kGradAccum = "workload.grad_accum";
 const char* const kFloat8 = "workload.float8.recipe";
 const char* const kFloat8AllGather = "workload.float8.fsdp_all_gather";
 const char* const kFloat8Precompute = "workload.float8.precompute_scales";
@@ -72,7 +78,8 @@ std::vector<std::string> reduce_dtype_names() {
 // reports why they cannot be.
 void derive_groups(const sim::ConfigValues& values, WorkloadSpec& w, sim::DiagnosticSink& sink) {
   const int64_t dp = w.dp_size;
-  const std::string dp_text = str(dp) + " = world_size " + str(w.world_size) + " / tp " + str(w.tp);
+  const std::string dp_text = str(dp) + " = world_size " + str(w.world_size) + " / tp " +
+                              str(w.tp) + (w.pp > 1 ? " / pp " + str(w.pp) : "");
   const std::string strategy(sharding_strategy_name(w.strategy));
   const bool has_shard = values.has(kShard);
   const bool has_replica = values.has(kReplica);
@@ -133,6 +140,40 @@ void derive_groups(const sim::ConfigValues& values, WorkloadSpec& w, sim::Diagno
   }
   w.shard_group_size = has_shard ? given : dp / given;
   w.replica_group_size = has_shard ? dp / given : given;
+}
+
+// Pipeline parallelism: pp splits the stages' ranks and the layers; its
+// micro-batches take grad_accum's place.
+void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model_ok,
+                    sim::DiagnosticSink& sink) {
+  if (w.pp == 1) {
+    if (values.has(kMicrobatches)) {
+      sink.add(values.where(kMicrobatches), kMicrobatches,
+               "expected no value with pp 1 (micro-batches without a pipeline are " +
+                   std::string(kGradAccum) + "), found " + str(values.get_int(kMicrobatches)));
+    }
+    return;
+  }
+  if ((w.world_size / w.tp) % w.pp != 0 || w.world_size % w.tp != 0) {
+    sink.add(values.where(kPp), kPp,
+             "expected a divisor of world_size " + str(w.world_size) + " / tp " + str(w.tp) +
+                 " = " + str(w.world_size / w.tp) + ", found " + str(w.pp));
+  } else if (model_ok && w.pp > w.model.layers) {
+    sink.add(values.where(kPp), kPp,
+             "expected at most the model's " + str(w.model.layers) +
+                 " layers (a stage holds at least one block), found " + str(w.pp));
+  }
+  if (w.grad_accum != 1) {
+    sink.add(values.where(kGradAccum), kGradAccum,
+             "expected 1 with pp " + str(w.pp) + " (the pipeline's micro-batches are " +
+                 kMicrobatches + "), found " + str(w.grad_accum));
+  }
+  if (w.cpu_offload) {
+    sink.add(values.where("workload.cpu_offload"), "workload.cpu_offload",
+             "expected false with pp " + str(w.pp) +
+                 " (CPU offload under pipeline parallelism is not modelled), found true");
+  }
+  w.grad_accum = values.has(kMicrobatches) ? values.get_int(kMicrobatches) : w.pp;
 }
 
 }  // namespace
@@ -247,6 +288,34 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "Megatron-LM's [seq, batch, hidden] (contiguous chunks, no copy).")
       .validated_by(zero_or_one, "0 or 1")
       .default_to(int64_t{1});
+  schema
+      .add_key(kPp, ValueType::kInt,
+               "Pipeline-parallel stages, the outermost dim of torchtitan's device mesh [pp, "
+               "dp_replicate, dp_shard, tp]: stage s is ranks s * world_size / pp onwards, the "
+               "blocks split evenly (the first layers mod pp stages one block longer), the "
+               "embedding on the first stage, the output head and loss on the last. Must divide "
+               "world_size / tp and be at most the layers.")
+      .positive()
+      .default_to(int64_t{1});
+  schema.add_section("workload.pipeline",
+                     "Pipeline parallelism's schedule (workload.parallelism.pp > 1; "
+                     "model/pipeline_stages.h): activations and their gradients cross stages by "
+                     "NCCL send/recv; FSDP inside a stage keeps its blocks gathered from their "
+                     "first forward to their last backward and reduces gradients once, after the "
+                     "last micro-batch, as torch.distributed.pipelining does with FSDP2.");
+  schema
+      .add_key(kPipelineSchedule, ValueType::kEnum,
+               "gpipe: every micro-batch's forward, then every backward; 1f1b: stage s runs pp - "
+               "1 - s warm-up forwards, then one forward and one backward in turn "
+               "(torch.distributed.pipelining's ScheduleGPipe and Schedule1F1B).")
+      .one_of(names(kPipelineSchedules))
+      .default_to(std::string("1f1b"));
+  schema
+      .add_key(kMicrobatches, ValueType::kInt,
+               "Micro-batches of local_batch sequences each per step (torchtitan: local_batch_size "
+               "/ pipeline_parallel_microbatch_size); default pp. Replaces grad_accum, which "
+               "stays 1.")
+      .positive();
   schema.add_section("workload.float8",
                      "Float8 training of the blocks' linears (torchao Float8Linear, as torchtitan "
                      "applies it: the output head stays bf16; model/float8_kernels.h).");
@@ -344,10 +413,12 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
 
   w.seq_len = values.get_int(kSeqLen);
   w.local_batch = values.get_int(kLocalBatch);
-  w.grad_accum = values.get_int("workload.grad_accum");
+  w.grad_accum = values.get_int(kGradAccum);
   w.dtype = value_of(kDtypes, values.get_string("workload.dtype"));
   w.strategy = value_of(kStrategies, values.get_string(kStrategy));
   w.tp = values.get_int(kTp);
+  w.pp = values.get_int(kPp);
+  w.pipeline_schedule = value_of(kPipelineSchedules, values.get_string(kPipelineSchedule));
   w.backward_prefetch = value_of(kPrefetches, values.get_string("workload.fsdp.backward_prefetch"));
   w.forward_prefetch = values.get_bool("workload.fsdp.forward_prefetch");
   w.limit_all_gathers = values.get_bool("workload.fsdp.limit_all_gathers");
@@ -409,9 +480,10 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
                  str(w.local_batch * w.seq_len) + "; sequence parallelism splits them), found " +
                  str(w.tp));
   }
+  check_pipeline(values, w, model_ok, sink);
   sink.throw_if_any();
 
-  w.dp_size = world_size_gpus / w.tp;
+  w.dp_size = world_size_gpus / (w.tp * w.pp);
   derive_groups(values, w, sink);
   sink.throw_if_any();
   return w;

@@ -14,8 +14,11 @@
 //  * tp divides the GPUs of a node (TP stays inside the NVLink domain), can
 //    split the model (tensor_parallel_problem()) and, with sequence
 //    parallelism, divides the tokens of a micro-batch (local_batch * seq_len);
-//  * the group sizes match the strategy, with dp = world_size / tp ranks in
-//    one tensor-parallel slice:
+//  * pp (pipeline stages) divides world_size / tp and is at most the layers;
+//    with pp > 1 the micro-batches are workload.pipeline.microbatches
+//    (default pp; grad_accum stays 1) and there is no CPU offload;
+//  * the group sizes match the strategy, with dp = world_size / (tp * pp)
+//    ranks in one tensor-parallel slice of one stage:
 //      FULL_SHARD, SHARD_GRAD_OP: shard group = dp, replica group = 1;
 //      NO_SHARD (DDP):            shard group = 1,  replica group = dp;
 //      HYBRID_SHARD:              one of shard_group_size / replica_group_size
@@ -32,6 +35,7 @@
 #include "config/config_schema.h"
 #include "config/config_values.h"
 #include "model/model_spec.h"
+#include "model/pipeline_stages.h"
 #include "model/transformer_kernels.h"
 
 namespace clustersim::workloads {
@@ -62,6 +66,11 @@ struct WorkloadSpec {
 
   ShardingStrategy strategy = ShardingStrategy::kFullShard;
   int64_t tp = 1;  // tensor-parallel degree inside a node, with sequence parallelism
+  // Pipeline stages (model/pipeline_stages.h), the outermost dim of the mesh.
+  // With pp > 1, grad_accum is the number of pipeline micro-batches
+  // (workload.pipeline.microbatches) and local_batch the size of each.
+  int64_t pp = 1;
+  PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;
 
   BackwardPrefetch backward_prefetch = BackwardPrefetch::kBackwardPre;
   bool forward_prefetch = false;
@@ -104,9 +113,9 @@ struct WorkloadSpec {
   bool grad_clip = true;
   bool float8_precompute_scales = false;
 
-  // Derived: world_size = dp_size * tp; dp_size = shard_group_size * replica_group_size.
+  // Derived: world_size = dp_size * tp * pp; dp_size = shard_group_size * replica_group_size.
   int64_t world_size = 0;          // GPUs in the job
-  int64_t dp_size = 0;             // data-parallel ranks: world_size / tp
+  int64_t dp_size = 0;             // data-parallel ranks: world_size / (tp * pp)
   int64_t shard_group_size = 0;    // ranks a parameter is sharded over
   int64_t replica_group_size = 0;  // copies of each shard (HSDP all-reduce group)
 };
@@ -114,7 +123,8 @@ struct WorkloadSpec {
 // Declares section `workload` (via add_workload_model_keys()) with
 // seq_len, local_batch, grad_accum, dtype, activation_checkpointing,
 // cpu_offload, torch_compile, cuda_graphs, attention, rotary_embedding; section `workload.parallelism`
-// (strategy, shard_group_size, replica_group_size, tp, tp_sequence_dim); section `workload.float8`
+// (strategy, shard_group_size, replica_group_size, tp, tp_sequence_dim, pp); section
+// `workload.pipeline` (schedule, microbatches); section `workload.float8`
 // (recipe, fsdp_all_gather, precompute_scales); section
 // `workload.fsdp` (backward_prefetch, forward_prefetch, limit_all_gathers,
 // reshard_after_forward, separate_reduce_stream, no_sync, version, reduce_dtype). Defaults are

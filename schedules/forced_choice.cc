@@ -19,6 +19,8 @@ std::string group_text(GroupRole role) {
       return "the replica group";
     case GroupRole::kTp:
       return "the tensor-parallel group";
+    case GroupRole::kPp:
+      return "the pipeline group";
     case GroupRole::kNone:
       break;
   }

@@ -44,6 +44,10 @@ std::string_view task_kind_name(TaskKind kind) {
       return "copy_to_host";
     case TaskKind::kCpuOptimizer:
       return "cpu_optimizer";
+    case TaskKind::kSend:
+      return "send";
+    case TaskKind::kRecv:
+      return "recv";
   }
   return "?";
 }
@@ -62,6 +66,10 @@ std::string_view stream_name(Stream stream) {
       return "copy";
     case Stream::kCpu:
       return "cpu";
+    case Stream::kPpSend:
+      return "pp_send";
+    case Stream::kPpRecv:
+      return "pp_recv";
   }
   return "?";
 }
@@ -105,10 +113,22 @@ class Builder {
 
   void build() {
     const int32_t mbs = static_cast<int32_t>(spec_.grad_accum);
-    for (int32_t mb = 0; mb < mbs; ++mb) {
-      mb_ = mb;
-      forward();
-      backward(mb == mbs - 1);
+    if (pipelined()) {
+      for (const PipelineWork& w :
+           pipeline_order(spec_.pipeline_schedule, spec_.pp, s_.stage.index, mbs)) {
+        mb_ = w.micro_batch;
+        if (w.forward) {
+          forward();
+        } else {
+          backward(w.micro_batch == mbs - 1);
+        }
+      }
+    } else {
+      for (int32_t mb = 0; mb < mbs; ++mb) {
+        mb_ = mb;
+        forward();
+        backward(mb == mbs - 1);
+      }
     }
     Task t;
     t.kind = spec_.cpu_offload ? TaskKind::kCpuOptimizer : TaskKind::kOptimizer;
@@ -156,6 +176,7 @@ class Builder {
     std::vector<std::pair<GroupRole, Stream>> groups;
     if (sharded() && spec_.shard_group_size > 1) groups.emplace_back(GroupRole::kShard, Stream::kComm);
     if (spec_.tp > 1) groups.emplace_back(GroupRole::kTp, Stream::kTp);
+    if (pipelined()) groups.emplace_back(GroupRole::kPp, Stream::kComm);
     for (const auto& [g, stream] : groups) {
       Task all = optimizer;
       all.kind = TaskKind::kAllReduce;
@@ -171,10 +192,34 @@ class Builder {
 
   static size_t slot(int32_t unit) { return static_cast<size_t>(unit + 1); }
   bool sharded() const { return spec_.strategy != ShardingStrategy::kNoShard; }
+  bool pipelined() const { return spec_.pp > 1; }
+  // Gradients reduced on the last micro-batch only: no_sync, or a pipeline stage.
+  bool no_sync() const { return opt_.no_sync || pipelined(); }
   bool reshard_after_forward() const {
     return (spec_.strategy == ShardingStrategy::kFullShard ||
             spec_.strategy == ShardingStrategy::kHybridShard) &&
-           spec_.reshard_after_forward;
+           spec_.reshard_after_forward && !pipelined();
+  }
+  bool has_root() const { return s_.stage.has_embedding || s_.stage.has_head; }
+  bool on_stage(int32_t unit) const {
+    if (unit == kRootUnit) return has_root();
+    return unit >= s_.stage.first_block && unit < s_.stage.end_block;
+  }
+
+  // A pipeline send or receive of the current micro-batch: to or from the
+  // next stage (+1) or the previous one (-1), after `after` (kNone: nothing).
+  int32_t p2p(TaskKind kind, int8_t peer_stage, Phase phase, int32_t after) {
+    Task t;
+    t.kind = kind;
+    t.stream = kind == TaskKind::kSend ? Stream::kPpSend : Stream::kPpRecv;
+    t.phase = phase;
+    t.unit = static_cast<int32_t>(peer_stage > 0 ? s_.stage.end_block - 1 : s_.stage.first_block);
+    t.micro_batch = mb_;
+    t.bytes = s_.pipeline_bytes;
+    t.peer_stage = peer_stage;
+    std::vector<int32_t> d;
+    if (after != kNone) d.push_back(after);
+    return add(t, d);
   }
 
   int32_t add(Task t, std::vector<int32_t> d) {
@@ -197,7 +242,7 @@ class Builder {
 
   // All-gathers `unit` unless gathered already (or out of range).
   void ensure_gathered(int32_t unit, Phase phase) {
-    if (unit < kRootUnit || unit >= s_.blocks || gathered_[slot(unit)]) return;
+    if (unit < kRootUnit || unit >= s_.blocks || !on_stage(unit) || gathered_[slot(unit)]) return;
     Task t;
     t.kind = TaskKind::kAllGather;
     t.stream = Stream::kComm;
@@ -264,13 +309,16 @@ class Builder {
   // Kernels on the compute stream; the first waits for the unit's all-gather.
   // With tp > 1, block kernels are interleaved with their TP collectives.
   int32_t kernels(int32_t unit, Phase phase, std::span<const int32_t> indices) {
+    // A receive the first kernel (or the TP collective before it) waits for.
+    const int32_t received = first_kernel_waits_for_;
+    first_kernel_waits_for_ = kNone;
     int32_t last = kNone;
     int32_t tp_wait = kNone;  // a TP collective the next kernel waits for
     for (size_t i = 0; i < indices.size(); ++i) {
       const std::string_view name = s_.kernels[static_cast<size_t>(indices[i])].name;
       const bool tp = spec_.tp > 1 && unit != kRootUnit;
       if (tp && tp_before(name) != TaskKind::kKernel) {
-        tp_wait = tp_collective(unit, phase, tp_before(name), last);
+        tp_wait = tp_collective(unit, phase, tp_before(name), i == 0 ? received : last);
         // DTensor gathers along the sequence dim: a cat of the chunks.
         if (s_.tp_cat_copy != kNoKernel) {
           last = add(kernel_task(unit, phase, s_.tp_cat_copy), {tp_wait});
@@ -280,6 +328,7 @@ class Builder {
       const Task t = kernel_task(unit, phase, indices[i]);
       std::vector<int32_t> d;
       if (i == 0 && last_ag_[slot(unit)] != kNone) d.push_back(last_ag_[slot(unit)]);
+      if (i == 0 && received != kNone) d.push_back(received);
       if (i == 0) copy_out(unit, phase);
       if (tp_wait != kNone) d.push_back(tp_wait);
       tp_wait = kNone;
@@ -355,18 +404,28 @@ class Builder {
   }
 
   void forward() {
-    // Forward order: root (embedding), blocks 0..L-1, then the head (root).
-    for (int32_t unit = kRootUnit; unit < s_.blocks; ++unit) {
+    // Forward order: root (embedding), the stage's blocks, then the head (root).
+    const PipelineStage& st = s_.stage;
+    if (has_root()) {
+      ensure_gathered(kRootUnit, Phase::kForward);
+      if (spec_.forward_prefetch) ensure_gathered(static_cast<int32_t>(st.first_block), Phase::kForward);
+      if (st.has_embedding) kernels(kRootUnit, Phase::kForward, range(s_.embedding_forward));
+    }
+    if (pipelined() && st.index > 0) {
+      first_kernel_waits_for_ = p2p(TaskKind::kRecv, -1, Phase::kForward, kNone);
+    }
+    int32_t last = kNone;
+    for (auto unit = static_cast<int32_t>(st.first_block); unit < st.end_block; ++unit) {
       ensure_gathered(unit, Phase::kForward);
       if (spec_.forward_prefetch) ensure_gathered(unit + 1, Phase::kForward);
-      if (unit == kRootUnit) {
-        kernels(unit, Phase::kForward, range(s_.embedding_forward));
-      } else {
-        kernels(unit, Phase::kForward, range(s_.block_forward));
-        if (reshard_after_forward()) free_unit(unit, Phase::kForward);
-      }
+      last = kernels(unit, Phase::kForward, range(s_.block_forward));
+      if (reshard_after_forward()) free_unit(unit, Phase::kForward);
     }
-    kernels(kRootUnit, Phase::kForward, range(s_.head_forward));
+    if (st.has_head) {
+      kernels(kRootUnit, Phase::kForward, range(s_.head_forward));
+    } else {
+      p2p(TaskKind::kSend, +1, Phase::kForward, last);
+    }
   }
 
   void prefetch_backward(int32_t next) {
@@ -374,7 +433,7 @@ class Builder {
   }
 
   void reduce(int32_t unit, int32_t grad_ready, bool last_mb) {
-    if (!last_mb && opt_.no_sync) return;
+    if (!last_mb && no_sync()) return;
     const Stream stream = opt_.separate_reduce_stream ? Stream::kReduce : Stream::kComm;
     const int64_t elem = dtype_bytes(spec_.dtype);
     const int64_t reduce_elem = dtype_bytes(spec_.reduce_dtype);
@@ -420,23 +479,43 @@ class Builder {
   }
 
   void backward(bool last_mb) {
-    // Backward order: head (root), blocks L-1..0, embedding (root).
+    // Backward order: head (root), the stage's blocks last to first, embedding (root).
+    const PipelineStage& st = s_.stage;
     const bool free_after =
-        sharded() && (last_mb || !opt_.no_sync || spec_.strategy != ShardingStrategy::kShardGradOp);
+        sharded() && (last_mb || (!no_sync() && !pipelined()) ||
+                      (spec_.strategy != ShardingStrategy::kShardGradOp && !pipelined()));
     const BackwardPrefetch pf = spec_.backward_prefetch;
-    // Head: the root is gathered; its pre-backward prefetches block L-1.
-    if (pf == BackwardPrefetch::kBackwardPre) prefetch_backward(s_.blocks - 1);
-    kernels(kRootUnit, Phase::kBackward, range(s_.head_backward));
-    for (int32_t b = s_.blocks - 1; b >= 0; --b) {
+    const auto first = static_cast<int32_t>(st.first_block);
+    // Head: the root is gathered; its pre-backward prefetches the stage's last block.
+    if (pf == BackwardPrefetch::kBackwardPre) prefetch_backward(static_cast<int32_t>(st.end_block - 1));
+    if (st.has_head) {
+      const int32_t head_ready = kernels(kRootUnit, Phase::kBackward, range(s_.head_backward));
+      if (!st.has_embedding) {
+        // The last stage's root is the head alone: done with it now.
+        if (free_after) free_unit(kRootUnit, Phase::kBackward);
+        reduce(kRootUnit, head_ready, last_mb);
+      }
+    } else {
+      first_kernel_waits_for_ = p2p(TaskKind::kRecv, +1, Phase::kBackward, kNone);
+    }
+    for (auto b = static_cast<int32_t>(st.end_block - 1); b >= first; --b) {
       const int32_t next = b - 1;  // kRootUnit after block 0: gathered already
       ensure_gathered(b, Phase::kBackward);
       if (pf == BackwardPrefetch::kBackwardPre) prefetch_backward(next);
-      if (!s_.recompute.empty()) kernels(b, Phase::kRecompute, s_.recompute);
+      if (!s_.recompute.empty()) {
+        // Recomputation needs no gradient: only the backward kernels wait for it.
+        const int32_t waits = first_kernel_waits_for_;
+        first_kernel_waits_for_ = kNone;
+        kernels(b, Phase::kRecompute, s_.recompute);
+        first_kernel_waits_for_ = waits;
+      }
       const int32_t grad_ready = kernels(b, Phase::kBackward, range(s_.block_backward));
+      if (b == first && !st.has_embedding) p2p(TaskKind::kSend, -1, Phase::kBackward, grad_ready);
       if (free_after) free_unit(b, Phase::kBackward);
       if (pf == BackwardPrefetch::kBackwardPost) prefetch_backward(next);
       reduce(b, grad_ready, last_mb);
     }
+    if (!st.has_embedding) return;
     ensure_gathered(kRootUnit, Phase::kBackward);
     const int32_t grad_ready = kernels(kRootUnit, Phase::kBackward, range(s_.embedding_backward));
     if (free_after) free_unit(kRootUnit, Phase::kBackward);
@@ -447,7 +526,8 @@ class Builder {
   const FsdpScheduleOptions& opt_;
   FsdpSchedule& s_;
   int32_t mb_ = 0;
-  int32_t last_on_[kStreamCount] = {kNone, kNone, kNone, kNone, kNone, kNone};
+  int32_t first_kernel_waits_for_ = kNone;  // a receive the next unit's first kernel waits for
+  int32_t last_on_[kStreamCount] = {kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone};
   std::vector<bool> gathered_;
   std::vector<int32_t> last_ag_;          // latest all-gather per unit slot
   std::vector<int32_t> copied_ag_;        // the all-gather whose output was copied out last
@@ -495,6 +575,8 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   const ParameterBreakdown p = parameter_breakdown(spec.model);
   const int64_t elem = dtype_bytes(spec.dtype);
   s.blocks = static_cast<int32_t>(spec.model.layers);
+  s.stage = pipeline_stage(spec.model.layers, spec.pp, options.stage);
+  s.pipeline_bytes = ceil_div(spec.local_batch * spec.seq_len, spec.tp) * spec.model.hidden * elem;
   s.block_bytes = ceil_div(p.block, spec.tp) * elem;
   s.block_gather_bytes = s.block_bytes;
   if (spec.float8_all_gather) {
@@ -502,8 +584,12 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
     s.block_gather_bytes = linear + (ceil_div(p.block, spec.tp) - linear) * elem;
     s.float8_weights = spec.model.activation == Activation::kSwiGLU ? 7 : 6;
   }
-  s.root_bytes = ceil_div(p.embedding + p.final_norm + p.output_head, spec.tp) * elem;
-  const int64_t local_params = ceil_div(ceil_div(p.total, spec.tp), spec.shard_group_size);
+  // The stage's share of the model: its blocks and what it holds of the root.
+  const int64_t root_params = (s.stage.has_embedding ? p.embedding : 0) +
+                              (s.stage.has_head ? p.final_norm + p.output_head : 0);
+  s.root_bytes = ceil_div(root_params, spec.tp) * elem;
+  const int64_t stage_params = spec.pp == 1 ? p.total : s.stage.blocks() * p.block + root_params;
+  const int64_t local_params = ceil_div(ceil_div(stage_params, spec.tp), spec.shard_group_size);
   s.local_params = local_params;
   s.optimizer_kernel = static_cast<int32_t>(s.kernels.size());
   s.kernels.push_back(adamw_step(local_params, OptimizerPrecision{4, 0}));
@@ -543,7 +629,7 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   if (spec.float8_precompute_scales) {
     // torch._foreach_norm(ord=inf) over the local fp32 shards of the linear weights.
     const double local_linear = static_cast<double>(ceil_div(
-        ceil_div(spec.model.layers * p.block_linear, spec.tp), spec.shard_group_size));
+        ceil_div(s.stage.blocks() * p.block_linear, spec.tp), spec.shard_group_size));
     s.kernels.push_back(pointwise("float8.precompute_amax", KernelClass::kOptimizer,
                                   local_linear, 4 * local_linear));
     s.float8_amax_kernel = static_cast<int32_t>(s.kernels.size() - 1);

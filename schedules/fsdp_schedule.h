@@ -138,7 +138,26 @@
 // optimizer, float8.precompute_amax reads the local shards of every linear
 // weight (fp32) and one all-reduce of the layers x weights amaxes runs.
 //
-// Not modelled here (yet): the loss/grad-norm all-reduce.
+// Pipeline parallelism (WorkloadSpec::pp > 1, the schedule of stage
+// FsdpScheduleOptions::stage; model/pipeline_stages.h): the stage's blocks
+// only, the embedding on the first stage and the head on the last (the root
+// unit holds what the stage has of them), micro-batches in the order of the
+// pipeline schedule. A stage after the first receives each micro-batch's
+// activation (kRecv from peer_stage -1, on kPpRecv) before its first block's
+// forward; a stage before the last sends its output (kSend to +1, on
+// kPpSend) after its last block, and receives the output's gradient (kRecv
+// from +1) before its backward; a stage after the first sends the gradient
+// of its input (kSend to -1) after its first block's backward. Each moves
+// one micro-batch's activation on one TP rank, local_batch * seq_len *
+// hidden * dtype / tp bytes (sequence-sharded under TP). FSDP as
+// torch.distributed.pipelining runs FSDP2 (torchtitan: no reshard after
+// forward with PP; the stage calls set_requires_gradient_sync and
+// set_reshard_after_backward only for the last micro-batch): every unit stays
+// gathered from its first forward to the last backward, and gradients are
+// reduced once, after the last micro-batch's backward. Gradient clipping
+// adds the all-reduce of the norm over the pipeline group (torchtitan's
+// clip_grad_norm_ with a pp mesh).
+//
 //
 // Thread safety: build_fsdp_schedule is a pure function; FsdpSchedule is an
 // immutable value once built and may be shared across threads.
@@ -153,6 +172,7 @@
 #include "collectives/collective_cost.h"
 #include "exec/mesh_layout.h"
 #include "exec/step_result.h"
+#include "model/pipeline_stages.h"
 #include "model/transformer_kernels.h"
 #include "model/workload_config.h"
 
@@ -167,13 +187,19 @@ enum class TaskKind : uint8_t {
   kOptimizer,
   kCopyToDevice,  // CPU offload: a parameter shard over PCIe before its all-gather
   kCopyToHost,    // CPU offload: a gradient shard over PCIe after its reduction
-  kCpuOptimizer   // CPU offload: AdamW on the host over the local shard
+  kCpuOptimizer,  // CPU offload: AdamW on the host over the local shard
+  kSend,          // pipeline: a micro-batch's activations or gradients to the next/previous stage
+  kRecv           // pipeline: ... from the previous/next stage
 };
 // kTp: tensor-parallel collectives (their own NCCL communicator); kCopy:
 // host<->device copies; kCpu: work of the host's CPU cores (not the thread
-// that launches kernels).
-enum class Stream : uint8_t { kCompute, kComm, kReduce, kTp, kCopy, kCpu };
-inline constexpr int kStreamCount = 6;
+// that launches kernels); kPpSend / kPpRecv: pipeline parallelism's sends and
+// receives (one NCCL stream each, so that a send waiting for its receiver
+// never holds up a receive).
+enum class Stream : uint8_t { kCompute, kComm, kReduce, kTp, kCopy, kCpu, kPpSend, kPpRecv };
+inline constexpr int kStreamCount = 8;
+// The streams of a schedule without pipeline parallelism.
+inline constexpr int kStreamCountWithoutPipeline = 6;
 
 std::string_view task_kind_name(TaskKind kind);
 // The collective a task runs (kAllGather, kReduceScatter, kAllReduce); none otherwise.
@@ -194,6 +220,7 @@ struct Task {
   int64_t bytes = 0;  // collectives: payload per rank (see the top of this file); copies:
                       // bytes moved; kCpuOptimizer: parameters updated
   GroupRole group = GroupRole::kNone;  // collectives only
+  int8_t peer_stage = 0;               // kSend / kRecv: +1 the next stage, -1 the previous
 };
 
 // [begin, begin + count) in FsdpSchedule::kernels.
@@ -205,6 +232,7 @@ struct KernelRange {
 struct FsdpScheduleOptions {
   bool separate_reduce_stream = false;  // reduce-scatter/all-reduce on Stream::kReduce
   bool no_sync = false;                 // reduce gradients only on the last micro-batch
+  int64_t stage = 0;                    // the pipeline stage (WorkloadSpec::pp > 1)
 };
 
 struct FsdpSchedule {
@@ -224,6 +252,9 @@ struct FsdpSchedule {
   int32_t tp_cat_copy = kNoKernel;
 
   int32_t blocks = 0;        // transformer blocks (units 0 .. blocks-1)
+  // The stage's blocks and root parts (all of them without pipeline parallelism).
+  PipelineStage stage;
+  int64_t pipeline_bytes = 0;  // a send/recv: one micro-batch's activation on one TP rank
   int64_t block_bytes = 0;   // unsharded parameter bytes of one block (compute dtype)
   int64_t root_bytes = 0;    // unsharded parameter bytes of the root unit
   // A block's all-gather output: block_bytes, or with the float8 all-gather

@@ -17,6 +17,10 @@ namespace {
 using collectives::CollectiveOp;
 using sim::SimTime;
 
+// Send/recv tags: a micro-batch's activation (forward) or its gradient.
+constexpr int64_t kActivationTag = 0;
+constexpr int64_t kGradientTag = 1;
+
 bool is_kernel(TaskKind kind) { return kind == TaskKind::kKernel || kind == TaskKind::kOptimizer; }
 bool is_local(TaskKind kind) {
   return kind == TaskKind::kCopyToDevice || kind == TaskKind::kCopyToHost ||
@@ -38,12 +42,17 @@ class ProgramBuilder {
     for (const Kernel& k : s_.kernels) {
       kernel_ns_.push_back(kernel_time(k, config_.compute).count_ns());
     }
-    for (int st = 0; st < kStreamCount; ++st) {
+    // Pipeline stages have two more streams (their sends and receives).
+    const int streams = config_.workload.pp > 1 ? kStreamCount : kStreamCountWithoutPipeline;
+    p_.stream_ops.resize(static_cast<size_t>(streams));
+    p_.stream_names.resize(static_cast<size_t>(streams));
+    for (int st = 0; st < streams; ++st) {
       p_.stream_names[static_cast<size_t>(st)] = stream_name(static_cast<Stream>(st));
     }
     p_.launch.track = "host";
     p_.launch.name = config_.workload.cuda_graphs ? "cuda_graph_launch" : "kernel_launches";
     p_.launch.category = "host";
+    if (config_.workload.pp > 1) register_channels();
     task_op_.assign(static_cast<size_t>(s_.size()), -1);
     free_compute_count_.assign(static_cast<size_t>(s_.size()), -1);
     int32_t compute_ops = 0;
@@ -70,7 +79,7 @@ class ProgramBuilder {
     for (const auto& [op, count] : gates_) {
       add_compute_gate(p_, op, count, p_.ops[static_cast<size_t>(op)].host_start_ns);
     }
-    for (int st = 0; st < kStreamCount; ++st) {
+    for (int st = 0; st < streams; ++st) {
       if (!p_.stream_ops[static_cast<size_t>(st)].empty()) p_.used_streams.push_back(st);
     }
     return StepProgram{std::move(p_), std::move(kernel_ns_)};
@@ -121,6 +130,17 @@ class ProgramBuilder {
       op.work_ns = kernel_ns_[static_cast<size_t>(t.kernel)];
       op.label = static_cast<int32_t>(p_.kernels.size());
       add_kernel_label(task);
+    } else if (t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) {
+      // The peer rank is this rank's position one stage on or back; the
+      // ordinal pairs the k-th send of a direction with the k-th receive.
+      op.kind = t.kind == TaskKind::kSend ? OpKind::kSend : OpKind::kRecv;
+      op.peer = t.peer_stage * layout_.stage_ranks();
+      op.tag = t.phase == Phase::kForward ? kActivationTag : kGradientTag;
+      const size_t counter = (t.kind == TaskKind::kSend ? 0 : 2) + (t.peer_stage > 0 ? 0 : 1);
+      op.seq = p2p_count_[counter]++;
+      op.bytes = t.bytes;
+      op.exposed = step_accounts::kPipelineBubble;
+      op.label = add_label(OpLabel{"pp", task_kind_name(t.kind), "pipeline", tag_of(t), t.bytes, 0});
     } else if (is_local(t.kind)) {
       op.kind = OpKind::kLocal;
       op.exposed = step_accounts::kExposedPcie;
@@ -137,8 +157,10 @@ class ProgramBuilder {
       op.role = t.group;
       op.bytes = t.bytes;
       op.channel = channel_of(t.group, op.stream);
-      op.exposed = t.group == GroupRole::kTp ? step_accounts::kExposedTp
-                                             : step_accounts::exposed_account(op.op);
+      // Waiting on the pipeline group (the gradient norm) is waiting for other stages.
+      op.exposed = t.group == GroupRole::kTp   ? step_accounts::kExposedTp
+                   : t.group == GroupRole::kPp ? step_accounts::kPipelineBubble
+                                               : step_accounts::exposed_account(op.op);
       op.label =
           add_label(OpLabel{t.group == GroupRole::kTp ? "tp" : stream_name(t.stream),
                             task_kind_name(t.kind), task_kind_name(t.kind), tag_of(t), 0, 0});
@@ -184,6 +206,19 @@ class ProgramBuilder {
     }
     p_.deps.push_back(Dep{stream, pos});
     ++pending_deps_;
+  }
+
+  // Pipeline stages run different programs whose collectives meet on the
+  // pipeline group: every stage numbers its channels alike, in (role,
+  // stream) order (the stages' schedules use the same set).
+  void register_channels() {
+    std::vector<std::pair<GroupRole, uint8_t>> used;
+    for (const Task& t : s_.tasks) {
+      if (collective_of(t.kind)) used.emplace_back(t.group, static_cast<uint8_t>(t.stream));
+    }
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    for (const auto& [role, stream] : used) (void)channel_of(role, stream);
   }
 
   int32_t channel_of(GroupRole role, uint8_t stream) {
@@ -254,6 +289,8 @@ class ProgramBuilder {
   std::vector<int32_t> free_compute_count_;         // compute ops issued before each free
   size_t pending_deps_ = 0;                         // deps of the op being built
   std::vector<std::pair<int32_t, int32_t>> gates_;  // (op, compute ops it waits for)
+  // Pipeline sends and receives so far: send +1, send -1, recv +1, recv -1.
+  std::array<int32_t, 4> p2p_count_{};
 };
 
 }  // namespace
@@ -263,8 +300,8 @@ Layout step_layout(const WorkloadSpec& w, const topology::Cluster& cluster) {
                    "world size " + std::to_string(w.world_size) + " within the cluster's " +
                        std::to_string(cluster.gpu_count()) + " GPUs");
   CLUSTERSIM_CHECK(cluster.spec().node.gpus_per_node % w.tp == 0, "tp divides the GPUs of a node");
-  CLUSTERSIM_CHECK(w.shard_group_size * w.replica_group_size * w.tp == w.world_size,
-                   "shard x replica x tp = world size");
+  CLUSTERSIM_CHECK(w.shard_group_size * w.replica_group_size * w.tp * w.pp == w.world_size,
+                   "shard x replica x tp x pp = world size");
   return mesh_layout(w);
 }
 
@@ -274,6 +311,7 @@ Layout mesh_layout(const WorkloadSpec& w) {
   layout.tp = w.tp;
   layout.shard = w.shard_group_size;
   layout.replica = w.replica_group_size;
+  layout.pp = w.pp;
   return layout;
 }
 

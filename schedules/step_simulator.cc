@@ -1,7 +1,9 @@
 #include "schedules/step_simulator.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "exec/engine.h"
 #include "exec/step_accounts.h"
@@ -17,9 +19,18 @@ StepResult simulate_step(const topology::Cluster& cluster,
   const WorkloadSpec& w = config.workload;
   const Layout layout = step::step_layout(w, cluster);
 
-  const FsdpSchedule schedule = build_fsdp_schedule(w, config.schedule_options);
-  const step::StepProgram program =
-      step::compile_program(schedule, config, layout, cluster, profile);
+  // One program per pipeline stage (one without pipeline parallelism); every
+  // rank of a stage runs its stage's.
+  std::vector<Program> programs;
+  int64_t tasks_per_rank = 0;
+  for (int64_t stage = 0; stage < w.pp; ++stage) {
+    FsdpScheduleOptions schedule_options = config.schedule_options;
+    schedule_options.stage = stage;
+    const FsdpSchedule schedule = build_fsdp_schedule(w, schedule_options);
+    tasks_per_rank = std::max<int64_t>(tasks_per_rank, schedule.size());
+    programs.push_back(
+        step::compile_program(schedule, config, layout, cluster, profile).program);
+  }
   EngineOptions options;
   options.routing = config.routing;
   options.comm_overlap_slowdown = config.compute.comm_overlap_slowdown;
@@ -27,7 +38,19 @@ StepResult simulate_step(const topology::Cluster& cluster,
   options.rank_time_factors =
       gpu_time_factors(layout.world, config.compute.speed_variation, config.seed);
   options.trace_ranks = config.trace_ranks;
-  EngineResult run = run_program(program.program, layout, cluster, profile, options);
+  EngineResult run;
+  if (w.pp == 1) {
+    run = run_program(programs.front(), layout, cluster, profile, options);
+  } else {
+    std::vector<int32_t> program_of(static_cast<size_t>(layout.world));
+    for (int64_t r = 0; r < layout.world; ++r) {
+      program_of[static_cast<size_t>(r)] = static_cast<int32_t>(layout.stage_of(r));
+    }
+    RankGroups peers;
+    peers.relative_peers = true;
+    options.tail_account = step_accounts::kPipelineBubble;
+    run = run_programs(EngineJob{programs, program_of, &peers}, layout, cluster, profile, options);
+  }
 
   StepResult out;
   out.step_time_s = static_cast<double>(run.step_end_ns) * 1e-9;
@@ -35,11 +58,12 @@ StepResult simulate_step(const topology::Cluster& cluster,
   out.ranks = layout.world;
   out.events = run.events;
   out.collectives = run.collectives;
-  out.tasks_per_rank = schedule.size();
+  out.tasks_per_rank = tasks_per_rank;
   out.breakdown = step_accounts::mean_breakdown(run.summed_accounts, layout.world);
 
   const double tokens_per_gpu =
-      static_cast<double>(w.local_batch * w.seq_len * w.grad_accum) / static_cast<double>(w.tp);
+      static_cast<double>(w.local_batch * w.seq_len * w.grad_accum) /
+      static_cast<double>(w.tp * w.pp);
   if (out.step_time_s > 0) {
     out.tokens_per_s_per_gpu = tokens_per_gpu / out.step_time_s;
     out.tflops_per_gpu =

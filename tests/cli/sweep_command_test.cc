@@ -291,7 +291,7 @@ TEST(SweepCommand, BadGridsAreUsageErrorsNamingTheFlagOrKey) {
                        "a step after the range '1..8'"),
             std::string::npos)
       << r.err;
-  r = run({"sweep", path, "--grid", "workload.parallelism.tpp=1,2"});
+  r = run({"sweep", path, "--grid", "workload.parallelism.tpx=1,2"});
   EXPECT_EQ(r.code, cli::kExitUsage);
   EXPECT_NE(r.err.find("did you mean 'workload.parallelism.tp'?"), std::string::npos) << r.err;
   r = run({"sweep", path, "--set", "workload.local_batch=2"});

@@ -1,0 +1,55 @@
+#include "model/pipeline_stages.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace clustersim::workloads {
+namespace {
+
+std::string order_text(PipelineSchedule schedule, int64_t pp, int64_t stage, int64_t m) {
+  std::string text;
+  for (const PipelineWork& w : pipeline_order(schedule, pp, stage, m)) {
+    text += (w.forward ? "F" : "B") + std::to_string(w.micro_batch) + " ";
+  }
+  return text;
+}
+
+TEST(PipelineStages, LayersSplitEvenlyWithTheFirstStagesOneLonger) {
+  // 10 layers over 4 stages: 3, 3, 2, 2.
+  const std::vector<std::pair<int64_t, int64_t>> want = {{0, 3}, {3, 6}, {6, 8}, {8, 10}};
+  for (int64_t s = 0; s < 4; ++s) {
+    const PipelineStage st = pipeline_stage(10, 4, s);
+    EXPECT_EQ(st.first_block, want[static_cast<size_t>(s)].first);
+    EXPECT_EQ(st.end_block, want[static_cast<size_t>(s)].second);
+    EXPECT_EQ(st.has_embedding, s == 0);
+    EXPECT_EQ(st.has_head, s == 3);
+  }
+  const PipelineStage whole = pipeline_stage(32, 1, 0);
+  EXPECT_EQ(whole.blocks(), 32);
+  EXPECT_TRUE(whole.has_embedding && whole.has_head);
+}
+
+TEST(PipelineStages, OneFOneBWarmsUpThenAlternates) {
+  // torch.distributed.pipelining's Schedule1F1B on 4 stages, 6 micro-batches.
+  EXPECT_EQ(order_text(PipelineSchedule::k1F1B, 4, 0, 6),
+            "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5 ");
+  EXPECT_EQ(order_text(PipelineSchedule::k1F1B, 4, 2, 6),
+            "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5 ");
+  EXPECT_EQ(order_text(PipelineSchedule::k1F1B, 4, 3, 6),
+            "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 ");
+  // Fewer micro-batches than stages: the warm-up is cut short.
+  EXPECT_EQ(order_text(PipelineSchedule::k1F1B, 4, 0, 2), "F0 F1 B0 B1 ");
+  EXPECT_EQ(order_text(PipelineSchedule::kGpipe, 4, 1, 3), "F0 F1 F2 B0 B1 B2 ");
+}
+
+TEST(PipelineStages, MicrobatchesAliveFollowTheSchedule) {
+  EXPECT_EQ(microbatches_alive(PipelineSchedule::kGpipe, 4, 0, 8), 8);
+  EXPECT_EQ(microbatches_alive(PipelineSchedule::k1F1B, 4, 0, 8), 4);
+  EXPECT_EQ(microbatches_alive(PipelineSchedule::k1F1B, 4, 3, 8), 1);
+  EXPECT_EQ(microbatches_alive(PipelineSchedule::k1F1B, 8, 0, 3), 3);
+}
+
+}  // namespace
+}  // namespace clustersim::workloads

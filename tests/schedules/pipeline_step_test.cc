@@ -1,0 +1,144 @@
+// Pipeline parallelism end to end: the stages' schedules (sends, receives,
+// one gradient reduction per step), the mesh's groups with a pp dim, and
+// simulated steps whose bubble follows the pipeline formula.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "exec/mesh_layout.h"
+#include "model/memory_model.h"
+#include "schedules/fsdp_schedule.h"
+#include "schedules/step_simulator.h"
+#include "tests/support/step_fixtures.h"
+
+namespace clustersim::workloads {
+namespace {
+
+using test_support::h100;
+using test_support::hgx_h100;
+
+// small_spec's blocks, 8 of them, a vocab of 256 (an embedding and head that
+// cost next to nothing, so the stages are alike), FULL_SHARD over 2 ranks of
+// each of pp stages.
+WorkloadSpec pipeline_spec(int64_t pp, int64_t microbatches, PipelineSchedule schedule) {
+  WorkloadSpec w = test_support::small_spec(2 * pp, 2);
+  w.model.layers = 8;
+  w.model.vocab = 256;
+  w.pp = pp;
+  w.grad_accum = microbatches;
+  w.pipeline_schedule = schedule;
+  w.dp_size = 2;
+  w.replica_group_size = 1;
+  w.strategy = ShardingStrategy::kFullShard;
+  return w;
+}
+
+int64_t count(const FsdpSchedule& s, TaskKind kind, int8_t peer) {
+  int64_t n = 0;
+  for (const Task& t : s.tasks) n += t.kind == kind && t.peer_stage == peer ? 1 : 0;
+  return n;
+}
+
+TEST(PipelineSchedule, StagesSendAndReceiveEachMicrobatchOnce) {
+  const WorkloadSpec w = pipeline_spec(4, 6, PipelineSchedule::k1F1B);
+  for (int64_t stage = 0; stage < 4; ++stage) {
+    FsdpScheduleOptions o;
+    o.stage = stage;
+    const FsdpSchedule s = build_fsdp_schedule(w, o);
+    const int64_t later = stage < 3 ? 6 : 0;    // there is a next stage
+    const int64_t earlier = stage > 0 ? 6 : 0;  // there is a previous stage
+    EXPECT_EQ(count(s, TaskKind::kSend, +1), later) << stage;
+    EXPECT_EQ(count(s, TaskKind::kRecv, +1), later) << stage;
+    EXPECT_EQ(count(s, TaskKind::kRecv, -1), earlier) << stage;
+    EXPECT_EQ(count(s, TaskKind::kSend, -1), earlier) << stage;
+    // Two blocks a stage, the root on the ends: each gathered once and
+    // reduced once per step, whatever the micro-batches.
+    const int64_t units = 2 + (stage == 0 || stage == 3 ? 1 : 0);
+    EXPECT_EQ(s.count(TaskKind::kAllGather), units) << stage;
+    EXPECT_EQ(s.count(TaskKind::kReduceScatter), units) << stage;
+    // One micro-batch's activation of one rank: 2048 tokens x 2048 x 2 bytes.
+    EXPECT_EQ(s.pipeline_bytes, 2048 * 2048 * 2);
+  }
+}
+
+TEST(PipelineMesh, StagesAreTheOutermostDim) {
+  Layout l;
+  l.world = 32;
+  l.tp = 2;
+  l.shard = 4;
+  l.replica = 2;
+  l.pp = 2;
+  EXPECT_EQ(l.group_count(GroupRole::kShard), 8);
+  EXPECT_EQ(l.group_count(GroupRole::kPp), 16);
+  // Rank 21 = stage 1, in-stage rank 5: tp index 1, shard index 2, replica 0.
+  EXPECT_EQ(l.stage_of(21), 1);
+  EXPECT_EQ(l.group_of(GroupRole::kShard, 21), 5);
+  EXPECT_EQ(l.member(GroupRole::kShard, 5, 2), 21);
+  EXPECT_EQ(l.member(GroupRole::kShard, 5, 0), 17);
+  EXPECT_EQ(l.group_of(GroupRole::kReplica, 21), 2 * 4 + 2 * 2 + 1);
+  EXPECT_EQ(l.member(GroupRole::kReplica, 13, 1), 16 + 8 + 4 + 1);
+  EXPECT_EQ(l.group_of(GroupRole::kPp, 21), 5);
+  EXPECT_EQ(l.member(GroupRole::kPp, 5, 0), 5);
+  EXPECT_EQ(l.member(GroupRole::kPp, 5, 1), 21);
+  // Every rank is member group_of's index of its own group, for every role.
+  for (const GroupRole role : {GroupRole::kShard, GroupRole::kReplica, GroupRole::kTp, GroupRole::kPp}) {
+    for (int64_t r = 0; r < l.world; ++r) {
+      const int64_t g = l.group_of(role, r);
+      bool found = false;
+      for (int64_t i = 0; i < l.group_size(role); ++i) found |= l.member(role, g, i) == r;
+      EXPECT_TRUE(found) << group_role_name(role) << " " << r;
+    }
+  }
+}
+
+StepResult simulate(const WorkloadSpec& w) {
+  StepConfig c;
+  c.workload = w;
+  c.compute = compute_spec_from_profile(h100());
+  c.compute.comm_overlap_slowdown = 1;
+  c.compute.speed_variation = 0;
+  c.host.kernel_launch = sim::SimTime::zero();
+  c.host.graph_launch = sim::SimTime::zero();
+  return simulate_step(hgx_h100(1), h100(), c);
+}
+
+TEST(PipelineStep, TheBubbleIsThePipelineFormulasShare) {
+  // Alike stages of forward F and backward B: GPipe and 1F1B both take
+  // (m + p - 1)(F + B), of which (p - 1)(F + B) idle on each stage: the
+  // bubble is (p - 1) / (m + p - 1) of the step (Huang et al., GPipe,
+  // arXiv:1811.06965; Narayanan et al., arXiv:2104.04473, sec. 2.2.1). The
+  // stages are not quite alike (the ends hold the embedding and the head;
+  // sends take tens of microseconds), and after the last backward every stage
+  // waits at the gradient norm's all-reduce over the pipeline group for the
+  // first stage's last reductions: within 3 points (no pipelining at all
+  // would idle 3/4 of each stage).
+  for (const PipelineSchedule schedule : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B}) {
+    for (const int64_t m : {4, 8}) {
+      const StepResult r = simulate(pipeline_spec(4, m, schedule));
+      const double bubble = r.breakdown.pipeline_bubble_s / r.step_time_s;
+      EXPECT_NEAR(bubble, 3.0 / static_cast<double>(m + 3), 0.03)
+          << pipeline_schedule_name(schedule) << " m " << m;
+      const StepBreakdown& b = r.breakdown;
+      EXPECT_NEAR(b.compute_s + b.exposed_comm_s() + b.pipeline_bubble_s + b.sync_wait_s +
+                      b.launch_bound_s + b.idle_s,
+                  r.step_time_s, 1e-9);
+    }
+  }
+}
+
+TEST(PipelineStep, OneFOneBHoldsFewerActivationsThanGpipe) {
+  // Stage 0 holds p = 4 micro-batches under 1F1B, all m = 8 under GPipe.
+  const WorkloadSpec gpipe = pipeline_spec(4, 8, PipelineSchedule::kGpipe);
+  const WorkloadSpec one_f_one_b = pipeline_spec(4, 8, PipelineSchedule::k1F1B);
+  const MemoryBreakdown g = stage_memory_breakdown(gpipe, 0);
+  const MemoryBreakdown o = stage_memory_breakdown(one_f_one_b, 0);
+  const ActivationBreakdown a = activation_breakdown(gpipe);
+  EXPECT_EQ(g.activations - o.activations, (8 - 4) * 2 * a.block_stored);
+  // The last stage holds one micro-batch under 1F1B, and the head's activations.
+  const MemoryBreakdown last = stage_memory_breakdown(one_f_one_b, 3);
+  EXPECT_EQ(last.activations, 2 * a.block_stored +
+                                  std::max(a.head, a.block_recompute + 2048 * 2048 * 2));
+}
+
+}  // namespace
+}  // namespace clustersim::workloads
