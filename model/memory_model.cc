@@ -176,8 +176,10 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
     m.comm_buffers = c * r.block;
     // no_sync(): micro-batches before the last accumulate unsharded
     // gradients of the whole model (FSDP keeps them in each parameter's .grad).
-    // A pipeline stage reduces once per step, as under no_sync().
-    if ((w.no_sync || pipelined) && w.grad_accum > 1) m.grads += c * r.model;
+    // A pipeline stage reduces once per step, as under no_sync(). FSDP2
+    // accumulates them in the reduce dtype (fsdp_schedule.h).
+    const int64_t accumulated = w.fsdp_version == 2 ? dtype_bytes(w.reduce_dtype) : c;
+    if ((w.no_sync || pipelined) && w.grad_accum > 1) m.grads += accumulated * r.model;
   }
   if (!pipelined) {
     m.activations = activation_bytes(w, options);

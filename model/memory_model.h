@@ -158,7 +158,10 @@
 // ~111 GB for that run.
 //
 // no_sync (workload.fsdp.no_sync, grad_accum > 1, S > 1): the micro-batches
-// before the last accumulate unsharded gradients, grads += c * model_rank.
+// before the last accumulate unsharded gradients, grads += c * model_rank;
+// FSDP2 accumulates them in the reduce dtype (torchtitan's fp32:
+// FSDPParam.unsharded_accumulated_grad), grads += r * model_rank with r its
+// bytes.
 //
 // Communication buffers:
 //   comm_buffers = c * block_rank when S > 1: the unsharded gradient of the

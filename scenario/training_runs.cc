@@ -47,6 +47,7 @@ std::string kind_of(const sim::ConfigValues& values, const collectives::Hardware
   const std::string strategy = values.get_string("workload.parallelism.strategy");
   std::string kind = strategy == "HYBRID_SHARD" ? "HSDP" : strategy == "NO_SHARD" ? "DDP" : "FSDP";
   if (values.get_int("workload.parallelism.tp") > 1) kind += "+TP";
+  if (values.get_int("workload.parallelism.pp") > 1) kind += "+PP";
   if (values.get_string("workload.float8.recipe") != "none") kind += "+Float8";
   return kind + " " + profile.name;
 }

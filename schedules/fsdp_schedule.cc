@@ -433,6 +433,11 @@ class Builder {
   }
 
   void reduce(int32_t unit, int32_t grad_ready, bool last_mb) {
+    const int32_t cast = unit == kRootUnit ? s_.root_grad_cast : s_.block_grad_cast;
+    if (cast != kNoKernel && spec_.grad_accum > 1 && no_sync() && (mb_ > 0 || !last_mb)) {
+      const int32_t add_in = unit == kRootUnit ? s_.root_grad_accumulate : s_.block_grad_accumulate;
+      grad_ready = add(kernel_task(unit, Phase::kBackward, mb_ == 0 ? cast : add_in), {grad_ready});
+    }
     if (!last_mb && no_sync()) return;
     const Stream stream = opt_.separate_reduce_stream ? Stream::kReduce : Stream::kComm;
     const int64_t elem = dtype_bytes(spec_.dtype);
@@ -616,6 +621,20 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
         add_kernel("fsdp.reduce_scatter_copy_in", block + params(block) * reduce_elem);
     s.root_reduce_copy_in =
         add_kernel("fsdp.reduce_scatter_copy_in", root + params(root) * reduce_elem);
+    const bool accumulates = (options.no_sync || spec.pp > 1) && spec.grad_accum > 1;
+    if (accumulates && spec.reduce_dtype != spec.dtype &&
+        dtype_bytes(spec.reduce_dtype) != elem) {
+      // Unsharded gradients in the compute dtype: the block's and the root's bf16 bytes.
+      const auto block_grads = static_cast<double>(s.block_bytes);
+      s.block_grad_cast = add_kernel("fsdp.grad_to_reduce_dtype",
+                                     block_grads + params(block_grads) * reduce_elem);
+      s.root_grad_cast =
+          add_kernel("fsdp.grad_to_reduce_dtype", root + params(root) * reduce_elem);
+      s.block_grad_accumulate = add_kernel("fsdp.accumulate_grad",
+                                           block_grads + 2 * params(block_grads) * reduce_elem);
+      s.root_grad_accumulate =
+          add_kernel("fsdp.accumulate_grad", root + 2 * params(root) * reduce_elem);
+    }
   }
 
   if (spec.tp > 1 && spec.tp_sequence_dim == 1) {

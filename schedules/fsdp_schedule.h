@@ -87,6 +87,16 @@
 // written in the reduce dtype). The all-gather's copy-in of the local shard
 // (1 / shard_group of the bytes, on its own stream) is left out. FSDP1
 // gathers into and reduces from its flat parameter in place: no copies.
+// Between reductions (no_sync, or a pipeline stage's micro-batches before
+// the last) with a reduce dtype wider than the compute dtype (torchtitan's
+// fp32), FSDP2 keeps each unit's unsharded gradient in the reduce dtype
+// (FSDPParam.to_accumulated_grad_if_needed / unsharded_accumulated_grad):
+// after the unit's backward, micro-batch 0 casts the new gradient
+// (fsdp.grad_to_reduce_dtype: compute dtype read, reduce dtype written) and
+// every later one adds it (fsdp.accumulate_grad: the new gradient and the
+// accumulator read, the accumulator written), the last one before its
+// reduction. (The last reduction's copy-in is counted as without
+// accumulation, reading the compute dtype.)
 //
 // Bytes (nccl-tests convention, per rank's collective call): all-gather =
 // total output = the unit's unsharded parameters in the compute dtype;
@@ -247,6 +257,11 @@ struct FsdpSchedule {
   // FSDP2's copies (WorkloadSpec::fsdp_version 2), by unit kind; kNoKernel under FSDP1.
   int32_t block_copy_out = kNoKernel, root_copy_out = kNoKernel;
   int32_t block_reduce_copy_in = kNoKernel, root_reduce_copy_in = kNoKernel;
+  // FSDP2's accumulation of unsharded gradients in the reduce dtype between
+  // reductions (no_sync or a pipeline stage, reduce dtype != compute dtype):
+  // the first micro-batch's cast, and each later one's add; else kNoKernel.
+  int32_t block_grad_cast = kNoKernel, root_grad_cast = kNoKernel;
+  int32_t block_grad_accumulate = kNoKernel, root_grad_accumulate = kNoKernel;
   // DTensor's copy around each TP collective (WorkloadSpec::tp_sequence_dim 1); kNoKernel
   // without TP or with the sequence dim leading.
   int32_t tp_cat_copy = kNoKernel;

@@ -140,5 +140,32 @@ TEST(PipelineStep, OneFOneBHoldsFewerActivationsThanGpipe) {
                                   std::max(a.head, a.block_recompute + 2048 * 2048 * 2));
 }
 
+TEST(PipelineSchedule, Fsdp2AccumulatesUnshardedGradientsInTheReduceDtype) {
+  // Stage 1 of 4 (blocks 2, 3; no root), 3 micro-batches, fp32 reduction:
+  // micro-batch 0 casts each block's bf16 gradient to fp32, 1 and 2 add it.
+  WorkloadSpec w = pipeline_spec(4, 3, PipelineSchedule::k1F1B);
+  w.reduce_dtype = Dtype::kFp32;
+  FsdpScheduleOptions o;
+  o.stage = 1;
+  const FsdpSchedule s = build_fsdp_schedule(w, o);
+  int64_t casts = 0;
+  int64_t adds = 0;
+  for (const Task& t : s.tasks) {
+    casts += t.kernel == s.block_grad_cast ? 1 : 0;
+    adds += t.kernel == s.block_grad_accumulate ? 1 : 0;
+  }
+  EXPECT_EQ(casts, 2);
+  EXPECT_EQ(adds, 4);
+  const double params = static_cast<double>(s.block_bytes) / 2;
+  EXPECT_DOUBLE_EQ(s.kernels[static_cast<size_t>(s.block_grad_cast)].bytes, params * (2 + 4));
+  EXPECT_DOUBLE_EQ(s.kernels[static_cast<size_t>(s.block_grad_accumulate)].bytes,
+                   params * (2 + 4 + 4));
+  // Memory: the stage's unsharded gradients in fp32 on top of the bf16 shard.
+  WorkloadSpec bf16 = w;
+  bf16.reduce_dtype = Dtype::kBf16;
+  EXPECT_EQ(stage_memory_breakdown(w, 1).grads - stage_memory_breakdown(bf16, 1).grads,
+            2 * (s.block_bytes / 2) * 2);
+}
+
 }  // namespace
 }  // namespace clustersim::workloads
