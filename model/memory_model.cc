@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "sim/check.h"
 
@@ -143,7 +144,13 @@ int64_t activation_bytes(const WorkloadSpec& w, const MemoryOptions& options) {
 
 MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_index,
                                        const MemoryOptions& options) {
-  const PipelineStage stage = pipeline_stage(w.model.layers, w.pp, stage_index);
+  // What the stage holds over all its chunks: their blocks and root parts.
+  const std::vector<PipelineStage> chunks =
+      stage_chunks(w.model.layers, w.pp, w.virtual_stages, stage_index);
+  PipelineStage stage;
+  for (const PipelineStage& chunk : chunks) stage.end_block += chunk.blocks();
+  stage.has_embedding = chunks.front().has_embedding;
+  stage.has_head = chunks.back().has_head;
   const RankParams r = rank_params(w, stage);
   const bool pipelined = w.pp > 1;
   const int64_t c = dtype_bytes(w.dtype);
@@ -186,10 +193,12 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
   } else {
     // The stage's blocks for each micro-batch alive, and the head's on the last stage.
     const ActivationBreakdown a = activation_breakdown(w, options);
-    const int64_t alive = microbatches_alive(w.pipeline_schedule, w.pp, stage_index, w.grad_accum);
+    // Chunk-micro-batches alive, each a chunk's blocks (on average).
+    const int64_t alive = microbatches_alive(w.pipeline_schedule, w.pp, w.virtual_stages,
+                                             stage_index, w.grad_accum);
     const int64_t block_backward = a.block_recompute + ceil_div(w.seq_len * w.local_batch, w.tp) *
                                                            w.model.hidden * c;
-    m.activations = alive * stage.blocks() * a.block_stored +
+    m.activations = ceil_div(alive * stage.blocks(), w.virtual_stages) * a.block_stored +
                     std::max(stage.has_head ? a.head : 0, block_backward);
   }
 

@@ -7,50 +7,114 @@
 
 namespace clustersim::workloads {
 
+namespace {
+
+// Chunk `chunk` of `chunks` over `layers` blocks.
+PipelineStage chunk_of(int64_t layers, int64_t chunks, int64_t chunk) {
+  const int64_t base = layers / chunks;
+  const int64_t longer = layers % chunks;
+  PipelineStage s;
+  s.index = chunk;
+  s.first_block = chunk * base + std::min(chunk, longer);
+  s.end_block = s.first_block + base + (chunk < longer ? 1 : 0);
+  s.has_embedding = chunk == 0;
+  s.has_head = chunk == chunks - 1;
+  return s;
+}
+
+int64_t interleaved_warmup(int64_t pp, int64_t v, int64_t stage, int64_t microbatches) {
+  return std::min((v - 1) * pp + 2 * (pp - 1 - stage), microbatches * v);
+}
+
+}  // namespace
+
 std::string_view pipeline_schedule_name(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::kGpipe ? "gpipe" : "1f1b";
+  switch (schedule) {
+    case PipelineSchedule::kGpipe:
+      return "gpipe";
+    case PipelineSchedule::k1F1B:
+      return "1f1b";
+    case PipelineSchedule::kInterleaved1F1B:
+      return "interleaved_1f1b";
+  }
+  return "?";
 }
 
 PipelineStage pipeline_stage(int64_t layers, int64_t pp, int64_t stage) {
   CLUSTERSIM_CHECK(pp >= 1 && pp <= layers && stage >= 0 && stage < pp,
                    "stage " + std::to_string(stage) + " of " + std::to_string(pp) + " over " +
                        std::to_string(layers) + " layers");
-  const int64_t base = layers / pp;
-  const int64_t longer = layers % pp;
-  PipelineStage s;
-  s.index = stage;
-  s.first_block = stage * base + std::min(stage, longer);
-  s.end_block = s.first_block + base + (stage < longer ? 1 : 0);
-  s.has_embedding = stage == 0;
-  s.has_head = stage == pp - 1;
-  return s;
+  return chunk_of(layers, pp, stage);
 }
 
-int64_t microbatches_alive(PipelineSchedule schedule, int64_t pp, int64_t stage,
-                           int64_t microbatches) {
-  if (schedule == PipelineSchedule::kGpipe) return microbatches;
-  return std::min(pp - stage, microbatches);
+std::vector<PipelineStage> stage_chunks(int64_t layers, int64_t pp, int64_t virtual_stages,
+                                        int64_t stage) {
+  CLUSTERSIM_CHECK(virtual_stages >= 1 && pp * virtual_stages <= layers && stage >= 0 &&
+                       stage < pp,
+                   "stage " + std::to_string(stage) + " of " + std::to_string(pp) + " x " +
+                       std::to_string(virtual_stages) + " chunks over " + std::to_string(layers) +
+                       " layers");
+  std::vector<PipelineStage> chunks;
+  for (int64_t k = 0; k < virtual_stages; ++k) {
+    chunks.push_back(chunk_of(layers, pp * virtual_stages, k * pp + stage));
+  }
+  return chunks;
 }
 
-std::vector<PipelineWork> pipeline_order(PipelineSchedule schedule, int64_t pp, int64_t stage,
+int64_t microbatches_alive(PipelineSchedule schedule, int64_t pp, int64_t virtual_stages,
+                           int64_t stage, int64_t microbatches) {
+  switch (schedule) {
+    case PipelineSchedule::kGpipe:
+      return microbatches;
+    case PipelineSchedule::k1F1B:
+      return std::min(pp - stage, microbatches);
+    case PipelineSchedule::kInterleaved1F1B:
+      return std::min(interleaved_warmup(pp, virtual_stages, stage, microbatches) + 1,
+                      microbatches * virtual_stages);
+  }
+  return microbatches;
+}
+
+std::vector<PipelineWork> pipeline_order(PipelineSchedule schedule, int64_t pp,
+                                         int64_t virtual_stages, int64_t stage,
                                          int64_t microbatches) {
-  CLUSTERSIM_CHECK(stage >= 0 && stage < pp && microbatches >= 1, "a pipeline stage's order");
+  CLUSTERSIM_CHECK(stage >= 0 && stage < pp && microbatches >= 1 && virtual_stages >= 1,
+                   "a pipeline stage's order");
   const auto m = static_cast<int32_t>(microbatches);
   std::vector<PipelineWork> order;
-  order.reserve(static_cast<size_t>(2 * m));
+  order.reserve(static_cast<size_t>(2 * m * virtual_stages));
   if (schedule == PipelineSchedule::kGpipe) {
-    for (int32_t i = 0; i < m; ++i) order.push_back({true, i});
-    for (int32_t i = 0; i < m; ++i) order.push_back({false, i});
+    for (int32_t i = 0; i < m; ++i) order.push_back({true, i, 0});
+    for (int32_t i = 0; i < m; ++i) order.push_back({false, i, 0});
     return order;
   }
-  const auto warmup = static_cast<int32_t>(std::min<int64_t>(pp - 1 - stage, m));
-  int32_t next_forward = 0;
-  int32_t next_backward = 0;
-  for (; next_forward < warmup; ++next_forward) order.push_back({true, next_forward});
-  while (next_backward < m) {
-    if (next_forward < m) order.push_back({true, next_forward++});
-    order.push_back({false, next_backward++});
+  if (schedule == PipelineSchedule::k1F1B) {
+    const auto warmup = static_cast<int32_t>(std::min<int64_t>(pp - 1 - stage, m));
+    int32_t next_forward = 0;
+    int32_t next_backward = 0;
+    for (; next_forward < warmup; ++next_forward) order.push_back({true, next_forward, 0});
+    while (next_backward < m) {
+      if (next_forward < m) order.push_back({true, next_forward++, 0});
+      order.push_back({false, next_backward++, 0});
+    }
+    return order;
   }
+  CLUSTERSIM_CHECK(microbatches % pp == 0, "interleaved 1F1B needs micro-batches in rounds of pp");
+  const int64_t v = virtual_stages;
+  const int64_t total = microbatches * v;
+  const auto work = [&](bool forward, int64_t i) {
+    const int64_t k = (i / pp) % v;
+    const auto chunk = static_cast<int32_t>(forward ? k : v - 1 - k);
+    const auto mb = static_cast<int32_t>((i / (pp * v)) * pp + i % pp);
+    return PipelineWork{forward, mb, chunk};
+  };
+  const int64_t warmup = interleaved_warmup(pp, v, stage, microbatches);
+  for (int64_t i = 0; i < warmup; ++i) order.push_back(work(true, i));
+  for (int64_t j = 0; j < total - warmup; ++j) {
+    order.push_back(work(true, warmup + j));
+    order.push_back(work(false, j));
+  }
+  for (int64_t j = total - warmup; j < total; ++j) order.push_back(work(false, j));
   return order;
 }
 

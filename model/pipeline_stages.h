@@ -6,17 +6,26 @@
 // model/memory_model.h's.
 //
 // Stage split (torchtitan's even split of the layers, its pipeline_module_split
-// before the weighted split of 2025): the L blocks are split into pp
-// contiguous runs, the first L mod pp stages one block longer; the embedding
-// is on stage 0, the final norm and the output head (and the loss) on stage
-// pp - 1. The imbalance this causes (the ends carry extra work) is real and
-// shows in the step.
+// before the weighted split of 2025): the L blocks are split into pp * v
+// contiguous chunks (v virtual stages per rank; 1 but for interleaved 1F1B),
+// the first L mod (pp * v) chunks one block longer; rank-stage s holds chunks
+// s, s + pp, ..., s + (v - 1) pp (torch.distributed.pipelining's "loop"
+// placement); the embedding is in chunk 0 (stage 0), the final norm and the
+// output head (and the loss) in the last chunk (stage pp - 1). The imbalance
+// this causes (the ends carry extra work) is real and shows in the step.
 //
 // Micro-batches alive (torch.distributed.pipelining's schedules, m
 // micro-batches):
 //   GPipe: every forward before any backward: m on every stage.
 //   1F1B:  stage s runs min(pp - 1 - s, m) warm-up forwards, then alternates
 //          one forward and one backward: min(pp - s, m) alive at its peak.
+//   Interleaved 1F1B (v >= 2, m a multiple of pp; Narayanan et al.,
+//          arXiv:2104.04473, sec. 2.2; torch's ScheduleInterleaved1F1B): the
+//          i-th forward of a stage is chunk (i / pp) mod v of micro-batch
+//          (i / (pp v)) pp + i mod pp, the i-th backward the same from the
+//          last chunk back; min((v - 1) pp + 2 (pp - 1 - s), m v) warm-up
+//          forwards, then one forward and one backward in turn: one more
+//          chunk-micro-batch than the warm-up alive at the peak.
 //
 // Units: counts of blocks and micro-batches. Thread safety: pure functions.
 #pragma once
@@ -27,11 +36,12 @@
 
 namespace clustersim::workloads {
 
-enum class PipelineSchedule { kGpipe, k1F1B };
+enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
 std::string_view pipeline_schedule_name(PipelineSchedule schedule);
 
+// One chunk of blocks (a stage without virtual stages).
 struct PipelineStage {
-  int64_t index = 0;
+  int64_t index = 0;  // the chunk's place in the model, 0 .. pp * v - 1
   int64_t first_block = 0;  // blocks [first_block, end_block)
   int64_t end_block = 0;
   bool has_embedding = true;
@@ -41,18 +51,26 @@ struct PipelineStage {
 
 // Stage `stage` of `pp` over `layers` blocks (0 <= stage < pp <= layers).
 PipelineStage pipeline_stage(int64_t layers, int64_t pp, int64_t stage);
+// The chunks rank-stage `stage` holds with `virtual_stages` per rank, in
+// model order (pp * virtual_stages <= layers).
+std::vector<PipelineStage> stage_chunks(int64_t layers, int64_t pp, int64_t virtual_stages,
+                                        int64_t stage);
 
-// Micro-batches whose activations stage `stage` holds at its peak.
-int64_t microbatches_alive(PipelineSchedule schedule, int64_t pp, int64_t stage,
-                           int64_t microbatches);
+// Chunk-micro-batches (one chunk's activations of one micro-batch) stage
+// `stage` holds at its peak; without virtual stages, micro-batches.
+int64_t microbatches_alive(PipelineSchedule schedule, int64_t pp, int64_t virtual_stages,
+                           int64_t stage, int64_t microbatches);
 
 // One stage's order of work: forward (true) or backward (false) of each
-// micro-batch, as the schedule issues it.
+// micro-batch on one of its chunks (0 .. virtual_stages - 1), as the schedule
+// issues it.
 struct PipelineWork {
   bool forward = true;
   int32_t micro_batch = 0;
+  int32_t chunk = 0;
 };
-std::vector<PipelineWork> pipeline_order(PipelineSchedule schedule, int64_t pp, int64_t stage,
+std::vector<PipelineWork> pipeline_order(PipelineSchedule schedule, int64_t pp,
+                                         int64_t virtual_stages, int64_t stage,
                                          int64_t microbatches);
 
 }  // namespace clustersim::workloads

@@ -35,8 +35,10 @@ constexpr std::array<Named<Float8Recipe>, 3> kFloat8Recipes = {
     {{Float8Recipe::kNone, "none"},
      {Float8Recipe::kTensorwise, "tensorwise"},
      {Float8Recipe::kRowwise, "rowwise"}}};
-constexpr std::array<Named<PipelineSchedule>, 2> kPipelineSchedules = {
-    {{PipelineSchedule::kGpipe, "gpipe"}, {PipelineSchedule::k1F1B, "1f1b"}}};
+constexpr std::array<Named<PipelineSchedule>, 3> kPipelineSchedules = {
+    {{PipelineSchedule::kGpipe, "gpipe"},
+     {PipelineSchedule::k1F1B, "1f1b"},
+     {PipelineSchedule::kInterleaved1F1B, "interleaved_1f1b"}}};
 constexpr std::array<Named<ActivationCheckpointing>, 3> kCheckpointing = {
     {{ActivationCheckpointing::kNone, "none"},
      {ActivationCheckpointing::kFull, "full"},
@@ -51,6 +53,7 @@ const char* const kTp = "workload.parallelism.tp";
 const char* const kPp = "workload.parallelism.pp";
 const char* const kPipelineSchedule = "workload.pipeline.schedule";
 const char* const kMicrobatches = "workload.pipeline.microbatches";
+const char* const kVirtualStages = "workload.pipeline.virtual_stages";
 const char* const kGradAccum = "workload.grad_accum";
 const char* const kFloat8 = "workload.float8.recipe";
 const char* const kFloat8AllGather = "workload.float8.fsdp_all_gather";
@@ -152,16 +155,27 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
                "expected no value with pp 1 (micro-batches without a pipeline are " +
                    std::string(kGradAccum) + "), found " + str(values.get_int(kMicrobatches)));
     }
+    if (w.virtual_stages != 1) {
+      sink.add(values.where(kVirtualStages), kVirtualStages,
+               "expected 1 with pp 1 (no pipeline), found " + str(w.virtual_stages));
+    }
     return;
   }
   if ((w.world_size / w.tp) % w.pp != 0 || w.world_size % w.tp != 0) {
     sink.add(values.where(kPp), kPp,
              "expected a divisor of world_size " + str(w.world_size) + " / tp " + str(w.tp) +
                  " = " + str(w.world_size / w.tp) + ", found " + str(w.pp));
-  } else if (model_ok && w.pp > w.model.layers) {
+  } else if (model_ok && w.pp * w.virtual_stages > w.model.layers) {
     sink.add(values.where(kPp), kPp,
-             "expected at most the model's " + str(w.model.layers) +
-                 " layers (a stage holds at least one block), found " + str(w.pp));
+             "expected pp x virtual_stages " + str(w.virtual_stages) + " at most the model's " +
+                 str(w.model.layers) + " layers (a chunk holds at least one block), found " +
+                 str(w.pp));
+  }
+  const bool interleaved = w.pipeline_schedule == PipelineSchedule::kInterleaved1F1B;
+  if (interleaved != (w.virtual_stages > 1)) {
+    sink.add(values.where(kVirtualStages), kVirtualStages,
+             std::string(interleaved ? "expected at least 2" : "expected 1") + " with schedule " +
+                 values.get_string(kPipelineSchedule) + ", found " + str(w.virtual_stages));
   }
   if (w.grad_accum != 1) {
     sink.add(values.where(kGradAccum), kGradAccum,
@@ -174,6 +188,12 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
                  " (CPU offload under pipeline parallelism is not modelled), found true");
   }
   w.grad_accum = values.has(kMicrobatches) ? values.get_int(kMicrobatches) : w.pp;
+  if (interleaved && w.grad_accum % w.pp != 0) {
+    sink.add(values.where(kMicrobatches), kMicrobatches,
+             "expected a multiple of pp " + str(w.pp) +
+                 " with interleaved_1f1b (micro-batches run in rounds of one per stage), found " +
+                 str(w.grad_accum));
+  }
 }
 
 }  // namespace
@@ -306,8 +326,10 @@ void add_workload_keys(sim::ConfigSchema& schema) {
   schema
       .add_key(kPipelineSchedule, ValueType::kEnum,
                "gpipe: every micro-batch's forward, then every backward; 1f1b: stage s runs pp - "
-               "1 - s warm-up forwards, then one forward and one backward in turn "
-               "(torch.distributed.pipelining's ScheduleGPipe and Schedule1F1B).")
+               "1 - s warm-up forwards, then one forward and one backward in turn; "
+               "interleaved_1f1b: the same over virtual_stages chunks per rank, micro-batches in "
+               "rounds of pp (torch.distributed.pipelining's ScheduleGPipe, Schedule1F1B and "
+               "ScheduleInterleaved1F1B).")
       .one_of(names(kPipelineSchedules))
       .default_to(std::string("1f1b"));
   schema
@@ -316,6 +338,13 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "/ pipeline_parallel_microbatch_size); default pp. Replaces grad_accum, which "
                "stays 1.")
       .positive();
+  schema
+      .add_key(kVirtualStages, ValueType::kInt,
+               "Model chunks per rank (interleaved_1f1b, at least 2): the layers split into pp x "
+               "virtual_stages chunks, rank-stage s holding chunks s, s + pp, ...; 1 for gpipe "
+               "and 1f1b.")
+      .positive()
+      .default_to(int64_t{1});
   schema.add_section("workload.float8",
                      "Float8 training of the blocks' linears (torchao Float8Linear, as torchtitan "
                      "applies it: the output head stays bf16; model/float8_kernels.h).");
@@ -419,6 +448,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.tp = values.get_int(kTp);
   w.pp = values.get_int(kPp);
   w.pipeline_schedule = value_of(kPipelineSchedules, values.get_string(kPipelineSchedule));
+  w.virtual_stages = values.get_int(kVirtualStages);
   w.backward_prefetch = value_of(kPrefetches, values.get_string("workload.fsdp.backward_prefetch"));
   w.forward_prefetch = values.get_bool("workload.fsdp.forward_prefetch");
   w.limit_all_gathers = values.get_bool("workload.fsdp.limit_all_gathers");

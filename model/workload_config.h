@@ -71,6 +71,7 @@ struct WorkloadSpec {
   // (workload.pipeline.microbatches) and local_batch the size of each.
   int64_t pp = 1;
   PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;
+  int64_t virtual_stages = 1;  // chunks per rank (interleaved 1F1B)
 
   BackwardPrefetch backward_prefetch = BackwardPrefetch::kBackwardPre;
   bool forward_prefetch = false;

@@ -114,9 +114,10 @@ class Builder {
   void build() {
     const int32_t mbs = static_cast<int32_t>(spec_.grad_accum);
     if (pipelined()) {
-      for (const PipelineWork& w :
-           pipeline_order(spec_.pipeline_schedule, spec_.pp, s_.stage.index, mbs)) {
+      for (const PipelineWork& w : pipeline_order(spec_.pipeline_schedule, spec_.pp,
+                                                  spec_.virtual_stages, s_.stage, mbs)) {
         mb_ = w.micro_batch;
+        chunk_ = w.chunk;
         if (w.forward) {
           forward();
         } else {
@@ -200,20 +201,32 @@ class Builder {
             spec_.strategy == ShardingStrategy::kHybridShard) &&
            spec_.reshard_after_forward && !pipelined();
   }
-  bool has_root() const { return s_.stage.has_embedding || s_.stage.has_head; }
+  const PipelineStage& chunk() const { return s_.chunks[static_cast<size_t>(chunk_)]; }
+  bool has_embedding() const { return s_.chunks.front().has_embedding; }
+  bool has_head() const { return s_.chunks.back().has_head; }
   bool on_stage(int32_t unit) const {
-    if (unit == kRootUnit) return has_root();
-    return unit >= s_.stage.first_block && unit < s_.stage.end_block;
+    if (unit == kRootUnit) return has_embedding() || has_head();
+    for (const PipelineStage& c : s_.chunks) {
+      if (unit >= c.first_block && unit < c.end_block) return true;
+    }
+    return false;
+  }
+  // The stage of the chunk before and after the current one, relative.
+  int32_t previous_stage() const { return s_.stage > 0 ? -1 : static_cast<int32_t>(spec_.pp - 1); }
+  int32_t next_stage() const {
+    return s_.stage < spec_.pp - 1 ? 1 : -static_cast<int32_t>(spec_.pp - 1);
   }
 
   // A pipeline send or receive of the current micro-batch: to or from the
   // next stage (+1) or the previous one (-1), after `after` (kNone: nothing).
-  int32_t p2p(TaskKind kind, int8_t peer_stage, Phase phase, int32_t after) {
+  int32_t p2p(TaskKind kind, int32_t peer_stage, Phase phase, int32_t after) {
     Task t;
     t.kind = kind;
     t.stream = kind == TaskKind::kSend ? Stream::kPpSend : Stream::kPpRecv;
     t.phase = phase;
-    t.unit = static_cast<int32_t>(peer_stage > 0 ? s_.stage.end_block - 1 : s_.stage.first_block);
+    // Forward sends and backward receives are at the chunk's output end.
+    const bool downstream = (phase == Phase::kForward) == (kind == TaskKind::kSend);
+    t.unit = static_cast<int32_t>(downstream ? chunk().end_block - 1 : chunk().first_block);
     t.micro_batch = mb_;
     t.bytes = s_.pipeline_bytes;
     t.peer_stage = peer_stage;
@@ -404,15 +417,15 @@ class Builder {
   }
 
   void forward() {
-    // Forward order: root (embedding), the stage's blocks, then the head (root).
-    const PipelineStage& st = s_.stage;
-    if (has_root()) {
+    // Forward order: root (embedding), the chunk's blocks, then the head (root).
+    const PipelineStage& st = chunk();
+    if (st.has_embedding || st.has_head) {
       ensure_gathered(kRootUnit, Phase::kForward);
       if (spec_.forward_prefetch) ensure_gathered(static_cast<int32_t>(st.first_block), Phase::kForward);
       if (st.has_embedding) kernels(kRootUnit, Phase::kForward, range(s_.embedding_forward));
     }
-    if (pipelined() && st.index > 0) {
-      first_kernel_waits_for_ = p2p(TaskKind::kRecv, -1, Phase::kForward, kNone);
+    if (pipelined() && !st.has_embedding) {
+      first_kernel_waits_for_ = p2p(TaskKind::kRecv, previous_stage(), Phase::kForward, kNone);
     }
     int32_t last = kNone;
     for (auto unit = static_cast<int32_t>(st.first_block); unit < st.end_block; ++unit) {
@@ -424,7 +437,7 @@ class Builder {
     if (st.has_head) {
       kernels(kRootUnit, Phase::kForward, range(s_.head_forward));
     } else {
-      p2p(TaskKind::kSend, +1, Phase::kForward, last);
+      p2p(TaskKind::kSend, next_stage(), Phase::kForward, last);
     }
   }
 
@@ -484,8 +497,8 @@ class Builder {
   }
 
   void backward(bool last_mb) {
-    // Backward order: head (root), the stage's blocks last to first, embedding (root).
-    const PipelineStage& st = s_.stage;
+    // Backward order: head (root), the chunk's blocks last to first, embedding (root).
+    const PipelineStage& st = chunk();
     const bool free_after =
         sharded() && (last_mb || (!no_sync() && !pipelined()) ||
                       (spec_.strategy != ShardingStrategy::kShardGradOp && !pipelined()));
@@ -495,13 +508,13 @@ class Builder {
     if (pf == BackwardPrefetch::kBackwardPre) prefetch_backward(static_cast<int32_t>(st.end_block - 1));
     if (st.has_head) {
       const int32_t head_ready = kernels(kRootUnit, Phase::kBackward, range(s_.head_backward));
-      if (!st.has_embedding) {
+      if (!has_embedding()) {
         // The last stage's root is the head alone: done with it now.
         if (free_after) free_unit(kRootUnit, Phase::kBackward);
         reduce(kRootUnit, head_ready, last_mb);
       }
     } else {
-      first_kernel_waits_for_ = p2p(TaskKind::kRecv, +1, Phase::kBackward, kNone);
+      first_kernel_waits_for_ = p2p(TaskKind::kRecv, next_stage(), Phase::kBackward, kNone);
     }
     for (auto b = static_cast<int32_t>(st.end_block - 1); b >= first; --b) {
       const int32_t next = b - 1;  // kRootUnit after block 0: gathered already
@@ -515,7 +528,9 @@ class Builder {
         first_kernel_waits_for_ = waits;
       }
       const int32_t grad_ready = kernels(b, Phase::kBackward, range(s_.block_backward));
-      if (b == first && !st.has_embedding) p2p(TaskKind::kSend, -1, Phase::kBackward, grad_ready);
+      if (b == first && !st.has_embedding) {
+        p2p(TaskKind::kSend, previous_stage(), Phase::kBackward, grad_ready);
+      }
       if (free_after) free_unit(b, Phase::kBackward);
       if (pf == BackwardPrefetch::kBackwardPost) prefetch_backward(next);
       reduce(b, grad_ready, last_mb);
@@ -531,6 +546,7 @@ class Builder {
   const FsdpScheduleOptions& opt_;
   FsdpSchedule& s_;
   int32_t mb_ = 0;
+  int32_t chunk_ = 0;  // the pipeline chunk of the work being built
   int32_t first_kernel_waits_for_ = kNone;  // a receive the next unit's first kernel waits for
   int32_t last_on_[kStreamCount] = {kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone};
   std::vector<bool> gathered_;
@@ -580,7 +596,10 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   const ParameterBreakdown p = parameter_breakdown(spec.model);
   const int64_t elem = dtype_bytes(spec.dtype);
   s.blocks = static_cast<int32_t>(spec.model.layers);
-  s.stage = pipeline_stage(spec.model.layers, spec.pp, options.stage);
+  s.stage = options.stage;
+  s.chunks = stage_chunks(spec.model.layers, spec.pp, spec.virtual_stages, options.stage);
+  int64_t stage_blocks = 0;
+  for (const PipelineStage& c : s.chunks) stage_blocks += c.blocks();
   s.pipeline_bytes = ceil_div(spec.local_batch * spec.seq_len, spec.tp) * spec.model.hidden * elem;
   s.block_bytes = ceil_div(p.block, spec.tp) * elem;
   s.block_gather_bytes = s.block_bytes;
@@ -590,10 +609,10 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
     s.float8_weights = spec.model.activation == Activation::kSwiGLU ? 7 : 6;
   }
   // The stage's share of the model: its blocks and what it holds of the root.
-  const int64_t root_params = (s.stage.has_embedding ? p.embedding : 0) +
-                              (s.stage.has_head ? p.final_norm + p.output_head : 0);
+  const int64_t root_params = (s.chunks.front().has_embedding ? p.embedding : 0) +
+                              (s.chunks.back().has_head ? p.final_norm + p.output_head : 0);
   s.root_bytes = ceil_div(root_params, spec.tp) * elem;
-  const int64_t stage_params = spec.pp == 1 ? p.total : s.stage.blocks() * p.block + root_params;
+  const int64_t stage_params = spec.pp == 1 ? p.total : stage_blocks * p.block + root_params;
   const int64_t local_params = ceil_div(ceil_div(stage_params, spec.tp), spec.shard_group_size);
   s.local_params = local_params;
   s.optimizer_kernel = static_cast<int32_t>(s.kernels.size());
@@ -648,7 +667,7 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
   if (spec.float8_precompute_scales) {
     // torch._foreach_norm(ord=inf) over the local fp32 shards of the linear weights.
     const double local_linear = static_cast<double>(ceil_div(
-        ceil_div(s.stage.blocks() * p.block_linear, spec.tp), spec.shard_group_size));
+        ceil_div(stage_blocks * p.block_linear, spec.tp), spec.shard_group_size));
     s.kernels.push_back(pointwise("float8.precompute_amax", KernelClass::kOptimizer,
                                   local_linear, 4 * local_linear));
     s.float8_amax_kernel = static_cast<int32_t>(s.kernels.size() - 1);

@@ -157,7 +157,11 @@
 // forward; a stage before the last sends its output (kSend to +1, on
 // kPpSend) after its last block, and receives the output's gradient (kRecv
 // from +1) before its backward; a stage after the first sends the gradient
-// of its input (kSend to -1) after its first block's backward. Each moves
+// of its input (kSend to -1) after its first block's backward. With
+// virtual stages (interleaved 1F1B) each of the stage's chunks does so, chunk
+// by chunk in the schedule's order, and the last stage's chunks send to the
+// first stage's next chunk (peer_stage -(pp - 1)), whose gradients come back
+// the same way. Each moves
 // one micro-batch's activation on one TP rank, local_batch * seq_len *
 // hidden * dtype / tp bytes (sequence-sharded under TP). FSDP as
 // torch.distributed.pipelining runs FSDP2 (torchtitan: no reshard after
@@ -230,7 +234,9 @@ struct Task {
   int64_t bytes = 0;  // collectives: payload per rank (see the top of this file); copies:
                       // bytes moved; kCpuOptimizer: parameters updated
   GroupRole group = GroupRole::kNone;  // collectives only
-  int8_t peer_stage = 0;               // kSend / kRecv: +1 the next stage, -1 the previous
+  // kSend / kRecv: the peer's stage, relative (+1 the next stage, -1 the
+  // previous; with virtual stages also -(pp - 1) and pp - 1, across the wrap).
+  int32_t peer_stage = 0;
 };
 
 // [begin, begin + count) in FsdpSchedule::kernels.
@@ -267,8 +273,10 @@ struct FsdpSchedule {
   int32_t tp_cat_copy = kNoKernel;
 
   int32_t blocks = 0;        // transformer blocks (units 0 .. blocks-1)
-  // The stage's blocks and root parts (all of them without pipeline parallelism).
-  PipelineStage stage;
+  // The stage's chunks of blocks and root parts (one chunk, the whole model,
+  // without pipeline parallelism), and its index.
+  std::vector<PipelineStage> chunks;
+  int64_t stage = 0;
   int64_t pipeline_bytes = 0;  // a send/recv: one micro-batch's activation on one TP rank
   int64_t block_bytes = 0;   // unsharded parameter bytes of one block (compute dtype)
   int64_t root_bytes = 0;    // unsharded parameter bytes of the root unit

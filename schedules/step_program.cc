@@ -1,7 +1,9 @@
 #include "schedules/step_program.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "collectives/group_collectives.h"
@@ -136,8 +138,7 @@ class ProgramBuilder {
       op.kind = t.kind == TaskKind::kSend ? OpKind::kSend : OpKind::kRecv;
       op.peer = t.peer_stage * layout_.stage_ranks();
       op.tag = t.phase == Phase::kForward ? kActivationTag : kGradientTag;
-      const size_t counter = (t.kind == TaskKind::kSend ? 0 : 2) + (t.peer_stage > 0 ? 0 : 1);
-      op.seq = p2p_count_[counter]++;
+      op.seq = p2p_count_[std::make_tuple(op.kind, op.peer, op.tag)]++;
       op.bytes = t.bytes;
       op.exposed = step_accounts::kPipelineBubble;
       op.label = add_label(OpLabel{"pp", task_kind_name(t.kind), "pipeline", tag_of(t), t.bytes, 0});
@@ -289,8 +290,8 @@ class ProgramBuilder {
   std::vector<int32_t> free_compute_count_;         // compute ops issued before each free
   size_t pending_deps_ = 0;                         // deps of the op being built
   std::vector<std::pair<int32_t, int32_t>> gates_;  // (op, compute ops it waits for)
-  // Pipeline sends and receives so far: send +1, send -1, recv +1, recv -1.
-  std::array<int32_t, 4> p2p_count_{};
+  // Pipeline sends and receives so far, by kind, peer and tag.
+  std::map<std::tuple<OpKind, int64_t, int64_t>, int32_t> p2p_count_;
 };
 
 }  // namespace

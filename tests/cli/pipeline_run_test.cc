@@ -36,6 +36,19 @@ TEST(PipelineRun, GradAccumAndMicrobatchesAreOneKeyEach) {
   EXPECT_TRUE(contains(r.err, "expected a divisor")) << r.err;
 }
 
+TEST(PipelineRun, VirtualStagesGoWithTheInterleavedScheduleOnly) {
+  auto r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
+                "workload.pipeline.virtual_stages=2"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "workload.pipeline.virtual_stages: expected 1 with schedule 1f1b"))
+      << r.err;
+  r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
+           "workload.pipeline.schedule=interleaved_1f1b", "--set",
+           "workload.pipeline.virtual_stages=2", "--set", "workload.pipeline.microbatches=3"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "expected a multiple of pp 2 with interleaved_1f1b")) << r.err;
+}
+
 TEST(PipelineRun, APipelinedStepReportsItsStagesAndBubble) {
   const auto r = run({"run", kScenario, "--no-wall-time", "--set", "workload.parallelism.pp=2",
                       "--set", "workload.pipeline.microbatches=4"});

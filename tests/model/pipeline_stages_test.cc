@@ -8,10 +8,13 @@
 namespace clustersim::workloads {
 namespace {
 
-std::string order_text(PipelineSchedule schedule, int64_t pp, int64_t stage, int64_t m) {
+std::string order_text(PipelineSchedule schedule, int64_t pp, int64_t stage, int64_t m,
+                       int64_t v = 1) {
   std::string text;
-  for (const PipelineWork& w : pipeline_order(schedule, pp, stage, m)) {
-    text += (w.forward ? "F" : "B") + std::to_string(w.micro_batch) + " ";
+  for (const PipelineWork& w : pipeline_order(schedule, pp, v, stage, m)) {
+    text += (w.forward ? "F" : "B") + std::to_string(w.micro_batch);
+    if (v > 1) text += "c" + std::to_string(w.chunk);
+    text += " ";
   }
   return text;
 }
@@ -44,11 +47,30 @@ TEST(PipelineStages, OneFOneBWarmsUpThenAlternates) {
   EXPECT_EQ(order_text(PipelineSchedule::kGpipe, 4, 1, 3), "F0 F1 F2 B0 B1 B2 ");
 }
 
+TEST(PipelineStages, InterleavedRunsChunksInRoundsOfPp) {
+  // 2 stages x 2 chunks, 4 micro-batches (hand-derived from the formulas of
+  // the header): stage 0 warms up with (2 - 1) 2 + 2 (2 - 1 - 0) = 4 forwards,
+  // stage 1 with 2; chunk 1 of stage 1 is the model's last.
+  EXPECT_EQ(order_text(PipelineSchedule::kInterleaved1F1B, 2, 0, 4, 2),
+            "F0c0 F1c0 F0c1 F1c1 F2c0 B0c1 F3c0 B1c1 F2c1 B0c0 F3c1 B1c0 B2c1 B3c1 B2c0 B3c0 ");
+  EXPECT_EQ(order_text(PipelineSchedule::kInterleaved1F1B, 2, 1, 4, 2),
+            "F0c0 F1c0 F0c1 B0c1 F1c1 B1c1 F2c0 B0c0 F3c0 B1c0 F2c1 B2c1 F3c1 B3c1 B2c0 B3c0 ");
+  EXPECT_EQ(microbatches_alive(PipelineSchedule::kInterleaved1F1B, 2, 2, 0, 4), 5);
+  // Rank-stage 1 of 2 with 2 chunks over 10 layers: chunks 1 and 3 (3 and 2 blocks).
+  const std::vector<PipelineStage> c = stage_chunks(10, 2, 2, 1);
+  ASSERT_EQ(c.size(), 2U);
+  EXPECT_EQ(c[0].first_block, 3);
+  EXPECT_EQ(c[0].end_block, 6);
+  EXPECT_EQ(c[1].first_block, 8);
+  EXPECT_EQ(c[1].end_block, 10);
+  EXPECT_TRUE(c[1].has_head && !c[0].has_embedding);
+}
+
 TEST(PipelineStages, MicrobatchesAliveFollowTheSchedule) {
-  EXPECT_EQ(microbatches_alive(PipelineSchedule::kGpipe, 4, 0, 8), 8);
-  EXPECT_EQ(microbatches_alive(PipelineSchedule::k1F1B, 4, 0, 8), 4);
-  EXPECT_EQ(microbatches_alive(PipelineSchedule::k1F1B, 4, 3, 8), 1);
-  EXPECT_EQ(microbatches_alive(PipelineSchedule::k1F1B, 8, 0, 3), 3);
+  EXPECT_EQ(microbatches_alive(PipelineSchedule::kGpipe, 4, 1, 0, 8), 8);
+  EXPECT_EQ(microbatches_alive(PipelineSchedule::k1F1B, 4, 1, 0, 8), 4);
+  EXPECT_EQ(microbatches_alive(PipelineSchedule::k1F1B, 4, 1, 3, 8), 1);
+  EXPECT_EQ(microbatches_alive(PipelineSchedule::k1F1B, 8, 1, 0, 3), 3);
 }
 
 }  // namespace
