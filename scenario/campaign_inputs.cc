@@ -24,11 +24,15 @@ namespace {
 // instead of simulating the reduced job.
 bool even_with_one_group_fewer(const topology::Cluster& cluster, const workloads::WorkloadSpec& w) {
   const int64_t replicas = w.replica_group_size - 1;
-  const int64_t width = w.shard_group_size * w.tp;  // GPUs of one replica group
-  for (int64_t g = 0; g < width; ++g) {
-    std::vector<int64_t> gpus;
-    for (int64_t i = 0; i < replicas; ++i) gpus.push_back(i * width + g);
-    if (collectives::uniform_ranks_per_node(cluster, gpus) == 0) return false;
+  const int64_t width = w.shard_group_size * w.tp;  // GPUs of one replica group in one stage
+  // Pipeline stages are the mesh's outermost dim: stage s of the smaller job
+  // starts at GPU s * replicas * width.
+  for (int64_t stage = 0; stage < w.pp; ++stage) {
+    for (int64_t g = 0; g < width; ++g) {
+      std::vector<int64_t> gpus;
+      for (int64_t i = 0; i < replicas; ++i) gpus.push_back((stage * replicas + i) * width + g);
+      if (collectives::uniform_ranks_per_node(cluster, gpus) == 0) return false;
+    }
   }
   return true;
 }
@@ -99,7 +103,7 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
       workloads::WorkloadSpec& w = fewer.workload;
       w.replica_group_size = r - 1;
       w.dp_size = w.shard_group_size * (r - 1);
-      w.world_size = w.dp_size * w.tp;
+      w.world_size = w.dp_size * w.tp * w.pp;
       if (r - 1 == 1) w.strategy = workloads::ShardingStrategy::kFullShard;
       fewer.stragglers.erase(
           std::remove_if(fewer.stragglers.begin(), fewer.stragglers.end(),
