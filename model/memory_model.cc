@@ -146,7 +146,7 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
                                        const MemoryOptions& options) {
   // What the stage holds over all its chunks: their blocks and root parts.
   const std::vector<PipelineStage> chunks =
-      stage_chunks(w.model.layers, w.pp, w.virtual_stages, stage_index);
+      stage_chunks(w.model.layers, w.pp, w.virtual_stages, stage_index, w.pipeline_schedule);
   PipelineStage stage;
   for (const PipelineStage& chunk : chunks) stage.end_block += chunk.blocks();
   stage.has_embedding = chunks.front().has_embedding;

@@ -26,6 +26,53 @@ int64_t interleaved_warmup(int64_t pp, int64_t v, int64_t stage, int64_t microba
   return std::min((v - 1) * pp + 2 * (pp - 1 - stage), microbatches * v);
 }
 
+using Kind = PipelineWorkKind;
+
+// ZBV's order for rank-stage `stage` (see the header), chunk 0 the V's
+// descending arm, chunk 1 its ascending one.
+std::vector<PipelineWork> zbv_order(int64_t pp, int64_t stage, int64_t microbatches) {
+  const int64_t n = std::max(2 * pp - 1, microbatches);
+  std::vector<PipelineWork> order;
+  int32_t f[2] = {0, 0};  // next forward, input and weight gradient per chunk
+  int32_t b[2] = {0, 0};
+  int32_t w[2] = {0, 0};
+  const auto forward = [&](int c) { order.push_back({Kind::kForward, f[c]++, c}); };
+  const auto input = [&](int c) { order.push_back({Kind::kBackwardInput, b[c]++, c}); };
+  const auto weight = [&](int c) { order.push_back({Kind::kBackwardWeight, w[c]++, c}); };
+  for (int64_t i = 0; i < 2 * (pp - stage) - 1; ++i) forward(0);
+  for (int64_t i = 0; i < stage; ++i) {
+    forward(1);
+    forward(0);
+  }
+  for (int64_t i = 0; i < pp - stage; ++i) {
+    forward(1);
+    input(1);
+    weight(1);
+  }
+  while (f[1] < f[0] || f[0] < n) {
+    if (f[0] < n) forward(0);
+    input(0);
+    weight(0);
+    forward(1);
+    input(1);
+    weight(1);
+  }
+  for (int64_t i = 0; i < stage; ++i) {
+    input(0);
+    input(1);
+  }
+  for (int64_t i = 0; i < pp - stage; ++i) {
+    input(0);
+    weight(0);
+  }
+  while (w[1] < b[1]) weight(1);
+  while (w[0] < b[0]) weight(0);
+  CLUSTERSIM_CHECK(f[0] == b[0] && b[0] == w[0] && f[1] == b[1] && b[1] == w[1],
+                   "ZBV runs every forward's input and weight gradient");
+  std::erase_if(order, [&](const PipelineWork& x) { return x.micro_batch >= microbatches; });
+  return order;
+}
+
 }  // namespace
 
 std::string_view pipeline_schedule_name(PipelineSchedule schedule) {
@@ -36,6 +83,8 @@ std::string_view pipeline_schedule_name(PipelineSchedule schedule) {
       return "1f1b";
     case PipelineSchedule::kInterleaved1F1B:
       return "interleaved_1f1b";
+    case PipelineSchedule::kZbv:
+      return "zbv";
   }
   return "?";
 }
@@ -47,8 +96,13 @@ PipelineStage pipeline_stage(int64_t layers, int64_t pp, int64_t stage) {
   return chunk_of(layers, pp, stage);
 }
 
+int64_t rank_of_chunk(PipelineSchedule schedule, int64_t pp, int64_t chunk) {
+  if (schedule == PipelineSchedule::kZbv && chunk >= pp) return 2 * pp - 1 - chunk;
+  return chunk % pp;
+}
+
 std::vector<PipelineStage> stage_chunks(int64_t layers, int64_t pp, int64_t virtual_stages,
-                                        int64_t stage) {
+                                        int64_t stage, PipelineSchedule schedule) {
   CLUSTERSIM_CHECK(virtual_stages >= 1 && pp * virtual_stages <= layers && stage >= 0 &&
                        stage < pp,
                    "stage " + std::to_string(stage) + " of " + std::to_string(pp) + " x " +
@@ -56,23 +110,25 @@ std::vector<PipelineStage> stage_chunks(int64_t layers, int64_t pp, int64_t virt
                        " layers");
   std::vector<PipelineStage> chunks;
   for (int64_t k = 0; k < virtual_stages; ++k) {
-    chunks.push_back(chunk_of(layers, pp * virtual_stages, k * pp + stage));
+    const bool v_arm = schedule == PipelineSchedule::kZbv && k == 1;
+    chunks.push_back(chunk_of(layers, pp * virtual_stages, v_arm ? 2 * pp - 1 - stage : k * pp + stage));
   }
   return chunks;
 }
 
 int64_t microbatches_alive(PipelineSchedule schedule, int64_t pp, int64_t virtual_stages,
                            int64_t stage, int64_t microbatches) {
-  switch (schedule) {
-    case PipelineSchedule::kGpipe:
-      return microbatches;
-    case PipelineSchedule::k1F1B:
-      return std::min(pp - stage, microbatches);
-    case PipelineSchedule::kInterleaved1F1B:
-      return std::min(interleaved_warmup(pp, virtual_stages, stage, microbatches) + 1,
-                      microbatches * virtual_stages);
+  // A forward's activations live until its backward (or weight gradient) ran.
+  int64_t alive = 0;
+  int64_t peak = 0;
+  for (const PipelineWork& w : pipeline_order(schedule, pp, virtual_stages, stage, microbatches)) {
+    if (w.kind == Kind::kForward) {
+      peak = std::max(peak, ++alive);
+    } else if (w.kind != Kind::kBackwardInput) {
+      --alive;
+    }
   }
-  return microbatches;
+  return peak;
 }
 
 std::vector<PipelineWork> pipeline_order(PipelineSchedule schedule, int64_t pp,
@@ -84,21 +140,22 @@ std::vector<PipelineWork> pipeline_order(PipelineSchedule schedule, int64_t pp,
   std::vector<PipelineWork> order;
   order.reserve(static_cast<size_t>(2 * m * virtual_stages));
   if (schedule == PipelineSchedule::kGpipe) {
-    for (int32_t i = 0; i < m; ++i) order.push_back({true, i, 0});
-    for (int32_t i = 0; i < m; ++i) order.push_back({false, i, 0});
+    for (int32_t i = 0; i < m; ++i) order.push_back({Kind::kForward, i, 0});
+    for (int32_t i = 0; i < m; ++i) order.push_back({Kind::kBackward, i, 0});
     return order;
   }
   if (schedule == PipelineSchedule::k1F1B) {
     const auto warmup = static_cast<int32_t>(std::min<int64_t>(pp - 1 - stage, m));
     int32_t next_forward = 0;
     int32_t next_backward = 0;
-    for (; next_forward < warmup; ++next_forward) order.push_back({true, next_forward, 0});
+    for (; next_forward < warmup; ++next_forward) order.push_back({Kind::kForward, next_forward, 0});
     while (next_backward < m) {
-      if (next_forward < m) order.push_back({true, next_forward++, 0});
-      order.push_back({false, next_backward++, 0});
+      if (next_forward < m) order.push_back({Kind::kForward, next_forward++, 0});
+      order.push_back({Kind::kBackward, next_backward++, 0});
     }
     return order;
   }
+  if (schedule == PipelineSchedule::kZbv) return zbv_order(pp, stage, microbatches);
   CLUSTERSIM_CHECK(microbatches % pp == 0, "interleaved 1F1B needs micro-batches in rounds of pp");
   const int64_t v = virtual_stages;
   const int64_t total = microbatches * v;
@@ -106,7 +163,7 @@ std::vector<PipelineWork> pipeline_order(PipelineSchedule schedule, int64_t pp,
     const int64_t k = (i / pp) % v;
     const auto chunk = static_cast<int32_t>(forward ? k : v - 1 - k);
     const auto mb = static_cast<int32_t>((i / (pp * v)) * pp + i % pp);
-    return PipelineWork{forward, mb, chunk};
+    return PipelineWork{forward ? Kind::kForward : Kind::kBackward, mb, chunk};
   };
   const int64_t warmup = interleaved_warmup(pp, v, stage, microbatches);
   for (int64_t i = 0; i < warmup; ++i) order.push_back(work(true, i));

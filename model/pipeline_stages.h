@@ -10,7 +10,8 @@
 // contiguous chunks (v virtual stages per rank; 1 but for interleaved 1F1B),
 // the first L mod (pp * v) chunks one block longer; rank-stage s holds chunks
 // s, s + pp, ..., s + (v - 1) pp (torch.distributed.pipelining's "loop"
-// placement); the embedding is in chunk 0 (stage 0), the final norm and the
+// placement; ZBV's "v" placement instead: chunks s and 2 pp - 1 - s, so rank
+// 0 holds the first and the last); the embedding is in chunk 0, the final norm and the
 // output head (and the loss) in the last chunk (stage pp - 1). The imbalance
 // this causes (the ends carry extra work) is real and shows in the step.
 //
@@ -26,6 +27,16 @@
 //          last chunk back; min((v - 1) pp + 2 (pp - 1 - s), m v) warm-up
 //          forwards, then one forward and one backward in turn: one more
 //          chunk-micro-batch than the warm-up alive at the peak.
+//   ZBV (zero bubble, V shape; Qi et al., arXiv:2401.10241 sec. 6; torch's
+//          ScheduleZBVZeroBubble, 2 chunks per rank): the backward split into
+//          the input gradient (I) and the weight gradient (W), which fills
+//          the bubbles. Rank s: 2 (pp - s) - 1 forwards of chunk 0; s pairs
+//          (F chunk 1, F chunk 0); pp - s triples (F, I, W of chunk 1); then
+//          while forwards remain (F0? I0 W0 F1 I1 W1); then s pairs (I0, I1),
+//          pp - s pairs (I0, W0), and the weight gradients left, chunk 1's
+//          first; over max(m, 2 pp - 1) micro-batches, those past m dropped.
+// Alive at the peak: the most chunk-micro-batches forwarded and not yet
+// through their (weight-)backward, walking the order.
 //
 // Units: counts of blocks and micro-batches. Thread safety: pure functions.
 #pragma once
@@ -36,7 +47,7 @@
 
 namespace clustersim::workloads {
 
-enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
+enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B, kZbv };
 std::string_view pipeline_schedule_name(PipelineSchedule schedule);
 
 // One chunk of blocks (a stage without virtual stages).
@@ -52,22 +63,27 @@ struct PipelineStage {
 // Stage `stage` of `pp` over `layers` blocks (0 <= stage < pp <= layers).
 PipelineStage pipeline_stage(int64_t layers, int64_t pp, int64_t stage);
 // The chunks rank-stage `stage` holds with `virtual_stages` per rank, in
-// model order (pp * virtual_stages <= layers).
+// model order (pp * virtual_stages <= layers), placed as `schedule` places them.
 std::vector<PipelineStage> stage_chunks(int64_t layers, int64_t pp, int64_t virtual_stages,
-                                        int64_t stage);
+                                        int64_t stage,
+                                        PipelineSchedule schedule = PipelineSchedule::k1F1B);
+// The rank-stage that holds chunk `chunk` (0 .. pp * virtual_stages - 1).
+int64_t rank_of_chunk(PipelineSchedule schedule, int64_t pp, int64_t chunk);
 
 // Chunk-micro-batches (one chunk's activations of one micro-batch) stage
 // `stage` holds at its peak; without virtual stages, micro-batches.
 int64_t microbatches_alive(PipelineSchedule schedule, int64_t pp, int64_t virtual_stages,
                            int64_t stage, int64_t microbatches);
 
-// One stage's order of work: forward (true) or backward (false) of each
-// micro-batch on one of its chunks (0 .. virtual_stages - 1), as the schedule
-// issues it.
+// One stage's order of work: the forward, the backward, or (zero bubble)
+// the backward's input-gradient or weight-gradient half, of one micro-batch
+// on one of its chunks (0 .. virtual_stages - 1), as the schedule issues it.
+enum class PipelineWorkKind { kForward, kBackward, kBackwardInput, kBackwardWeight };
 struct PipelineWork {
-  bool forward = true;
+  PipelineWorkKind kind = PipelineWorkKind::kForward;
   int32_t micro_batch = 0;
   int32_t chunk = 0;
+  bool forward() const { return kind == PipelineWorkKind::kForward; }
 };
 std::vector<PipelineWork> pipeline_order(PipelineSchedule schedule, int64_t pp,
                                          int64_t virtual_stages, int64_t stage,

@@ -35,10 +35,11 @@ constexpr std::array<Named<Float8Recipe>, 3> kFloat8Recipes = {
     {{Float8Recipe::kNone, "none"},
      {Float8Recipe::kTensorwise, "tensorwise"},
      {Float8Recipe::kRowwise, "rowwise"}}};
-constexpr std::array<Named<PipelineSchedule>, 3> kPipelineSchedules = {
+constexpr std::array<Named<PipelineSchedule>, 4> kPipelineSchedules = {
     {{PipelineSchedule::kGpipe, "gpipe"},
      {PipelineSchedule::k1F1B, "1f1b"},
-     {PipelineSchedule::kInterleaved1F1B, "interleaved_1f1b"}}};
+     {PipelineSchedule::kInterleaved1F1B, "interleaved_1f1b"},
+     {PipelineSchedule::kZbv, "zbv"}}};
 constexpr std::array<Named<ActivationCheckpointing>, 3> kCheckpointing = {
     {{ActivationCheckpointing::kNone, "none"},
      {ActivationCheckpointing::kFull, "full"},
@@ -172,10 +173,20 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
                  str(w.pp));
   }
   const bool interleaved = w.pipeline_schedule == PipelineSchedule::kInterleaved1F1B;
-  if (interleaved != (w.virtual_stages > 1)) {
+  const bool zbv = w.pipeline_schedule == PipelineSchedule::kZbv;
+  const bool chunks_ok = zbv           ? w.virtual_stages == 2
+                         : interleaved ? w.virtual_stages >= 2
+                                       : w.virtual_stages == 1;
+  if (!chunks_ok) {
     sink.add(values.where(kVirtualStages), kVirtualStages,
-             std::string(interleaved ? "expected at least 2" : "expected 1") + " with schedule " +
-                 values.get_string(kPipelineSchedule) + ", found " + str(w.virtual_stages));
+             std::string(zbv ? "expected 2" : interleaved ? "expected at least 2" : "expected 1") +
+                 " with schedule " + values.get_string(kPipelineSchedule) + ", found " +
+                 str(w.virtual_stages));
+  }
+  if (zbv && w.torch_compile) {
+    sink.add(values.where("workload.torch_compile"), "workload.torch_compile",
+             "expected false with schedule zbv (torch.distributed.pipelining does not split the "
+             "backward into input and weight gradients under torch.compile), found true");
   }
   if (w.grad_accum != 1) {
     sink.add(values.where(kGradAccum), kGradAccum,
@@ -328,8 +339,10 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "gpipe: every micro-batch's forward, then every backward; 1f1b: stage s runs pp - "
                "1 - s warm-up forwards, then one forward and one backward in turn; "
                "interleaved_1f1b: the same over virtual_stages chunks per rank, micro-batches in "
-               "rounds of pp (torch.distributed.pipelining's ScheduleGPipe, Schedule1F1B and "
-               "ScheduleInterleaved1F1B).")
+               "rounds of pp; zbv: zero bubble in a V (2 chunks per rank, s and 2 pp - 1 - s, the "
+               "backward split into input and weight gradients, which fill the bubbles; eager "
+               "only) (torch.distributed.pipelining's ScheduleGPipe, Schedule1F1B, "
+               "ScheduleInterleaved1F1B and ScheduleZBVZeroBubble).")
       .one_of(names(kPipelineSchedules))
       .default_to(std::string("1f1b"));
   schema
@@ -340,9 +353,9 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .positive();
   schema
       .add_key(kVirtualStages, ValueType::kInt,
-               "Model chunks per rank (interleaved_1f1b, at least 2): the layers split into pp x "
-               "virtual_stages chunks, rank-stage s holding chunks s, s + pp, ...; 1 for gpipe "
-               "and 1f1b.")
+               "Model chunks per rank (interleaved_1f1b: at least 2; zbv: 2): the layers split "
+               "into pp x virtual_stages chunks, rank-stage s holding chunks s, s + pp, ... (zbv: "
+               "s and 2 pp - 1 - s); 1 for gpipe and 1f1b.")
       .positive()
       .default_to(int64_t{1});
   schema.add_section("workload.float8",

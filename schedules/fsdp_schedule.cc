@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "model/model_spec.h"
@@ -66,10 +67,14 @@ std::string_view stream_name(Stream stream) {
       return "copy";
     case Stream::kCpu:
       return "cpu";
-    case Stream::kPpSend:
+    case Stream::kPpSendActivation:
       return "pp_send";
-    case Stream::kPpRecv:
+    case Stream::kPpSendGradient:
+      return "pp_send_grad";
+    case Stream::kPpRecvActivation:
       return "pp_recv";
+    case Stream::kPpRecvGradient:
+      return "pp_recv_grad";
   }
   return "?";
 }
@@ -92,6 +97,22 @@ constexpr int64_t kAmaxBytes = 4;  // one fp32 amax
 constexpr int64_t kNormBytes = 4;  // the fp32 sum of squares of the local gradients
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// Zero bubble's split of a backward: the weight gradients (GEMMs and eager
+// norms' weight-gradient kernels) apart from the rest, each in order.
+void split_weight_gradients(const std::vector<Kernel>& table, KernelRange backward,
+                            std::vector<int32_t>& input_grad, std::vector<int32_t>& weight_grad) {
+  for (int32_t i = backward.begin; i < backward.begin + backward.count; ++i) {
+    const std::string_view name = table[static_cast<size_t>(i)].name;
+    const bool weight = ends_with(name, ".wgrad") || ends_with(name, ".mul_weight.bwd_weight") ||
+                        ends_with(name, ".weight_grad_sum");
+    (weight ? weight_grad : input_grad).push_back(i);
+  }
+}
 
 KernelRange append(std::vector<Kernel>& table, const std::vector<Kernel>& ks) {
   KernelRange r{static_cast<int32_t>(table.size()), static_cast<int32_t>(ks.size())};
@@ -118,10 +139,20 @@ class Builder {
                                                   spec_.virtual_stages, s_.stage, mbs)) {
         mb_ = w.micro_batch;
         chunk_ = w.chunk;
-        if (w.forward) {
-          forward();
-        } else {
-          backward(w.micro_batch == mbs - 1);
+        const bool last = w.micro_batch == mbs - 1;
+        switch (w.kind) {
+          case PipelineWorkKind::kForward:
+            forward();
+            break;
+          case PipelineWorkKind::kBackward:
+            backward(last);
+            break;
+          case PipelineWorkKind::kBackwardInput:
+            backward_input();
+            break;
+          case PipelineWorkKind::kBackwardWeight:
+            backward_weight(last);
+            break;
         }
       }
     } else {
@@ -212,17 +243,22 @@ class Builder {
     return false;
   }
   // The stage of the chunk before and after the current one, relative.
-  int32_t previous_stage() const { return s_.stage > 0 ? -1 : static_cast<int32_t>(spec_.pp - 1); }
-  int32_t next_stage() const {
-    return s_.stage < spec_.pp - 1 ? 1 : -static_cast<int32_t>(spec_.pp - 1);
+  int32_t stage_of_chunk(int64_t chunk) const {
+    return static_cast<int32_t>(rank_of_chunk(spec_.pipeline_schedule, spec_.pp, chunk) -
+                                s_.stage);
   }
+  int32_t previous_stage() const { return stage_of_chunk(chunk().index - 1); }
+  int32_t next_stage() const { return stage_of_chunk(chunk().index + 1); }
 
   // A pipeline send or receive of the current micro-batch: to or from the
   // next stage (+1) or the previous one (-1), after `after` (kNone: nothing).
   int32_t p2p(TaskKind kind, int32_t peer_stage, Phase phase, int32_t after) {
     Task t;
     t.kind = kind;
-    t.stream = kind == TaskKind::kSend ? Stream::kPpSend : Stream::kPpRecv;
+    const bool activation = phase == Phase::kForward;
+    t.stream = kind == TaskKind::kSend
+                   ? (activation ? Stream::kPpSendActivation : Stream::kPpSendGradient)
+                   : (activation ? Stream::kPpRecvActivation : Stream::kPpRecvGradient);
     t.phase = phase;
     // Forward sends and backward receives are at the chunk's output end.
     const bool downstream = (phase == Phase::kForward) == (kind == TaskKind::kSend);
@@ -520,13 +556,7 @@ class Builder {
       const int32_t next = b - 1;  // kRootUnit after block 0: gathered already
       ensure_gathered(b, Phase::kBackward);
       if (pf == BackwardPrefetch::kBackwardPre) prefetch_backward(next);
-      if (!s_.recompute.empty()) {
-        // Recomputation needs no gradient: only the backward kernels wait for it.
-        const int32_t waits = first_kernel_waits_for_;
-        first_kernel_waits_for_ = kNone;
-        kernels(b, Phase::kRecompute, s_.recompute);
-        first_kernel_waits_for_ = waits;
-      }
+      recompute(b);
       const int32_t grad_ready = kernels(b, Phase::kBackward, range(s_.block_backward));
       if (b == first && !st.has_embedding) {
         p2p(TaskKind::kSend, previous_stage(), Phase::kBackward, grad_ready);
@@ -535,11 +565,65 @@ class Builder {
       if (pf == BackwardPrefetch::kBackwardPost) prefetch_backward(next);
       reduce(b, grad_ready, last_mb);
     }
-    if (!st.has_embedding) return;
+    if (st.has_embedding) embedding_backward(free_after, last_mb);
+  }
+
+  void recompute(int32_t block) {
+    if (s_.recompute.empty()) return;
+    // Recomputation needs no gradient: only the backward kernels wait for it.
+    const int32_t waits = first_kernel_waits_for_;
+    first_kernel_waits_for_ = kNone;
+    kernels(block, Phase::kRecompute, s_.recompute);
+    first_kernel_waits_for_ = waits;
+  }
+
+  void embedding_backward(bool free_after, bool last_mb) {
     ensure_gathered(kRootUnit, Phase::kBackward);
     const int32_t grad_ready = kernels(kRootUnit, Phase::kBackward, range(s_.embedding_backward));
     if (free_after) free_unit(kRootUnit, Phase::kBackward);
     reduce(kRootUnit, grad_ready, last_mb);
+  }
+
+  // Zero bubble: the current chunk's backward up to the gradient of its
+  // input, which goes to the previous stage.
+  void backward_input() {
+    const PipelineStage& st = chunk();
+    const BackwardPrefetch pf = spec_.backward_prefetch;
+    if (pf == BackwardPrefetch::kBackwardPre) prefetch_backward(static_cast<int32_t>(st.end_block - 1));
+    if (st.has_head) {
+      kernels(kRootUnit, Phase::kBackward, s_.head_input_grad);
+    } else {
+      first_kernel_waits_for_ = p2p(TaskKind::kRecv, next_stage(), Phase::kBackward, kNone);
+    }
+    const auto first = static_cast<int32_t>(st.first_block);
+    for (auto b = static_cast<int32_t>(st.end_block - 1); b >= first; --b) {
+      ensure_gathered(b, Phase::kBackward);
+      if (pf == BackwardPrefetch::kBackwardPre) prefetch_backward(b - 1);
+      recompute(b);
+      const int32_t input_grad = kernels(b, Phase::kBackward, s_.block_input_grad);
+      if (b == first && !st.has_embedding) {
+        p2p(TaskKind::kSend, previous_stage(), Phase::kBackward, input_grad);
+      }
+    }
+  }
+
+  // ... and its weight gradients, after which the units' gradients are final.
+  void backward_weight(bool last_mb) {
+    const PipelineStage& st = chunk();
+    const bool free_after = sharded() && last_mb;
+    if (st.has_head) {
+      const int32_t head_ready = kernels(kRootUnit, Phase::kBackward, s_.head_weight_grad);
+      if (!has_embedding()) {
+        if (free_after) free_unit(kRootUnit, Phase::kBackward);
+        reduce(kRootUnit, head_ready, last_mb);
+      }
+    }
+    for (auto b = static_cast<int32_t>(st.end_block - 1); b >= st.first_block; --b) {
+      const int32_t grad_ready = kernels(b, Phase::kBackward, s_.block_weight_grad);
+      if (free_after) free_unit(b, Phase::kBackward);
+      reduce(b, grad_ready, last_mb);
+    }
+    if (st.has_embedding) embedding_backward(free_after, last_mb);
   }
 
   const WorkloadSpec& spec_;
@@ -548,7 +632,8 @@ class Builder {
   int32_t mb_ = 0;
   int32_t chunk_ = 0;  // the pipeline chunk of the work being built
   int32_t first_kernel_waits_for_ = kNone;  // a receive the next unit's first kernel waits for
-  int32_t last_on_[kStreamCount] = {kNone, kNone, kNone, kNone, kNone, kNone, kNone, kNone};
+  int32_t last_on_[kStreamCount] = {kNone, kNone, kNone, kNone, kNone,
+                                   kNone, kNone, kNone, kNone, kNone};
   std::vector<bool> gathered_;
   std::vector<int32_t> last_ag_;          // latest all-gather per unit slot
   std::vector<int32_t> copied_ag_;        // the all-gather whose output was copied out last
@@ -592,12 +677,15 @@ FsdpSchedule build_fsdp_schedule(const WorkloadSpec& spec, const FsdpScheduleOpt
                                   : Recompute::kNone;
   const KernelRange again = append(s.kernels, block_recompute(spec.model, kc, recompute));
   for (int32_t i = 0; i < again.count; ++i) s.recompute.push_back(again.begin + i);
+  split_weight_gradients(s.kernels, s.block_backward, s.block_input_grad, s.block_weight_grad);
+  split_weight_gradients(s.kernels, s.head_backward, s.head_input_grad, s.head_weight_grad);
 
   const ParameterBreakdown p = parameter_breakdown(spec.model);
   const int64_t elem = dtype_bytes(spec.dtype);
   s.blocks = static_cast<int32_t>(spec.model.layers);
   s.stage = options.stage;
-  s.chunks = stage_chunks(spec.model.layers, spec.pp, spec.virtual_stages, options.stage);
+  s.chunks = stage_chunks(spec.model.layers, spec.pp, spec.virtual_stages, options.stage,
+                          spec.pipeline_schedule);
   int64_t stage_blocks = 0;
   for (const PipelineStage& c : s.chunks) stage_blocks += c.blocks();
   s.pipeline_bytes = ceil_div(spec.local_batch * spec.seq_len, spec.tp) * spec.model.hidden * elem;

@@ -153,15 +153,19 @@
 // only, the embedding on the first stage and the head on the last (the root
 // unit holds what the stage has of them), micro-batches in the order of the
 // pipeline schedule. A stage after the first receives each micro-batch's
-// activation (kRecv from peer_stage -1, on kPpRecv) before its first block's
+// activation (kRecv from peer_stage -1) before its first block's
 // forward; a stage before the last sends its output (kSend to +1, on
-// kPpSend) after its last block, and receives the output's gradient (kRecv
+// after its last block, and receives the output's gradient (kRecv
 // from +1) before its backward; a stage after the first sends the gradient
 // of its input (kSend to -1) after its first block's backward. With
 // virtual stages (interleaved 1F1B) each of the stage's chunks does so, chunk
 // by chunk in the schedule's order, and the last stage's chunks send to the
 // first stage's next chunk (peer_stage -(pp - 1)), whose gradients come back
-// the same way. Each moves
+// the same way. ZBV places a rank's second chunk on stage 2 pp - 1 - s (its
+// peers are then the stage before and after it, the rank itself at the V's
+// turn) and runs each backward as its input-gradient half (the receive,
+// recomputation, every kernel but the weight gradients', the send) and, later,
+// its weight-gradient half, after which the unit's gradients are reduced. Each moves
 // one micro-batch's activation on one TP rank, local_batch * seq_len *
 // hidden * dtype / tp bytes (sequence-sharded under TP). FSDP as
 // torch.distributed.pipelining runs FSDP2 (torchtitan: no reshard after
@@ -207,11 +211,24 @@ enum class TaskKind : uint8_t {
 };
 // kTp: tensor-parallel collectives (their own NCCL communicator); kCopy:
 // host<->device copies; kCpu: work of the host's CPU cores (not the thread
-// that launches kernels); kPpSend / kPpRecv: pipeline parallelism's sends and
-// receives (one NCCL stream each, so that a send waiting for its receiver
-// never holds up a receive).
-enum class Stream : uint8_t { kCompute, kComm, kReduce, kTp, kCopy, kCpu, kPpSend, kPpRecv };
-inline constexpr int kStreamCount = 8;
+// that launches kernels); kPpSend* / kPpRecv*: pipeline parallelism's sends
+// and receives of activations and of gradients, each on a stream of its own,
+// so that one waiting for its peer holds up no other (torch's runtime posts
+// them as separate asynchronous batches; ZBV's order would otherwise wait in
+// a cycle).
+enum class Stream : uint8_t {
+  kCompute,
+  kComm,
+  kReduce,
+  kTp,
+  kCopy,
+  kCpu,
+  kPpSendActivation,
+  kPpSendGradient,
+  kPpRecvActivation,
+  kPpRecvGradient
+};
+inline constexpr int kStreamCount = 10;
 // The streams of a schedule without pipeline parallelism.
 inline constexpr int kStreamCountWithoutPipeline = 6;
 
@@ -257,6 +274,10 @@ struct FsdpSchedule {
   KernelRange block_forward, block_backward, embedding_forward, embedding_backward, head_forward,
       head_backward;
   std::vector<int32_t> recompute;  // kernel indices a block recomputes (checkpointing)
+  // Zero-bubble schedules: the block's and the head's backward kernels split
+  // into the input gradient's and the weight gradient's (the .wgrad GEMMs and
+  // eager norms' weight-gradient kernels), each in backward order.
+  std::vector<int32_t> block_input_grad, block_weight_grad, head_input_grad, head_weight_grad;
   int32_t optimizer_kernel = kNoKernel;
   // Gradient-norm clipping (WorkloadSpec::grad_clip); kNoKernel without.
   int32_t grad_norm_kernel = kNoKernel, grad_clip_kernel = kNoKernel;

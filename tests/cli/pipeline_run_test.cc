@@ -49,6 +49,15 @@ TEST(PipelineRun, VirtualStagesGoWithTheInterleavedScheduleOnly) {
   EXPECT_TRUE(contains(r.err, "expected a multiple of pp 2 with interleaved_1f1b")) << r.err;
 }
 
+TEST(PipelineRun, ZbvRunsEagerOnTwoChunks) {
+  const auto r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
+                      "workload.pipeline.schedule=zbv", "--set", "workload.torch_compile=true"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "workload.pipeline.virtual_stages: expected 2 with schedule zbv"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "workload.torch_compile: expected false with schedule zbv")) << r.err;
+}
+
 TEST(PipelineRun, APipelinedStepReportsItsStagesAndBubble) {
   const auto r = run({"run", kScenario, "--no-wall-time", "--set", "workload.parallelism.pp=2",
                       "--set", "workload.pipeline.microbatches=4"});

@@ -12,7 +12,11 @@ std::string order_text(PipelineSchedule schedule, int64_t pp, int64_t stage, int
                        int64_t v = 1) {
   std::string text;
   for (const PipelineWork& w : pipeline_order(schedule, pp, v, stage, m)) {
-    text += (w.forward ? "F" : "B") + std::to_string(w.micro_batch);
+    const char* kind = w.kind == PipelineWorkKind::kForward          ? "F"
+                       : w.kind == PipelineWorkKind::kBackward       ? "B"
+                       : w.kind == PipelineWorkKind::kBackwardInput ? "I"
+                                                                     : "W";
+    text += kind + std::to_string(w.micro_batch);
     if (v > 1) text += "c" + std::to_string(w.chunk);
     text += " ";
   }
@@ -64,6 +68,28 @@ TEST(PipelineStages, InterleavedRunsChunksInRoundsOfPp) {
   EXPECT_EQ(c[1].first_block, 8);
   EXPECT_EQ(c[1].end_block, 10);
   EXPECT_TRUE(c[1].has_head && !c[0].has_embedding);
+}
+
+TEST(PipelineStages, ZbvPlacesChunksInAVAndSplitsTheBackward) {
+  // Rank-stage 1 of 2, 3 micro-batches, hand-derived from the header's
+  // phases: 1 forward of chunk 0; 1 pair (F chunk 1, F chunk 0); 1 triple
+  // (F, I, W of chunk 1); the steady loop once; cool-down (I0, I1), (I0, W0),
+  // then the weight gradients left, chunk 1's first.
+  EXPECT_EQ(order_text(PipelineSchedule::kZbv, 2, 1, 3, 2),
+            "F0c0 F0c1 F1c0 F1c1 I0c1 W0c1 F2c0 I0c0 W0c0 F2c1 I1c1 W1c1 I1c0 I2c1 I2c0 W1c0 "
+            "W2c1 W2c0 ");
+  // Rank 0 holds the model's first and last chunk; the turn is on rank pp - 1.
+  const std::vector<PipelineStage> c = stage_chunks(8, 2, 2, 0, PipelineSchedule::kZbv);
+  EXPECT_EQ(c[0].index, 0);
+  EXPECT_EQ(c[1].index, 3);
+  EXPECT_TRUE(c[0].has_embedding && c[1].has_head);
+  EXPECT_EQ(rank_of_chunk(PipelineSchedule::kZbv, 2, 1), 1);
+  EXPECT_EQ(rank_of_chunk(PipelineSchedule::kZbv, 2, 2), 1);
+  EXPECT_EQ(rank_of_chunk(PipelineSchedule::kZbv, 2, 3), 0);
+  EXPECT_EQ(rank_of_chunk(PipelineSchedule::kInterleaved1F1B, 2, 3), 1);
+  // A forward's activations live until its weight gradient: 4 chunk-micro-batches
+  // at the peak, after F1c1.
+  EXPECT_EQ(microbatches_alive(PipelineSchedule::kZbv, 2, 2, 1, 3), 4);
 }
 
 TEST(PipelineStages, MicrobatchesAliveFollowTheSchedule) {
