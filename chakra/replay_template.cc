@@ -279,7 +279,7 @@ class TemplateBuilder {
     const std::string pg = node.pg_name.value_or("");
     const auto slot = std::lower_bound(t_.slot_names.begin(), t_.slot_names.end(), pg);
     tn.resource = static_cast<int32_t>(slot - t_.slot_names.begin());
-    if (node.stream && *node.stream >= 0 && *node.stream < kStreamCount) {
+    if (node.stream && *node.stream >= 0 && *node.stream < kStreamCountWithoutPipeline) {
       const std::string_view name = stream_name(static_cast<Stream>(*node.stream));
       tn.track = name == "copy" ? "pcie" : name;
     } else {

@@ -273,9 +273,13 @@ class Builder {
 
   int32_t add(Task t, std::vector<int32_t> d) {
     const int32_t index = s_.size();
-    int32_t& prev = last_on_[static_cast<size_t>(t.stream)];
-    if (prev != kNone) d.push_back(prev);
-    prev = index;
+    // A send or receive waits only for its own channel's earlier ones (the
+    // compiled program gives each channel a stream of its own).
+    if (t.kind != TaskKind::kSend && t.kind != TaskKind::kRecv) {
+      int32_t& prev = last_on_[static_cast<size_t>(t.stream)];
+      if (prev != kNone) d.push_back(prev);
+      prev = index;
+    }
     if (t.host_wait != kNoHostWait) d.push_back(t.host_wait);
     std::sort(d.begin(), d.end());
     d.erase(std::unique(d.begin(), d.end()), d.end());

@@ -212,10 +212,13 @@ enum class TaskKind : uint8_t {
 // kTp: tensor-parallel collectives (their own NCCL communicator); kCopy:
 // host<->device copies; kCpu: work of the host's CPU cores (not the thread
 // that launches kernels); kPpSend* / kPpRecv*: pipeline parallelism's sends
-// and receives of activations and of gradients, each on a stream of its own,
-// so that one waiting for its peer holds up no other (torch's runtime posts
-// them as separate asynchronous batches; ZBV's order would otherwise wait in
-// a cycle).
+// and receives of activations and of gradients. Each channel (direction,
+// peer, activation or gradient) is a FIFO of its own, as ProcessGroupNCCL
+// gives every peer pair its own communicator and stream: a send or receive
+// depends on its channel's earlier ones only (no stream-order dependency on
+// the task list's stream), and the compiled program puts each channel on a
+// stream of its own, so that one waiting for its peer holds up no other
+// (ZBV's order would otherwise wait in a cycle).
 enum class Stream : uint8_t {
   kCompute,
   kComm,

@@ -44,8 +44,9 @@ class ProgramBuilder {
     for (const Kernel& k : s_.kernels) {
       kernel_ns_.push_back(kernel_time(k, config_.compute).count_ns());
     }
-    // Pipeline stages have two more streams (their sends and receives).
-    const int streams = config_.workload.pp > 1 ? kStreamCount : kStreamCountWithoutPipeline;
+    // Pipeline stages' sends and receives get streams beyond these, one per
+    // channel (p2p_stream).
+    const int streams = kStreamCountWithoutPipeline;
     p_.stream_ops.resize(static_cast<size_t>(streams));
     p_.stream_names.resize(static_cast<size_t>(streams));
     for (int st = 0; st < streams; ++st) {
@@ -81,8 +82,8 @@ class ProgramBuilder {
     for (const auto& [op, count] : gates_) {
       add_compute_gate(p_, op, count, p_.ops[static_cast<size_t>(op)].host_start_ns);
     }
-    for (int st = 0; st < streams; ++st) {
-      if (!p_.stream_ops[static_cast<size_t>(st)].empty()) p_.used_streams.push_back(st);
+    for (size_t st = 0; st < p_.stream_ops.size(); ++st) {
+      if (!p_.stream_ops[st].empty()) p_.used_streams.push_back(static_cast<int>(st));
     }
     return StepProgram{std::move(p_), std::move(kernel_ns_)};
   }
@@ -113,7 +114,8 @@ class ProgramBuilder {
   Op new_op(int32_t task) {
     const Task& t = s_.tasks[static_cast<size_t>(task)];
     Op op;
-    op.stream = static_cast<uint8_t>(t.stream);
+    op.stream = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv ? p2p_stream(t)
+                                                                        : static_cast<uint8_t>(t.stream);
     op.pos = static_cast<int32_t>(p_.stream_ops[op.stream].size());
     p_.stream_ops[op.stream].push_back(static_cast<int32_t>(p_.ops.size()));
     op.first_task = task;
@@ -222,6 +224,20 @@ class ProgramBuilder {
     for (const auto& [role, stream] : used) (void)channel_of(role, stream);
   }
 
+  // The stream of a send or receive's channel: its direction, activation or
+  // gradient (Task::stream) and peer, made on first use.
+  uint8_t p2p_stream(const Task& t) {
+    const auto key = std::make_pair(static_cast<int>(t.stream), t.peer_stage);
+    const auto it = p2p_streams_.find(key);
+    if (it != p2p_streams_.end()) return it->second;
+    CLUSTERSIM_CHECK(p_.stream_ops.size() < 255, "at most 255 streams a program");
+    const auto id = static_cast<uint8_t>(p_.stream_ops.size());
+    p_.stream_ops.emplace_back();
+    p_.stream_names.push_back(stream_name(t.stream));
+    p2p_streams_.emplace(key, id);
+    return id;
+  }
+
   int32_t channel_of(GroupRole role, uint8_t stream) {
     for (size_t i = 0; i < p_.channels.size(); ++i) {
       if (p_.channels[i].role == role && p_.channels[i].stream == stream) {
@@ -290,6 +306,7 @@ class ProgramBuilder {
   std::vector<int32_t> free_compute_count_;         // compute ops issued before each free
   size_t pending_deps_ = 0;                         // deps of the op being built
   std::vector<std::pair<int32_t, int32_t>> gates_;  // (op, compute ops it waits for)
+  std::map<std::pair<int, int32_t>, uint8_t> p2p_streams_;  // (Task::stream, peer) -> stream
   // Pipeline sends and receives so far, by kind, peer and tag.
   std::map<std::tuple<OpKind, int64_t, int64_t>, int32_t> p2p_count_;
 };

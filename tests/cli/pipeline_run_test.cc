@@ -31,6 +31,10 @@ TEST(PipelineRun, GradAccumAndMicrobatchesAreOneKeyEach) {
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, "workload.pipeline.microbatches: expected no value with pp 1"))
       << r.err;
+  r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
+           "workload.cpu_offload=true"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "workload.cpu_offload: expected false with pp 2")) << r.err;
   r = run({"run", kScenario, "--set", "workload.parallelism.pp=64"});
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, "expected a divisor")) << r.err;

@@ -91,7 +91,7 @@ TEST(PipelineMesh, StagesAreTheOutermostDim) {
   }
 }
 
-StepResult simulate(const WorkloadSpec& w) {
+StepResult simulate(const WorkloadSpec& w, int64_t nodes = 1) {
   StepConfig c;
   c.workload = w;
   c.compute = compute_spec_from_profile(h100());
@@ -99,7 +99,7 @@ StepResult simulate(const WorkloadSpec& w) {
   c.compute.speed_variation = 0;
   c.host.kernel_launch = sim::SimTime::zero();
   c.host.graph_launch = sim::SimTime::zero();
-  return simulate_step(hgx_h100(1), h100(), c);
+  return simulate_step(hgx_h100(nodes), h100(), c);
 }
 
 TEST(PipelineStep, TheBubbleIsThePipelineFormulasShare) {
@@ -153,6 +153,22 @@ TEST(PipelineStep, ZeroBubbleFillsTheBubbleWithWeightGradients) {
   EXPECT_LT(z.step_time_s, plain.step_time_s);
   // Every kernel still runs once: the same compute as 1F1B's.
   EXPECT_NEAR(z.breakdown.compute_s, plain.breakdown.compute_s, 1e-3 * plain.breakdown.compute_s);
+}
+
+TEST(PipelineStep, ZbvOnEightStagesFinishes) {
+  // 8 stages x 2 chunks, 16 micro-batches: the order sends to the next and
+  // the previous rank in turns; with one FIFO per channel (per peer and
+  // kind) no send waits behind another's peer, so the step finishes (it
+  // deadlocked while a rank's activation sends shared one stream).
+  WorkloadSpec zbv = pipeline_spec(8, 16, PipelineSchedule::kZbv);
+  zbv.model.layers = 16;
+  zbv.virtual_stages = 2;
+  WorkloadSpec plain = pipeline_spec(8, 16, PipelineSchedule::k1F1B);
+  plain.model.layers = 16;
+  const StepResult z = simulate(zbv, 2);
+  const StepResult p = simulate(plain, 2);
+  EXPECT_LT(z.breakdown.pipeline_bubble_s, p.breakdown.pipeline_bubble_s);
+  EXPECT_NEAR(z.breakdown.compute_s, p.breakdown.compute_s, 1e-3 * p.breakdown.compute_s);
 }
 
 TEST(PipelineStep, OneFOneBHoldsFewerActivationsThanGpipe) {
