@@ -146,7 +146,8 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
                                        const MemoryOptions& options) {
   // What the stage holds over all its chunks: their blocks and root parts.
   const std::vector<PipelineStage> chunks =
-      stage_chunks(w.model.layers, w.pp, w.virtual_stages, stage_index, w.pipeline_schedule);
+      stage_chunks(w.model.layers, w.pp, w.virtual_stages, stage_index, w.pipeline_schedule,
+                   w.layers_per_chunk);
   PipelineStage stage;
   for (const PipelineStage& chunk : chunks) stage.end_block += chunk.blocks();
   stage.has_embedding = chunks.front().has_embedding;

@@ -102,7 +102,8 @@ int64_t rank_of_chunk(PipelineSchedule schedule, int64_t pp, int64_t chunk) {
 }
 
 std::vector<PipelineStage> stage_chunks(int64_t layers, int64_t pp, int64_t virtual_stages,
-                                        int64_t stage, PipelineSchedule schedule) {
+                                        int64_t stage, PipelineSchedule schedule,
+                                        std::span<const int64_t> split) {
   CLUSTERSIM_CHECK(virtual_stages >= 1 && pp * virtual_stages <= layers && stage >= 0 &&
                        stage < pp,
                    "stage " + std::to_string(stage) + " of " + std::to_string(pp) + " x " +
@@ -111,7 +112,17 @@ std::vector<PipelineStage> stage_chunks(int64_t layers, int64_t pp, int64_t virt
   std::vector<PipelineStage> chunks;
   for (int64_t k = 0; k < virtual_stages; ++k) {
     const bool v_arm = schedule == PipelineSchedule::kZbv && k == 1;
-    chunks.push_back(chunk_of(layers, pp * virtual_stages, v_arm ? 2 * pp - 1 - stage : k * pp + stage));
+    const int64_t index = v_arm ? 2 * pp - 1 - stage : k * pp + stage;
+    PipelineStage c = chunk_of(layers, pp * virtual_stages, index);
+    if (!split.empty()) {
+      CLUSTERSIM_CHECK(static_cast<int64_t>(split.size()) == pp * virtual_stages,
+                       "a layer count for every chunk");
+      c.first_block = 0;
+      for (int64_t i = 0; i < index; ++i) c.first_block += split[static_cast<size_t>(i)];
+      c.end_block = c.first_block + split[static_cast<size_t>(index)];
+      CLUSTERSIM_CHECK(c.blocks() >= 1 && c.end_block <= layers, "a split of the layers");
+    }
+    chunks.push_back(c);
   }
   return chunks;
 }

@@ -13,7 +13,10 @@
 // placement; ZBV's "v" placement instead: chunks s and 2 pp - 1 - s, so rank
 // 0 holds the first and the last); the embedding is in chunk 0, the final norm and the
 // output head (and the loss) in the last chunk (stage pp - 1). The imbalance
-// this causes (the ends carry extra work) is real and shows in the step.
+// this causes (the ends carry extra work) is real and shows in the step. An
+// explicit split (workload.pipeline.layers_per_stage, torchtitan's
+// pipeline_parallel_layers_per_stage idea) gives each chunk's blocks in model
+// order instead.
 //
 // Micro-batches alive (torch.distributed.pipelining's schedules, m
 // micro-batches):
@@ -42,6 +45,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -64,9 +68,12 @@ struct PipelineStage {
 PipelineStage pipeline_stage(int64_t layers, int64_t pp, int64_t stage);
 // The chunks rank-stage `stage` holds with `virtual_stages` per rank, in
 // model order (pp * virtual_stages <= layers), placed as `schedule` places them.
+// `split`: blocks per chunk in model order (pp * virtual_stages entries,
+// each >= 1, summing to `layers`), or empty for the even split.
 std::vector<PipelineStage> stage_chunks(int64_t layers, int64_t pp, int64_t virtual_stages,
                                         int64_t stage,
-                                        PipelineSchedule schedule = PipelineSchedule::k1F1B);
+                                        PipelineSchedule schedule = PipelineSchedule::k1F1B,
+                                        std::span<const int64_t> split = {});
 // The rank-stage that holds chunk `chunk` (0 .. pp * virtual_stages - 1).
 int64_t rank_of_chunk(PipelineSchedule schedule, int64_t pp, int64_t chunk);
 

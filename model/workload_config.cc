@@ -1,6 +1,8 @@
 #include "model/workload_config.h"
 
+#include <algorithm>
 #include <array>
+#include <charconv>
 #include <string>
 #include <utility>
 #include <variant>
@@ -55,6 +57,7 @@ const char* const kPp = "workload.parallelism.pp";
 const char* const kPipelineSchedule = "workload.pipeline.schedule";
 const char* const kMicrobatches = "workload.pipeline.microbatches";
 const char* const kVirtualStages = "workload.pipeline.virtual_stages";
+const char* const kLayersPerStage = "workload.pipeline.layers_per_stage";
 const char* const kGradAccum = "workload.grad_accum";
 const char* const kFloat8 = "workload.float8.recipe";
 const char* const kFloat8AllGather = "workload.float8.fsdp_all_gather";
@@ -146,6 +149,45 @@ void derive_groups(const sim::ConfigValues& values, WorkloadSpec& w, sim::Diagno
   w.replica_group_size = has_shard ? dp / given : given;
 }
 
+// workload.pipeline.layers_per_stage: pp x virtual_stages positive counts
+// summing to the layers.
+void read_layer_split(const sim::ConfigValues& values, WorkloadSpec& w, bool model_ok,
+                      sim::DiagnosticSink& sink) {
+  const std::string text = values.get_string(kLayersPerStage);
+  std::vector<int64_t> counts;
+  size_t begin = 0;
+  bool ok = !text.empty();
+  while (ok && begin <= text.size()) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    int64_t n = 0;
+    const char* first = text.data() + begin;
+    const char* last = text.data() + end;
+    while (first < last && *first == ' ') ++first;
+    while (last > first && *(last - 1) == ' ') --last;
+    const auto [ptr, ec] = std::from_chars(first, last, n);
+    ok = ec == std::errc() && ptr == last && first != last && n >= 1;
+    counts.push_back(n);
+    begin = end + 1;
+  }
+  const int64_t chunks = w.pp * w.virtual_stages;
+  int64_t sum = 0;
+  for (const int64_t n : counts) sum += n;
+  if (!ok) {
+    sink.add(values.where(kLayersPerStage), kLayersPerStage,
+             "expected comma-separated block counts of at least 1, found '" + text + "'");
+  } else if (static_cast<int64_t>(counts.size()) != chunks) {
+    sink.add(values.where(kLayersPerStage), kLayersPerStage,
+             "expected " + str(chunks) + " counts (pp " + str(w.pp) + " x virtual_stages " +
+                 str(w.virtual_stages) + "), found " + str(static_cast<int64_t>(counts.size())));
+  } else if (model_ok && sum != w.model.layers) {
+    sink.add(values.where(kLayersPerStage), kLayersPerStage,
+             "expected counts summing to the model's " + str(w.model.layers) + " layers, found " +
+                 str(sum));
+  } else {
+    w.layers_per_chunk = std::move(counts);
+  }
+}
+
 // Pipeline parallelism: pp splits the stages' ranks and the layers; its
 // micro-batches take grad_accum's place.
 void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model_ok,
@@ -159,6 +201,11 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
     if (w.virtual_stages != 1) {
       sink.add(values.where(kVirtualStages), kVirtualStages,
                "expected 1 with pp 1 (no pipeline), found " + str(w.virtual_stages));
+    }
+    if (values.has(kLayersPerStage)) {
+      sink.add(values.where(kLayersPerStage), kLayersPerStage,
+               "expected no value with pp 1 (no pipeline), found '" +
+                   values.get_string(kLayersPerStage) + "'");
     }
     return;
   }
@@ -199,6 +246,7 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
                  " (CPU offload under pipeline parallelism is not modelled), found true");
   }
   w.grad_accum = values.has(kMicrobatches) ? values.get_int(kMicrobatches) : w.pp;
+  if (values.has(kLayersPerStage)) read_layer_split(values, w, model_ok, sink);
   if (interleaved && w.grad_accum % w.pp != 0) {
     sink.add(values.where(kMicrobatches), kMicrobatches,
              "expected a multiple of pp " + str(w.pp) +
@@ -358,6 +406,10 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "s and 2 pp - 1 - s); 1 for gpipe and 1f1b.")
       .positive()
       .default_to(int64_t{1});
+  schema.add_key(kLayersPerStage, ValueType::kString,
+                 "Blocks per chunk in model order, comma-separated (e.g. \"7,8,8,9\" for pp 4: "
+                 "a lighter first stage for the embedding); pp x virtual_stages counts of at "
+                 "least 1 summing to the layers. Default: the even split.");
   schema.add_section("workload.float8",
                      "Float8 training of the blocks' linears (torchao Float8Linear, as torchtitan "
                      "applies it: the output head stays bf16; model/float8_kernels.h).");

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "config/config_schema.h"
 #include "config/config_values.h"
@@ -72,6 +73,8 @@ struct WorkloadSpec {
   int64_t pp = 1;
   PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;
   int64_t virtual_stages = 1;  // chunks per rank (interleaved 1F1B)
+  // Blocks per chunk in model order (workload.pipeline.layers_per_stage); empty: even.
+  std::vector<int64_t> layers_per_chunk;
 
   BackwardPrefetch backward_prefetch = BackwardPrefetch::kBackwardPre;
   bool forward_prefetch = false;

@@ -156,7 +156,7 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   s.blocks = static_cast<int32_t>(spec.model.layers);
   s.stage = options.stage;
   s.chunks = stage_chunks(spec.model.layers, spec.pp, spec.virtual_stages, options.stage,
-                          spec.pipeline_schedule);
+                          spec.pipeline_schedule, spec.layers_per_chunk);
   int64_t stage_blocks = 0;
   for (const PipelineStage& c : s.chunks) stage_blocks += c.blocks();
   s.pipeline_bytes = ceil_div(spec.local_batch * spec.seq_len, spec.tp) * spec.model.hidden * elem;

@@ -62,6 +62,22 @@ TEST(PipelineRun, ZbvRunsEagerOnTwoChunks) {
   EXPECT_TRUE(contains(r.err, "workload.torch_compile: expected false with schedule zbv")) << r.err;
 }
 
+TEST(PipelineRun, ALayerSplitNeedsACountPerChunkSummingToTheLayers) {
+  auto r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
+                "workload.pipeline.layers_per_stage=16,15"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "workload.pipeline.layers_per_stage: expected counts summing to the "
+                              "model's 32 layers, found 31"))
+      << r.err;
+  r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
+           "workload.pipeline.layers_per_stage=32"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "expected 2 counts (pp 2 x virtual_stages 1), found 1")) << r.err;
+  r = run({"run", kScenario, "--set", "workload.pipeline.layers_per_stage=32"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "expected no value with pp 1")) << r.err;
+}
+
 TEST(PipelineRun, APipelinedStepReportsItsStagesAndBubble) {
   const auto r = run({"run", kScenario, "--no-wall-time", "--set", "workload.parallelism.pp=2",
                       "--set", "workload.pipeline.microbatches=4"});

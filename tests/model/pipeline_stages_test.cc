@@ -38,6 +38,19 @@ TEST(PipelineStages, LayersSplitEvenlyWithTheFirstStagesOneLonger) {
   EXPECT_TRUE(whole.has_embedding && whole.has_head);
 }
 
+TEST(PipelineStages, AnExplicitSplitGivesEachChunkItsBlocks) {
+  // 10 layers as 4, 2, 3, 1 over 2 stages x 2 chunks (loop placement):
+  // stage 1 holds chunks 1 ([4, 6)) and 3 ([9, 10), the head).
+  const std::vector<int64_t> split = {4, 2, 3, 1};
+  const std::vector<PipelineStage> c =
+      stage_chunks(10, 2, 2, 1, PipelineSchedule::kInterleaved1F1B, split);
+  EXPECT_EQ(c[0].first_block, 4);
+  EXPECT_EQ(c[0].end_block, 6);
+  EXPECT_EQ(c[1].first_block, 9);
+  EXPECT_EQ(c[1].end_block, 10);
+  EXPECT_TRUE(c[1].has_head);
+}
+
 TEST(PipelineStages, OneFOneBWarmsUpThenAlternates) {
   // torch.distributed.pipelining's Schedule1F1B on 4 stages, 6 micro-batches.
   EXPECT_EQ(order_text(PipelineSchedule::k1F1B, 4, 0, 6),

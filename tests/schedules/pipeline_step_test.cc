@@ -171,6 +171,19 @@ TEST(PipelineStep, ZbvOnEightStagesFinishes) {
   EXPECT_NEAR(z.breakdown.compute_s, p.breakdown.compute_s, 1e-3 * p.breakdown.compute_s);
 }
 
+TEST(PipelineStep, ALayerSplitMovesWorkBetweenStages) {
+  // 8 blocks on 4 stages as 3, 2, 2, 1 instead of 2 each: stage 0 has the
+  // most work, and 1F1B's step is bound by its slowest stage, so it grows;
+  // stage 0's schedule holds three blocks' parameters.
+  const WorkloadSpec even = pipeline_spec(4, 8, PipelineSchedule::k1F1B);
+  WorkloadSpec uneven = even;
+  uneven.layers_per_chunk = {3, 2, 2, 1};
+  EXPECT_GT(simulate(uneven).step_time_s, simulate(even).step_time_s);
+  const FsdpSchedule s = build_fsdp_schedule(uneven);
+  EXPECT_EQ(s.chunks.front().blocks(), 3);
+  EXPECT_EQ(s.count(TaskKind::kAllGather), 3 + 1);  // three blocks and the embedding's root
+}
+
 TEST(PipelineStep, OneFOneBHoldsFewerActivationsThanGpipe) {
   // Stage 0 holds p = 4 micro-batches under 1F1B, all m = 8 under GPipe.
   const WorkloadSpec gpipe = pipeline_spec(4, 8, PipelineSchedule::kGpipe);
