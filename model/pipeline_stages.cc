@@ -89,13 +89,6 @@ std::string_view pipeline_schedule_name(PipelineSchedule schedule) {
   return "?";
 }
 
-PipelineStage pipeline_stage(int64_t layers, int64_t pp, int64_t stage) {
-  CLUSTERSIM_CHECK(pp >= 1 && pp <= layers && stage >= 0 && stage < pp,
-                   "stage " + std::to_string(stage) + " of " + std::to_string(pp) + " over " +
-                       std::to_string(layers) + " layers");
-  return chunk_of(layers, pp, stage);
-}
-
 int64_t rank_of_chunk(PipelineSchedule schedule, int64_t pp, int64_t chunk) {
   if (schedule == PipelineSchedule::kZbv && chunk >= pp) return 2 * pp - 1 - chunk;
   return chunk % pp;

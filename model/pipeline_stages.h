@@ -64,8 +64,6 @@ struct PipelineStage {
   int64_t blocks() const { return end_block - first_block; }
 };
 
-// Stage `stage` of `pp` over `layers` blocks (0 <= stage < pp <= layers).
-PipelineStage pipeline_stage(int64_t layers, int64_t pp, int64_t stage);
 // The chunks rank-stage `stage` holds with `virtual_stages` per rank, in
 // model order (pp * virtual_stages <= layers), placed as `schedule` places them.
 // `split`: blocks per chunk in model order (pp * virtual_stages entries,

@@ -1,8 +1,7 @@
 #include "model/workload_config.h"
 
-#include <algorithm>
 #include <array>
-#include <charconv>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -10,6 +9,7 @@
 
 #include "config/config_error.h"
 #include "config/named_choices.h"
+#include "config/text_fields.h"
 #include "model/transformer_kernels.h"
 #include "sim/check.h"
 
@@ -155,19 +155,11 @@ void read_layer_split(const sim::ConfigValues& values, WorkloadSpec& w, bool mod
                       sim::DiagnosticSink& sink) {
   const std::string text = values.get_string(kLayersPerStage);
   std::vector<int64_t> counts;
-  size_t begin = 0;
-  bool ok = !text.empty();
-  while (ok && begin <= text.size()) {
-    const size_t end = std::min(text.find(',', begin), text.size());
-    int64_t n = 0;
-    const char* first = text.data() + begin;
-    const char* last = text.data() + end;
-    while (first < last && *first == ' ') ++first;
-    while (last > first && *(last - 1) == ' ') --last;
-    const auto [ptr, ec] = std::from_chars(first, last, n);
-    ok = ec == std::errc() && ptr == last && first != last && n >= 1;
-    counts.push_back(n);
-    begin = end + 1;
+  bool ok = true;
+  for (const sim::TextField& field : sim::split_commas(text)) {
+    const std::optional<int64_t> n = sim::parse_number<int64_t>(field.text);
+    ok = ok && n && *n >= 1;
+    counts.push_back(n.value_or(0));
   }
   const int64_t chunks = w.pp * w.virtual_stages;
   int64_t sum = 0;

@@ -440,9 +440,10 @@ class Builder {
   void backward(bool last_mb) {
     // Backward order: head (root), the chunk's blocks last to first, embedding (root).
     const PipelineStage& st = chunk();
+    // A pipeline stage keeps its units gathered until its last backward.
     const bool free_after =
-        sharded() && (last_mb || (!no_sync() && !pipelined()) ||
-                      (spec_.strategy != ShardingStrategy::kShardGradOp && !pipelined()));
+        sharded() && (last_mb || (!pipelined() && (!opt_.no_sync ||
+                                                   spec_.strategy != ShardingStrategy::kShardGradOp)));
     const BackwardPrefetch pf = spec_.backward_prefetch;
     const auto first = static_cast<int32_t>(st.first_block);
     // Head: the root is gathered; its pre-backward prefetches the stage's last block.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "tests/support/config_errors.h"
 #include "tests/support/run_clustersim.h"
@@ -15,67 +16,66 @@ using test_support::run;
 
 const std::string kScenario = CLUSTERSIM_SOURCE_DIR "/scenarios/llama3_8b_fsdp_8xh100.yaml";
 
+// `run` of the scenario with these overrides: it must fail with exit code 1;
+// its stderr.
+std::string rejected(const std::vector<std::string>& overrides) {
+  std::vector<std::string> args = {"run", kScenario};
+  for (const std::string& o : overrides) {
+    args.emplace_back("--set");
+    args.push_back(o);
+  }
+  const auto r = run(args);
+  EXPECT_EQ(r.code, 1) << r.out;
+  return r.err;
+}
+
 TEST(PipelineRun, StagesThatDoNotDivideTheRanksAreAnError) {
-  const auto r = run({"run", kScenario, "--set", "workload.parallelism.pp=3"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "workload.parallelism.pp"));
-  EXPECT_TRUE(contains(r.err, "expected a divisor of world_size 8 / tp 1 = 8, found 3")) << r.err;
+  const std::string err = rejected({"workload.parallelism.pp=3"});
+  EXPECT_TRUE(contains(err, "workload.parallelism.pp"));
+  EXPECT_TRUE(contains(err, "expected a divisor of world_size 8 / tp 1 = 8, found 3")) << err;
 }
 
 TEST(PipelineRun, GradAccumAndMicrobatchesAreOneKeyEach) {
-  auto r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
-                "workload.grad_accum=2"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "workload.grad_accum: expected 1 with pp 2")) << r.err;
-  r = run({"run", kScenario, "--set", "workload.pipeline.microbatches=4"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "workload.pipeline.microbatches: expected no value with pp 1"))
-      << r.err;
-  r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
-           "workload.cpu_offload=true"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "workload.cpu_offload: expected false with pp 2")) << r.err;
-  r = run({"run", kScenario, "--set", "workload.parallelism.pp=64"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "expected a divisor")) << r.err;
+  std::string err = rejected({"workload.parallelism.pp=2", "workload.grad_accum=2"});
+  EXPECT_TRUE(contains(err, "workload.grad_accum: expected 1 with pp 2")) << err;
+  err = rejected({"workload.pipeline.microbatches=4"});
+  EXPECT_TRUE(contains(err, "workload.pipeline.microbatches: expected no value with pp 1")) << err;
+  err = rejected({"workload.parallelism.pp=2", "workload.cpu_offload=true"});
+  EXPECT_TRUE(contains(err, "workload.cpu_offload: expected false with pp 2")) << err;
+  err = rejected({"workload.parallelism.pp=64"});
+  EXPECT_TRUE(contains(err, "expected a divisor")) << err;
 }
 
 TEST(PipelineRun, VirtualStagesGoWithTheInterleavedScheduleOnly) {
-  auto r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
-                "workload.pipeline.virtual_stages=2"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "workload.pipeline.virtual_stages: expected 1 with schedule 1f1b"))
-      << r.err;
-  r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
-           "workload.pipeline.schedule=interleaved_1f1b", "--set",
-           "workload.pipeline.virtual_stages=2", "--set", "workload.pipeline.microbatches=3"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "expected a multiple of pp 2 with interleaved_1f1b")) << r.err;
+  std::string err = rejected({"workload.parallelism.pp=2", "workload.pipeline.virtual_stages=2"});
+  EXPECT_TRUE(contains(err, "workload.pipeline.virtual_stages: expected 1 with schedule 1f1b"))
+      << err;
+  err = rejected({"workload.parallelism.pp=2", "workload.pipeline.schedule=interleaved_1f1b",
+                  "workload.pipeline.virtual_stages=2", "workload.pipeline.microbatches=3"});
+  EXPECT_TRUE(contains(err, "expected a multiple of pp 2 with interleaved_1f1b")) << err;
 }
 
 TEST(PipelineRun, ZbvRunsEagerOnTwoChunks) {
-  const auto r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
-                      "workload.pipeline.schedule=zbv", "--set", "workload.torch_compile=true"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "workload.pipeline.virtual_stages: expected 2 with schedule zbv"))
-      << r.err;
-  EXPECT_TRUE(contains(r.err, "workload.torch_compile: expected false with schedule zbv")) << r.err;
+  const std::string err = rejected({"workload.parallelism.pp=2", "workload.pipeline.schedule=zbv",
+                                    "workload.torch_compile=true"});
+  EXPECT_TRUE(contains(err, "workload.pipeline.virtual_stages: expected 2 with schedule zbv"))
+      << err;
+  EXPECT_TRUE(contains(err, "workload.torch_compile: expected false with schedule zbv")) << err;
 }
 
 TEST(PipelineRun, ALayerSplitNeedsACountPerChunkSummingToTheLayers) {
-  auto r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
-                "workload.pipeline.layers_per_stage=16,15"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "workload.pipeline.layers_per_stage: expected counts summing to the "
-                              "model's 32 layers, found 31"))
-      << r.err;
-  r = run({"run", kScenario, "--set", "workload.parallelism.pp=2", "--set",
-           "workload.pipeline.layers_per_stage=32"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "expected 2 counts (pp 2 x virtual_stages 1), found 1")) << r.err;
-  r = run({"run", kScenario, "--set", "workload.pipeline.layers_per_stage=32"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "expected no value with pp 1")) << r.err;
+  std::string err =
+      rejected({"workload.parallelism.pp=2", "workload.pipeline.layers_per_stage=16,15"});
+  EXPECT_TRUE(contains(err, "workload.pipeline.layers_per_stage: expected counts summing to the "
+                            "model's 32 layers, found 31"))
+      << err;
+  err = rejected({"workload.parallelism.pp=2", "workload.pipeline.layers_per_stage=32"});
+  EXPECT_TRUE(contains(err, "expected 2 counts (pp 2 x virtual_stages 1), found 1")) << err;
+  err = rejected({"workload.parallelism.pp=2", "workload.pipeline.layers_per_stage=16,x"});
+  EXPECT_TRUE(contains(err, "expected comma-separated block counts of at least 1, found '16,x'"))
+      << err;
+  err = rejected({"workload.pipeline.layers_per_stage=32"});
+  EXPECT_TRUE(contains(err, "expected no value with pp 1")) << err;
 }
 
 TEST(PipelineRun, APipelinedStepReportsItsStagesAndBubble) {

@@ -27,13 +27,13 @@ TEST(PipelineStages, LayersSplitEvenlyWithTheFirstStagesOneLonger) {
   // 10 layers over 4 stages: 3, 3, 2, 2.
   const std::vector<std::pair<int64_t, int64_t>> want = {{0, 3}, {3, 6}, {6, 8}, {8, 10}};
   for (int64_t s = 0; s < 4; ++s) {
-    const PipelineStage st = pipeline_stage(10, 4, s);
+    const PipelineStage st = stage_chunks(10, 4, 1, s).front();
     EXPECT_EQ(st.first_block, want[static_cast<size_t>(s)].first);
     EXPECT_EQ(st.end_block, want[static_cast<size_t>(s)].second);
     EXPECT_EQ(st.has_embedding, s == 0);
     EXPECT_EQ(st.has_head, s == 3);
   }
-  const PipelineStage whole = pipeline_stage(32, 1, 0);
+  const PipelineStage whole = stage_chunks(32, 1, 1, 0).front();
   EXPECT_EQ(whole.blocks(), 32);
   EXPECT_TRUE(whole.has_embedding && whole.has_head);
 }
