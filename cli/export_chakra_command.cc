@@ -138,6 +138,14 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
                  str(config.workload.pp));
     sink.throw_if_any();
   }
+  if (config.workload.cp > 1) {
+    const char* const key = "workload.parallelism.cp";
+    sim::DiagnosticSink sink;
+    sink.add(net.values.where(key), key,
+             "expected 1 for export-chakra (context-parallel rings are not exported yet), found " +
+                 str(config.workload.cp));
+    sink.throw_if_any();
+  }
   const int64_t world = config.workload.world_size;
   std::vector<int64_t> ranks;
   if (rank_list.empty()) {

@@ -56,9 +56,13 @@ std::string strategy_text(const WorkloadSpec& w) {
                      std::string(workloads::pipeline_schedule_name(w.pipeline_schedule)) + ", " +
                      str(w.grad_accum) + " micro-batches)"
                : "";
+  const std::string context =
+      w.cp > 1 ? ", cp " + str(w.cp) + " (" +
+                     std::string(workloads::cp_rotate_method_name(w.cp_rotate)) + ")"
+               : "";
   return std::string(workloads::sharding_strategy_name(w.strategy)) + ": shard group " +
          str(w.shard_group_size) + " x replica group " + str(w.replica_group_size) + ", tp " +
-         str(w.tp) + pipeline + " (" + str(w.world_size) + " ranks)";
+         str(w.tp) + pipeline + context + " (" + str(w.world_size) + " ranks)";
 }
 
 std::string stragglers_text(const workloads::StepConfig& config) {
@@ -159,6 +163,7 @@ void write_inputs_json(sim::JsonWriter& json, const RunInputs& in) {
   json.key("replica_group_size").int64(w.replica_group_size);
   json.key("tp").int64(w.tp);
   json.key("pp").int64(w.pp);
+  json.key("cp").int64(w.cp);
   json.key("pipeline_schedule").str(workloads::pipeline_schedule_name(w.pipeline_schedule));
   json.key("backward_prefetch").str(workloads::backward_prefetch_name(w.backward_prefetch));
   json.key("forward_prefetch").boolean(w.forward_prefetch);

@@ -61,6 +61,7 @@ std::string breakdown_table(const workloads::StepResult& r) {
   part("exposed reduce-scatter", b.exposed_reduce_scatter_s);
   part("exposed all-reduce", b.exposed_all_reduce_s);
   part("exposed TP", b.exposed_tp_s);
+  part("exposed CP", b.exposed_cp_s);
   part("exposed PCIe", b.exposed_pcie_s);
   part("pipeline bubble", b.pipeline_bubble_s);
   part("sync wait", b.sync_wait_s);
@@ -84,6 +85,7 @@ void write_step_figures_json(sim::JsonWriter& json, const workloads::StepResult&
   json.key("exposed_reduce_scatter_s").number(b.exposed_reduce_scatter_s);
   json.key("exposed_all_reduce_s").number(b.exposed_all_reduce_s);
   json.key("exposed_tp_s").number(b.exposed_tp_s);
+  json.key("exposed_cp_s").number(b.exposed_cp_s);
   json.key("exposed_pcie_s").number(b.exposed_pcie_s);
   json.key("pipeline_bubble_s").number(b.pipeline_bubble_s);
   json.key("sync_wait_s").number(b.sync_wait_s);

@@ -186,8 +186,11 @@ void Engine::end_collective(int32_t channel, int64_t g, bool transferred) {
 // ---- Send / receive ----
 
 void Engine::p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready) {
-  CLUSTERSIM_CHECK(rg_ != nullptr || op.peer == r, "send/recv peers need rank groups");
-  const int64_t other = rg_ != nullptr ? rg_->peer(r, op.peer) : op.peer;
+  CLUSTERSIM_CHECK(rg_ != nullptr || op.peer == r || op.peer_role != GroupRole::kNone,
+                   "send/recv peers need rank groups");
+  const int64_t other = op.peer_role != GroupRole::kNone
+                            ? layout_.ring_neighbor(op.peer_role, r, op.peer)
+                            : (rg_ != nullptr ? rg_->peer(r, op.peer) : op.peer);
   const bool send = op.kind == OpKind::kSend;
   const P2pKey key{send ? r : other, send ? other : r, op.tag, op.seq};
   const auto it = pending_p2p_.find(key);

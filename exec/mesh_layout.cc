@@ -14,6 +14,8 @@ std::string_view group_role_name(GroupRole role) {
       return "tp";
     case GroupRole::kPp:
       return "pp";
+    case GroupRole::kCp:
+      return "cp";
   }
   return "?";
 }

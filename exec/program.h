@@ -22,7 +22,9 @@
 //    fixed duration_ns; what waiting on its end is: `exposed`.
 //  * kSend / kRecv: point-to-point, matched by peer: the seq-th send of
 //    rank s to peer rank d with `tag` meets the seq-th receive of d from s
-//    (peer: a rank of the job relative to RankGroups::peer_base); the
+//    (peer: a rank of the job relative to RankGroups::peer_base, or with
+//    peer_role the member `peer` places on around the rank's group of that
+//    role, exec/mesh_layout.h's ring_neighbor: a ring exchange); the
 //    transfer starts when both are there, and takes the tuner's two-rank
 //    broadcast time for the pair with max-min sharing, both ending together.
 // Dependencies name (stream, position) pairs: op waits until `stream` has
@@ -108,6 +110,7 @@ struct Op {
   // kSend / kRecv: the other rank (relative), the tag, the ordinal among the
   // rank's ops of the same kind, peer and tag; bytes below.
   int64_t peer = 0;
+  GroupRole peer_role = GroupRole::kNone;  // kNone: peer is a rank (see above)
   int64_t tag = 0;
   int32_t seq = 0;
   // kCollective

@@ -58,6 +58,7 @@ StepBreakdown mean_breakdown(const std::array<double, kAccountCount>& sum_ns, in
   b.exposed_tp_s = sum_ns[kExposedTp] / scale;
   b.exposed_pcie_s = sum_ns[kExposedPcie] / scale;
   b.pipeline_bubble_s = sum_ns[kPipelineBubble] / scale;
+  b.exposed_cp_s = sum_ns[kExposedCp] / scale;
   b.sync_wait_s = sum_ns[kSyncWait] / scale;
   b.launch_bound_s = sum_ns[kLaunchBound] / scale;
   b.idle_s = sum_ns[kIdle] / scale;

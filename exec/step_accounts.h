@@ -25,6 +25,7 @@ enum Account : uint8_t {
   kLaunchBound,
   kIdle,
   kPipelineBubble,  // waiting for another pipeline stage: never split into sync wait
+  kExposedCp,       // context parallelism's K/V exchanges (ring attention)
   kAccountCount
 };
 

@@ -56,6 +56,7 @@ struct StepBreakdown {
   double exposed_all_reduce_s = 0;
   double exposed_tp_s = 0;
   double exposed_pcie_s = 0;  // offload copies and the CPU optimizer
+  double exposed_cp_s = 0;    // context parallelism's K/V and K/V-gradient exchanges
   // Pipeline parallelism: waiting for another stage's activations or
   // gradients, and a stage's end before the step's (the bubble).
   double pipeline_bubble_s = 0;
@@ -64,7 +65,7 @@ struct StepBreakdown {
   double idle_s = 0;
   double exposed_comm_s() const {
     return exposed_all_gather_s + exposed_reduce_scatter_s + exposed_all_reduce_s + exposed_tp_s +
-           exposed_pcie_s;
+           exposed_pcie_s + exposed_cp_s;
   }
 };
 

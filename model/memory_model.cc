@@ -55,7 +55,7 @@ ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& o
   const ModelSpec& m = w.model;
   ActivationShapes a;
   a.c = dtype_bytes(w.dtype);
-  a.tokens = w.seq_len * w.local_batch;
+  a.tokens = w.rank_tokens();
   a.sp = ceil_div(a.tokens, w.tp);
   a.hidden = m.hidden;
   const int64_t heads = m.heads / w.tp;
@@ -133,7 +133,11 @@ ActivationBreakdown activation_breakdown(const WorkloadSpec& w, const MemoryOpti
   r.block_recompute = b.recompute;
   r.head = a.sp * (a.hidden * a.c + a.r) + a.tokens * a.hidden * a.c + 12 * a.tokens * a.vocab;
   r.layers = w.model.layers * b.stored;
-  const int64_t block_backward = b.recompute + a.sp * a.hidden * a.c;
+  if (w.cp > 1) {
+    const int64_t kv = 2 * a.tokens * a.q * a.c;  // one rank's K and V at query width
+    r.ring = (w.cp_rotate == CpRotateMethod::kAllGather ? w.cp : 2) * kv + 28 * a.tokens * a.q;
+  }
+  const int64_t block_backward = b.recompute + a.sp * a.hidden * a.c + r.ring;
   r.total = r.layers + std::max(r.head, block_backward);
   return r;
 }
@@ -197,8 +201,8 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
     // Chunk-micro-batches alive, each a chunk's blocks (on average).
     const int64_t alive = microbatches_alive(w.pipeline_schedule, w.pp, w.virtual_stages,
                                              stage_index, w.grad_accum);
-    const int64_t block_backward = a.block_recompute + ceil_div(w.seq_len * w.local_batch, w.tp) *
-                                                           w.model.hidden * c;
+    const int64_t block_backward =
+        a.block_recompute + ceil_div(w.rank_tokens(), w.tp) * w.model.hidden * c + a.ring;
     m.activations = ceil_div(alive * stage.blocks(), w.virtual_stages) * a.block_stored +
                     std::max(stage.has_head ? a.head : 0, block_backward);
   }

@@ -145,9 +145,18 @@
 //   loss backward (its start):     head
 //   last block's backward:         block_recompute + Tt*H*c (the gradient of
 //                                  its output); the head's tensors are freed
-//   activations = L * block_stored + max(head, block_recompute + Tt*H*c)
+//   activations = L * block_stored + max(head, block_recompute + Tt*H*c + ring)
 // Gradient temporaries inside a block's backward (a few T x F tensors at most)
 // are left to the fragmentation margin below.
+//
+// Context parallelism (cp > 1, model/ring_attention.h): every term above is
+// per rank with T = s*b/cp tokens. A block's backward adds the ring's
+// buffers (ring, 0 with cp 1): the other ranks' K and V (allgather: the
+// all-gather's output, cp * 2*T*Q*c; alltoall: the pair in use and the one
+// arriving, 2 * 2*T*Q*c), the fp32 gradient accumulators of q, k and v
+// (3*T*Q*4) and the dK, dV buffers sent and received around the ring
+// (2 * 2*T*Q*4): ring = kv + 28*T*Q. The forward's (the K and V, an fp32
+// output being merged) are smaller.
 //
 // Check against a measurement (torchtitan docs/performance.md, Table 1):
 // Llama 3.1 8B, FSDP on 8 H100 (96 GB), seq 8192, local batch 2, selective
@@ -199,8 +208,9 @@ struct ActivationBreakdown {
   int64_t block_stored = 0;     // kept per block under the checkpointing mode
   int64_t block_recompute = 0;  // one block's recomputed tensors in its backward
   int64_t head = 0;             // final norm, head input and the loss at its peak
+  int64_t ring = 0;             // context parallelism's buffers in a block's backward
   int64_t layers = 0;           // L * block_stored
-  // layers + max(head, block_recompute + the block's output gradient)
+  // layers + max(head, block_recompute + the block's output gradient + ring)
   int64_t total = 0;
 };
 

@@ -6,6 +6,7 @@
 #include "model/eager_rotary.h"
 #include "model/float8_kernels.h"
 #include "model/math_attention.h"
+#include "model/ring_attention.h"
 #include "sim/check.h"
 
 namespace clustersim::workloads {
@@ -60,15 +61,17 @@ struct Dims {
 };
 
 Dims dims_of(const ModelSpec& model, const KernelConfig& c) {
-  CLUSTERSIM_CHECK(c.seq_len > 0 && c.micro_batch > 0 && c.dtype_bytes > 0,
-                   "seq_len " + std::to_string(c.seq_len) + ", micro_batch " +
+  CLUSTERSIM_CHECK(c.seq_len > 0 && c.micro_batch > 0 && c.dtype_bytes > 0 && c.cp > 0 &&
+                       c.seq_len % c.cp == 0 && (c.cp == 1 || c.flash_attention),
+                   "cp " + std::to_string(c.cp) + ", seq_len " + std::to_string(c.seq_len) +
+                       ", micro_batch " +
                        std::to_string(c.micro_batch) + ", dtype_bytes " +
                        std::to_string(c.dtype_bytes));
   const std::string problem = tensor_parallel_problem(model, c.tp);
   CLUSTERSIM_CHECK(problem.empty(), "tp " + std::to_string(c.tp) + ": " + problem);
   Dims x;
-  x.seq = c.seq_len;
-  x.tokens = c.micro_batch * c.seq_len;
+  x.seq = c.seq_len / c.cp;
+  x.tokens = c.micro_batch * x.seq;
   CLUSTERSIM_CHECK(!c.sequence_parallel || x.tokens % c.tp == 0,
                    "sequence parallelism needs tp " + std::to_string(c.tp) + " to divide " +
                        std::to_string(x.tokens) + " tokens");
@@ -152,6 +155,10 @@ Kernel attention(std::string_view name, const Dims& x, const KernelConfig& c, bo
   a.bytes = backward ? x.d * (4 * q + 4 * kv) + kStatBytes * 3 * rows
                      : x.d * (2 * q + 2 * kv) + kStatBytes * rows;
   return a;
+}
+
+RingAttentionShape ring_shape(const Dims& x, const KernelConfig& c) {
+  return {c.micro_batch, x.seq, x.q_heads, x.head_dim, c.cp, x.d};
 }
 
 MathAttentionShape math_shape(const Dims& x, const KernelConfig& c) {
@@ -321,7 +328,10 @@ std::vector<Kernel> forward_pass(const Dims& x, const KernelConfig& c, Pass pass
     out.push_back(repeat_kv("repeat_kv.k", x, /*backward=*/false));
     out.push_back(repeat_kv("repeat_kv.v", x, /*backward=*/false));
   }
-  if (!selective && c.flash_attention) out.push_back(attention("attention", x, c, false));
+  if (!selective && c.cp > 1) ring_attention_forward(out, ring_shape(x, c));
+  if (!selective && c.cp == 1 && c.flash_attention) {
+    out.push_back(attention("attention", x, c, false));
+  }
   if (!selective && !c.flash_attention) math_attention_forward(out, math_shape(x, c));
   out.push_back(
       linear(selective ? "out_proj.recompute" : "out_proj", t, x.q_width(), x.hidden, x.d));
@@ -483,7 +493,10 @@ std::vector<Kernel> block_backward(const ModelSpec& model, const KernelConfig& c
   out.push_back(residual(x.eager ? "mlp_residual.bwd" : "attn_residual.bwd", x));
   out.push_back(linear_dgrad("out_proj.dgrad", t, x.q_width(), x.hidden, x.d));
   out.push_back(linear_wgrad("out_proj.wgrad", t, x.q_width(), x.hidden, x.d));
-  if (config.flash_attention) out.push_back(attention("attention.bwd", x, config, true));
+  if (config.cp > 1) ring_attention_backward(out, ring_shape(x, config));
+  if (config.cp == 1 && config.flash_attention) {
+    out.push_back(attention("attention.bwd", x, config, true));
+  }
   if (!config.flash_attention) math_attention_backward(out, math_shape(x, config));
   if (repeats_kv(x)) {
     out.push_back(repeat_kv("repeat_kv.v.bwd", x, /*backward=*/true));

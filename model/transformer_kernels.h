@@ -9,7 +9,8 @@
 //    and re-reads of tiles are the compute model's efficiency to absorb).
 //  * Tensors are `dtype_bytes` wide (bf16 = 2) unless said otherwise; token
 //    ids are int64 (8 bytes); softmax statistics are fp32 (4 bytes).
-//  * Shapes are per rank. T = micro_batch * seq_len tokens.
+//  * Shapes are per rank. T = micro_batch * seq_len tokens (/ cp with context
+//    parallelism: KernelConfig::cp).
 //
 // GEMMs: C[m x n] = A[m x k] * B[k x n], flops = 2*m*n*k exactly, bytes =
 // dtype_bytes * (m*k + k*n + m*n). Bias epilogues are neither counted nor
@@ -227,6 +228,10 @@ struct KernelConfig {
   int64_t micro_batch = 1;  // sequences per micro-batch, > 0
   int64_t dtype_bytes = 2;  // activations and weights (bf16 = 2)
   int64_t tp = 1;           // tensor-parallel degree, see tensor_parallel_problem()
+  // Context-parallel degree: each rank holds seq_len / cp tokens of every
+  // sequence (T = micro_batch * seq_len / cp) and computes attention as the
+  // ring of model/ring_attention.h (flash attention only, causal).
+  int64_t cp = 1;
   bool sequence_parallel = false;
   bool causal = true;  // decoder attention mask
   // Default: kCompiled, the single-kernel model every caller had before.

@@ -368,6 +368,7 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "world_size / tp and be at most the layers.")
       .positive()
       .default_to(int64_t{1});
+  add_context_parallel_keys(schema);
   schema.add_section("workload.pipeline",
                      "Pipeline parallelism's schedule (workload.parallelism.pp > 1; "
                      "model/pipeline_stages.h): activations and their gradients cross stages by "
@@ -552,6 +553,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
                  values.get_string(kFloat8));
   }
 
+  read_context_parallel(values, w, sink);
   // Tensor parallelism stays inside a node and must split the model and,
   // with sequence parallelism, the micro-batch's tokens.
   if (gpus_per_node % w.tp != 0 || world_size_gpus % w.tp != 0) {
@@ -560,18 +562,20 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
                  "; tensor parallelism stays inside a node), found " + str(w.tp));
   } else if (model_ok && !tensor_parallel_problem(w.model, w.tp).empty()) {
     sink.add(values.where(kTp), kTp, tensor_parallel_problem(w.model, w.tp));
-  } else if ((w.local_batch * w.seq_len) % w.tp != 0) {
+  } else if (w.seq_len % w.cp == 0 && w.rank_tokens() % w.tp != 0) {
     sink.add(values.where(kTp), kTp,
-             "expected a divisor of the tokens of a micro-batch (local_batch " +
-                 str(w.local_batch) + " x seq_len " + str(w.seq_len) + " = " +
-                 str(w.local_batch * w.seq_len) + "; sequence parallelism splits them), found " +
-                 str(w.tp));
+             "expected a divisor of the tokens of a micro-batch" +
+                 std::string(w.cp > 1 ? " on a rank" : "") + " (local_batch " +
+                 str(w.local_batch) + " x seq_len " + str(w.seq_len) +
+                 (w.cp > 1 ? " / cp " + str(w.cp) : "") + " = " + str(w.rank_tokens()) +
+                 "; sequence parallelism splits them), found " + str(w.tp));
   }
   check_pipeline(values, w, model_ok, sink);
   sink.throw_if_any();
 
   w.dp_size = world_size_gpus / (w.tp * w.pp);
   derive_groups(values, w, sink);
+  check_cp_shard_group(values, w, sink);
   sink.throw_if_any();
   return w;
 }

@@ -35,6 +35,7 @@
 
 #include "config/config_schema.h"
 #include "config/config_values.h"
+#include "model/context_parallel.h"
 #include "model/model_spec.h"
 #include "model/pipeline_stages.h"
 #include "model/transformer_kernels.h"
@@ -75,6 +76,10 @@ struct WorkloadSpec {
   int64_t virtual_stages = 1;  // chunks per rank (interleaved 1F1B)
   // Blocks per chunk in model order (workload.pipeline.layers_per_stage); empty: even.
   std::vector<int64_t> layers_per_chunk;
+  // Context parallelism (model/context_parallel.h): the ranks that split each
+  // sequence, inside the FSDP shard group; how K and V reach them.
+  int64_t cp = 1;
+  CpRotateMethod cp_rotate = CpRotateMethod::kAllGather;
 
   BackwardPrefetch backward_prefetch = BackwardPrefetch::kBackwardPre;
   bool forward_prefetch = false;
@@ -119,9 +124,15 @@ struct WorkloadSpec {
 
   // Derived: world_size = dp_size * tp * pp; dp_size = shard_group_size * replica_group_size.
   int64_t world_size = 0;          // GPUs in the job
-  int64_t dp_size = 0;             // data-parallel ranks: world_size / (tp * pp)
-  int64_t shard_group_size = 0;    // ranks a parameter is sharded over
+  int64_t dp_size = 0;             // data-parallel ranks: world_size / (tp * pp), cp included
+  int64_t shard_group_size = 0;    // ranks a parameter is sharded over (cp included)
   int64_t replica_group_size = 0;  // copies of each shard (HSDP all-reduce group)
+
+  // Tokens of one micro-batch on one rank before tensor parallelism's split:
+  // local_batch sequences of seq_len / cp tokens each.
+  int64_t rank_tokens() const { return local_batch * seq_len / cp; }
+  // Distinct micro-batches per step across the job (cp ranks share theirs).
+  int64_t batch_replicas() const { return dp_size / cp; }
 };
 
 // Declares section `workload` (via add_workload_model_keys()) with

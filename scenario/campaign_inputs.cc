@@ -61,7 +61,7 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
     in.job_gpus = w.world_size;
     in.replica_groups = w.replica_group_size;
     spec.tokens_per_step =
-        static_cast<double>(w.local_batch * w.seq_len * w.grad_accum * w.dp_size);
+        static_cast<double>(w.local_batch * w.seq_len * w.grad_accum * w.batch_replicas());
     const workloads::MemoryBreakdown m = workloads::memory_breakdown(w);
     state_bytes_per_gpu = static_cast<double>(m.params + m.optimizer + m.host_bytes);
   } else {

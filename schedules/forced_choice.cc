@@ -21,6 +21,8 @@ std::string group_text(GroupRole role) {
       return "the tensor-parallel group";
     case GroupRole::kPp:
       return "the pipeline group";
+    case GroupRole::kCp:
+      return "the context-parallel group";
     case GroupRole::kNone:
       break;
   }

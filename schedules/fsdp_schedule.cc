@@ -1,13 +1,16 @@
 #include "schedules/fsdp_schedule.h"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "model/model_spec.h"
+#include "schedules/ring_attention_tasks.h"
 #include "schedules/schedule_tables.h"
 #include "sim/check.h"
 
@@ -31,6 +34,9 @@ class Builder {
     copied_ag_.assign(units, kNone);
     final_reduction_.assign(units, kNone);
     s_.dep_begin.push_back(0);
+    if (spec_.cp > 1) {
+      ring_.emplace(spec_, s_, [this](Task t, std::vector<int32_t> d) { return add(t, d); });
+    }
   }
 
   void build() {
@@ -281,12 +287,14 @@ class Builder {
       }
       const Task t = kernel_task(unit, phase, indices[i]);
       std::vector<int32_t> d;
+      if (ring_ && ring_->before(name) != kNone) d.push_back(ring_->before(name));
       if (i == 0 && last_ag_[slot(unit)] != kNone) d.push_back(last_ag_[slot(unit)]);
       if (i == 0 && received != kNone) d.push_back(received);
       if (i == 0) copy_out(unit, phase);
       if (tp_wait != kNone) d.push_back(tp_wait);
       tp_wait = kNone;
       last = add(t, d);
+      if (ring_) ring_->after(name, t, last);
       if (tp && tp_after(name) != TaskKind::kKernel) {
         // ... and scatters along it: the chunks concatenated first.
         if (s_.tp_cat_copy != kNoKernel) last = add(kernel_task(unit, phase, s_.tp_cat_copy), {});
@@ -345,7 +353,7 @@ class Builder {
     t.phase = phase;
     t.unit = unit;
     t.micro_batch = mb_;
-    t.bytes = spec_.local_batch * spec_.seq_len * spec_.model.hidden * dtype_bytes(spec_.dtype);
+    t.bytes = spec_.rank_tokens() * spec_.model.hidden * dtype_bytes(spec_.dtype);
     std::vector<int32_t> d;
     if (after != kNone) d.push_back(after);
     return add(t, d);
@@ -538,8 +546,12 @@ class Builder {
   int32_t mb_ = 0;
   int32_t chunk_ = 0;  // the pipeline chunk of the work being built
   int32_t first_kernel_waits_for_ = kNone;  // a receive the next unit's first kernel waits for
-  int32_t last_on_[kStreamCount] = {kNone, kNone, kNone, kNone, kNone,
-                                   kNone, kNone, kNone, kNone, kNone};
+  std::array<int32_t, kStreamCount> last_on_ = [] {
+    std::array<int32_t, kStreamCount> a{};
+    a.fill(kNone);
+    return a;
+  }();
+  std::optional<RingAttentionTasks> ring_;  // context parallelism's exchanges
   std::vector<bool> gathered_;
   std::vector<int32_t> last_ag_;          // latest all-gather per unit slot
   std::vector<int32_t> copied_ag_;        // the all-gather whose output was copied out last

@@ -229,9 +229,12 @@ enum class Stream : uint8_t {
   kPpSendActivation,
   kPpSendGradient,
   kPpRecvActivation,
-  kPpRecvGradient
+  kPpRecvGradient,
+  kCp,      // context parallelism's collectives (the K/V all-gather)
+  kCpSend,  // ... and its ring: K/V (alltoall) and K/V gradients to the next rank
+  kCpRecv   // ... from the previous rank
 };
-inline constexpr int kStreamCount = 10;
+inline constexpr int kStreamCount = 13;
 // The streams of a schedule without pipeline parallelism.
 inline constexpr int kStreamCountWithoutPipeline = 6;
 
@@ -302,6 +305,9 @@ struct FsdpSchedule {
   std::vector<PipelineStage> chunks;
   int64_t stage = 0;
   int64_t pipeline_bytes = 0;  // a send/recv: one micro-batch's activation on one TP rank
+  // Context parallelism: one rank's K and V as the ring moves them, and their
+  // fp32 gradients (model/ring_attention.h); 0 with cp 1.
+  int64_t cp_kv_bytes = 0, cp_kv_grad_bytes = 0;
   int64_t block_bytes = 0;   // unsharded parameter bytes of one block (compute dtype)
   int64_t root_bytes = 0;    // unsharded parameter bytes of the root unit
   // A block's all-gather output: block_bytes, or with the float8 all-gather

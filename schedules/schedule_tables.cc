@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/model_spec.h"
+#include "model/ring_attention.h"
 #include "sim/check.h"
 
 namespace clustersim::workloads {
@@ -72,6 +73,12 @@ std::string_view stream_name(Stream stream) {
       return "pp_recv";
     case Stream::kPpRecvGradient:
       return "pp_recv_grad";
+    case Stream::kCp:
+      return "cp";
+    case Stream::kCpSend:
+      return "cp_send";
+    case Stream::kCpRecv:
+      return "cp_recv";
   }
   return "?";
 }
@@ -125,6 +132,7 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   kc.micro_batch = spec.local_batch;
   kc.dtype_bytes = dtype_bytes(spec.dtype);
   kc.tp = spec.tp;
+  kc.cp = spec.cp;
   kc.sequence_parallel = spec.tp > 1;
   kc.flash_attention = spec.flash_attention;
   kc.rotary_by_matrix = spec.rotary_by_matrix;
@@ -159,7 +167,14 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
                           spec.pipeline_schedule, spec.layers_per_chunk);
   int64_t stage_blocks = 0;
   for (const PipelineStage& c : s.chunks) stage_blocks += c.blocks();
-  s.pipeline_bytes = ceil_div(spec.local_batch * spec.seq_len, spec.tp) * spec.model.hidden * elem;
+  s.pipeline_bytes = ceil_div(spec.rank_tokens(), spec.tp) * spec.model.hidden * elem;
+  if (spec.cp > 1) {
+    const RingAttentionShape ring{spec.local_batch, spec.seq_len / spec.cp,
+                                  spec.model.heads / spec.tp, spec.model.head_dim(), spec.cp,
+                                  static_cast<double>(elem)};
+    s.cp_kv_bytes = ring_kv_bytes(ring);
+    s.cp_kv_grad_bytes = ring_kv_grad_bytes(ring);
+  }
   s.block_bytes = ceil_div(p.block, spec.tp) * elem;
   s.block_gather_bytes = s.block_bytes;
   if (spec.float8_all_gather) {
@@ -217,8 +232,8 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
 
   if (spec.tp > 1 && spec.tp_sequence_dim == 1) {
     // The full activation, T x hidden, read and written once per TP collective.
-    const double activation = static_cast<double>(spec.local_batch * spec.seq_len *
-                                                  spec.model.hidden * dtype_bytes(spec.dtype));
+    const double activation =
+        static_cast<double>(spec.rank_tokens() * spec.model.hidden * dtype_bytes(spec.dtype));
     s.kernels.push_back(pointwise("tp.sequence_cat", KernelClass::kElementwise, 0, 2 * activation));
     s.tp_cat_copy = static_cast<int32_t>(s.kernels.size() - 1);
   }

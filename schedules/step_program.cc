@@ -22,6 +22,7 @@ using sim::SimTime;
 // Send/recv tags: a micro-batch's activation (forward) or its gradient.
 constexpr int64_t kActivationTag = 0;
 constexpr int64_t kGradientTag = 1;
+constexpr int64_t kRingTag = 2;  // context parallelism's ring exchanges
 
 bool is_kernel(TaskKind kind) { return kind == TaskKind::kKernel || kind == TaskKind::kOptimizer; }
 bool is_local(TaskKind kind) {
@@ -45,7 +46,7 @@ class ProgramBuilder {
       kernel_ns_.push_back(kernel_time(k, config_.compute).count_ns());
     }
     // Pipeline stages' sends and receives get streams beyond these, one per
-    // channel (p2p_stream).
+    // channel, and context parallelism its collectives' stream (extra_stream).
     const int streams = kStreamCountWithoutPipeline;
     p_.stream_ops.resize(static_cast<size_t>(streams));
     p_.stream_names.resize(static_cast<size_t>(streams));
@@ -55,6 +56,8 @@ class ProgramBuilder {
     p_.launch.track = "host";
     p_.launch.name = config_.workload.cuda_graphs ? "cuda_graph_launch" : "kernel_launches";
     p_.launch.category = "host";
+    // First, so that every stage's program numbers it alike.
+    if (config_.workload.cp > 1) (void)extra_stream(Stream::kCp, 0);
     if (config_.workload.pp > 1) register_channels();
     task_op_.assign(static_cast<size_t>(s_.size()), -1);
     free_compute_count_.assign(static_cast<size_t>(s_.size()), -1);
@@ -114,8 +117,7 @@ class ProgramBuilder {
   Op new_op(int32_t task) {
     const Task& t = s_.tasks[static_cast<size_t>(task)];
     Op op;
-    op.stream = t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv ? p2p_stream(t)
-                                                                        : static_cast<uint8_t>(t.stream);
+    op.stream = program_stream(t);
     op.pos = static_cast<int32_t>(p_.stream_ops[op.stream].size());
     p_.stream_ops[op.stream].push_back(static_cast<int32_t>(p_.ops.size()));
     op.first_task = task;
@@ -137,13 +139,18 @@ class ProgramBuilder {
     } else if (t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) {
       // The peer rank is this rank's position one stage on or back; the
       // ordinal pairs the k-th send of a direction with the k-th receive.
+      // A context-parallel ring's peer is the next or previous member of the
+      // rank's cp group.
+      const bool ring = t.group == GroupRole::kCp;
       op.kind = t.kind == TaskKind::kSend ? OpKind::kSend : OpKind::kRecv;
-      op.peer = t.peer_stage * layout_.stage_ranks();
-      op.tag = t.phase == Phase::kForward ? kActivationTag : kGradientTag;
+      op.peer = ring ? t.peer_stage : t.peer_stage * layout_.stage_ranks();
+      op.peer_role = ring ? GroupRole::kCp : GroupRole::kNone;
+      op.tag = ring ? kRingTag : t.phase == Phase::kForward ? kActivationTag : kGradientTag;
       op.seq = p2p_count_[std::make_tuple(op.kind, op.peer, op.tag)]++;
       op.bytes = t.bytes;
-      op.exposed = step_accounts::kPipelineBubble;
-      op.label = add_label(OpLabel{"pp", task_kind_name(t.kind), "pipeline", tag_of(t), t.bytes, 0});
+      op.exposed = ring ? step_accounts::kExposedCp : step_accounts::kPipelineBubble;
+      op.label = add_label(OpLabel{ring ? "cp" : "pp", task_kind_name(t.kind),
+                                   ring ? "context_parallel" : "pipeline", tag_of(t), t.bytes, 0});
     } else if (is_local(t.kind)) {
       op.kind = OpKind::kLocal;
       op.exposed = step_accounts::kExposedPcie;
@@ -163,6 +170,7 @@ class ProgramBuilder {
       // Waiting on the pipeline group (the gradient norm) is waiting for other stages.
       op.exposed = t.group == GroupRole::kTp   ? step_accounts::kExposedTp
                    : t.group == GroupRole::kPp ? step_accounts::kPipelineBubble
+                   : t.group == GroupRole::kCp ? step_accounts::kExposedCp
                                                : step_accounts::exposed_account(op.op);
       op.label =
           add_label(OpLabel{t.group == GroupRole::kTp ? "tp" : stream_name(t.stream),
@@ -217,24 +225,33 @@ class ProgramBuilder {
   void register_channels() {
     std::vector<std::pair<GroupRole, uint8_t>> used;
     for (const Task& t : s_.tasks) {
-      if (collective_of(t.kind)) used.emplace_back(t.group, static_cast<uint8_t>(t.stream));
+      if (collective_of(t.kind)) used.emplace_back(t.group, program_stream(t));
     }
     std::sort(used.begin(), used.end());
     used.erase(std::unique(used.begin(), used.end()), used.end());
     for (const auto& [role, stream] : used) (void)channel_of(role, stream);
   }
 
-  // The stream of a send or receive's channel: its direction, activation or
-  // gradient (Task::stream) and peer, made on first use.
-  uint8_t p2p_stream(const Task& t) {
-    const auto key = std::make_pair(static_cast<int>(t.stream), t.peer_stage);
-    const auto it = p2p_streams_.find(key);
-    if (it != p2p_streams_.end()) return it->second;
+  // The program stream of a task: its Stream, or for a send or receive the
+  // stream of its channel (direction, what it moves: Task::stream, and peer)
+  // and for context parallelism's collectives a stream of their own, both
+  // made on first use.
+  uint8_t program_stream(const Task& t) {
+    if (t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) {
+      return extra_stream(t.stream, t.peer_stage);
+    }
+    if (static_cast<int>(t.stream) >= kStreamCountWithoutPipeline) return extra_stream(t.stream, 0);
+    return static_cast<uint8_t>(t.stream);
+  }
+  uint8_t extra_stream(Stream stream, int32_t peer) {
+    const auto key = std::make_pair(static_cast<int>(stream), peer);
+    const auto it = extra_streams_.find(key);
+    if (it != extra_streams_.end()) return it->second;
     CLUSTERSIM_CHECK(p_.stream_ops.size() < 255, "at most 255 streams a program");
     const auto id = static_cast<uint8_t>(p_.stream_ops.size());
     p_.stream_ops.emplace_back();
-    p_.stream_names.push_back(stream_name(t.stream));
-    p2p_streams_.emplace(key, id);
+    p_.stream_names.push_back(stream_name(stream));
+    extra_streams_.emplace(key, id);
     return id;
   }
 
@@ -306,7 +323,7 @@ class ProgramBuilder {
   std::vector<int32_t> free_compute_count_;         // compute ops issued before each free
   size_t pending_deps_ = 0;                         // deps of the op being built
   std::vector<std::pair<int32_t, int32_t>> gates_;  // (op, compute ops it waits for)
-  std::map<std::pair<int, int32_t>, uint8_t> p2p_streams_;  // (Task::stream, peer) -> stream
+  std::map<std::pair<int, int32_t>, uint8_t> extra_streams_;  // (Task::stream, peer) -> stream
   // Pipeline sends and receives so far, by kind, peer and tag.
   std::map<std::tuple<OpKind, int64_t, int64_t>, int32_t> p2p_count_;
 };
@@ -318,8 +335,9 @@ Layout step_layout(const WorkloadSpec& w, const topology::Cluster& cluster) {
                    "world size " + std::to_string(w.world_size) + " within the cluster's " +
                        std::to_string(cluster.gpu_count()) + " GPUs");
   CLUSTERSIM_CHECK(cluster.spec().node.gpus_per_node % w.tp == 0, "tp divides the GPUs of a node");
-  CLUSTERSIM_CHECK(w.shard_group_size * w.replica_group_size * w.tp * w.pp == w.world_size,
-                   "shard x replica x tp x pp = world size");
+  CLUSTERSIM_CHECK(w.shard_group_size * w.replica_group_size * w.tp * w.pp == w.world_size &&
+                       w.shard_group_size % w.cp == 0,
+                   "shard x replica x tp x pp = world size, cp dividing shard");
   return mesh_layout(w);
 }
 
@@ -330,6 +348,7 @@ Layout mesh_layout(const WorkloadSpec& w) {
   layout.shard = w.shard_group_size;
   layout.replica = w.replica_group_size;
   layout.pp = w.pp;
+  layout.cp = w.cp;
   return layout;
 }
 

@@ -62,8 +62,7 @@ StepResult simulate_step(const topology::Cluster& cluster,
   out.breakdown = step_accounts::mean_breakdown(run.summed_accounts, layout.world);
 
   const double tokens_per_gpu =
-      static_cast<double>(w.local_batch * w.seq_len * w.grad_accum) /
-      static_cast<double>(w.tp * w.pp);
+      static_cast<double>(w.rank_tokens() * w.grad_accum) / static_cast<double>(w.tp * w.pp);
   if (out.step_time_s > 0) {
     out.tokens_per_s_per_gpu = tokens_per_gpu / out.step_time_s;
     out.tflops_per_gpu =

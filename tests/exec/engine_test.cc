@@ -224,6 +224,60 @@ TEST(Engine, ComputeRunsSlowerWhileATransferOfTheRankIsInFlight) {
   EXPECT_EQ(c.duration.count_ns(), 1000);
 }
 
+// A ring exchange on the context-parallel group of 4 ranks: each rank sends
+// to the next member and receives from the previous one (rank 0 from rank
+// 3, around the ring's end), each pair starting when both of its ranks got
+// there. Rank 2 computes 3x slower, so the pairs (1, 2) and (2, 3) start at
+// 3000 and (3, 0), (0, 1) at 1000, all taking the same time.
+TEST(Engine, RingExchangePairsEachRankWithItsGroupNeighbours) {
+  Program p;
+  add(p, segment(1000, 0, 1000));
+  Op send;
+  send.kind = OpKind::kSend;
+  send.stream = 1;
+  send.peer = 1;
+  send.peer_role = GroupRole::kCp;
+  send.tag = 2;
+  send.bytes = int64_t{1} << 20;
+  send.exposed = step_accounts::kExposedCp;
+  add(p, send, {Dep{kComputeStream, 0}});
+  Op recv = send;
+  recv.kind = OpKind::kRecv;
+  recv.stream = 2;
+  recv.peer = -1;
+  add(p, recv, {Dep{kComputeStream, 0}});
+  add(p, segment(500, 0, 500), {Dep{2, 0}});
+  finish(p);
+  Layout l;
+  l.world = 4;
+  l.shard = 4;
+  l.cp = 4;
+  EngineOptions options;
+  options.stragglers = {Straggler{2, 3.0}};
+  options.trace_ranks = {0, 3};
+  static const topology::Cluster cluster = test_support::hgx_h100(1);
+  const EngineResult r = run_program(p, l, cluster, test_support::h100(), options);
+  std::vector<const TraceRecord*> exchanges;
+  for (const TraceRecord& t : r.trace) {
+    if (t.track == "comm") exchanges.push_back(&t);
+  }
+  // Each traced rank's send and receive.
+  ASSERT_EQ(exchanges.size(), 4u);
+  int64_t duration = -1;
+  for (const TraceRecord* t : exchanges) {
+    const int64_t start = t->start.count_ns();
+    // Rank 0's pair with rank 3 and its own with rank 1 start at 1000; rank
+    // 3's receive from rank 2 at 3000, its send to rank 0 at 1000.
+    EXPECT_TRUE(start == 1000 || (t->rank == 3 && start == 3000)) << t->rank << " " << start;
+    if (duration < 0) duration = t->duration.count_ns();
+    EXPECT_EQ(t->duration.count_ns(), duration);
+  }
+  EXPECT_GT(duration, 0);
+  // Rank 2 receives from rank 1 at 3000 and computes 1500 after.
+  EXPECT_EQ(r.step_end_ns, 3000 + duration + 1500);
+  EXPECT_EQ(r.slowest_rank, 2);
+}
+
 TEST(Engine, ADependencyCycleIsAnInvariantFailureNotAHang) {
   Program p;
   add(p, segment(100, 0, 100), {Dep{kComm, 0}});
