@@ -14,9 +14,12 @@ using sim::Named;
 
 constexpr std::array<Named<CpRotateMethod>, 2> kRotateMethods = {
     {{CpRotateMethod::kAllGather, "allgather"}, {CpRotateMethod::kAllToAll, "alltoall"}}};
+constexpr std::array<Named<CpKvHeads>, 2> kKvHeads = {
+    {{CpKvHeads::kQuery, "query"}, {CpKvHeads::kModel, "model"}}};
 
 const char* const kCp = "workload.parallelism.cp";
 const char* const kRotate = "workload.context_parallel.rotate_method";
+const char* const kKvHeadsKey = "workload.context_parallel.kv_heads";
 
 std::string str(int64_t x) { return std::to_string(x); }
 
@@ -50,12 +53,21 @@ void add_context_parallel_keys(sim::ConfigSchema& schema) {
                "backward passes the fp32 K and V gradients around the ring either way.")
       .one_of(sim::names(kRotateMethods))
       .default_to(std::string("allgather"));
+  schema
+      .add_key(kKvHeadsKey, ValueType::kEnum,
+               "The heads of the K and V that attention gets and the ring moves: query "
+               "(torchtitan's Llama code repeats K and V to the query's heads before SDPA, so "
+               "grouped-query attention saves no ring traffic) or model (the model's KV heads, "
+               "attention with native GQA, as Llama 3's own context parallelism gathers them).")
+      .one_of(sim::names(kKvHeads))
+      .default_to(std::string("query"));
 }
 
 void read_context_parallel(const sim::ConfigValues& values, WorkloadSpec& w,
                            sim::DiagnosticSink& sink) {
   w.cp = values.get_int(kCp);
   w.cp_rotate = sim::value_of(kRotateMethods, values.get_string(kRotate));
+  w.cp_kv_heads = sim::value_of(kKvHeads, values.get_string(kKvHeadsKey));
   if (w.cp == 1) return;
   const int64_t dp = w.world_size / (w.tp * w.pp);
   if (w.world_size % (w.tp * w.pp) != 0 || dp % w.cp != 0) {

@@ -30,6 +30,13 @@ enum class CpRotateMethod {
 };
 std::string_view cp_rotate_method_name(CpRotateMethod method);  // "allgather", "alltoall"
 
+// The heads of the K and V that attention is handed and the ring moves
+// (workload.context_parallel.kv_heads).
+enum class CpKvHeads {
+  kQuery,  // torchtitan: repeat_kv widens them to the query's heads before SDPA
+  kModel,  // the model's KV heads: attention with native GQA (Llama 3's own CP)
+};
+
 // Declares workload.parallelism.cp and section workload.context_parallel.
 void add_context_parallel_keys(sim::ConfigSchema& schema);
 

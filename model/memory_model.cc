@@ -134,8 +134,11 @@ ActivationBreakdown activation_breakdown(const WorkloadSpec& w, const MemoryOpti
   r.head = a.sp * (a.hidden * a.c + a.r) + a.tokens * a.hidden * a.c + 12 * a.tokens * a.vocab;
   r.layers = w.model.layers * b.stored;
   if (w.cp > 1) {
-    const int64_t kv = 2 * a.tokens * a.q * a.c;  // one rank's K and V at query width
-    r.ring = (w.cp_rotate == CpRotateMethod::kAllGather ? w.cp : 2) * kv + 28 * a.tokens * a.q;
+    // The width of the K and V the ring moves, and one rank's K and V.
+    const int64_t width = w.cp_kv_heads == CpKvHeads::kModel ? a.kv : a.q;
+    const int64_t kv = 2 * a.tokens * width * a.c;
+    r.ring = (w.cp_rotate == CpRotateMethod::kAllGather ? w.cp : 2) * kv + 4 * a.tokens * a.q +
+             24 * a.tokens * width;
   }
   const int64_t block_backward = b.recompute + a.sp * a.hidden * a.c + r.ring;
   r.total = r.layers + std::max(r.head, block_backward);

@@ -151,12 +151,13 @@
 //
 // Context parallelism (cp > 1, model/ring_attention.h): every term above is
 // per rank with T = s*b/cp tokens. A block's backward adds the ring's
-// buffers (ring, 0 with cp 1): the other ranks' K and V (allgather: the
-// all-gather's output, cp * 2*T*Q*c; alltoall: the pair in use and the one
-// arriving, 2 * 2*T*Q*c), the fp32 gradient accumulators of q, k and v
-// (3*T*Q*4) and the dK, dV buffers sent and received around the ring
-// (2 * 2*T*Q*4): ring = kv + 28*T*Q. The forward's (the K and V, an fp32
-// output being merged) are smaller.
+// buffers (ring, 0 with cp 1), with W the width of the K and V it moves (Q,
+// or K with workload.context_parallel.kv_heads: model): the other ranks' K
+// and V (allgather: the all-gather's output, cp * 2*T*W*c; alltoall: the
+// pair in use and the one arriving, 2 * 2*T*W*c), the fp32 gradient
+// accumulators of q, k and v (4*T*Q + 2*4*T*W) and the dK, dV buffers sent
+// and received around the ring (2 * 2*T*W*4): ring = kv + 4*T*Q + 24*T*W.
+// The forward's (the K and V, an fp32 output being merged) are smaller.
 //
 // Check against a measurement (torchtitan docs/performance.md, Table 1):
 // Llama 3.1 8B, FSDP on 8 H100 (96 GB), seq 8192, local batch 2, selective

@@ -158,7 +158,8 @@ Kernel attention(std::string_view name, const Dims& x, const KernelConfig& c, bo
 }
 
 RingAttentionShape ring_shape(const Dims& x, const KernelConfig& c) {
-  return {c.micro_batch, x.seq, x.q_heads, x.head_dim, c.cp, x.d};
+  return {c.micro_batch, x.seq, x.q_heads, c.cp_model_kv_heads ? x.kv_heads : x.q_heads,
+          x.head_dim, c.cp, x.d};
 }
 
 MathAttentionShape math_shape(const Dims& x, const KernelConfig& c) {

@@ -232,6 +232,9 @@ struct KernelConfig {
   // sequence (T = micro_batch * seq_len / cp) and computes attention as the
   // ring of model/ring_attention.h (flash attention only, causal).
   int64_t cp = 1;
+  // true: the ring moves K and V at the model's KV heads (native GQA); false:
+  // at the query's, as torchtitan's repeat_kv hands them to SDPA.
+  bool cp_model_kv_heads = false;
   bool sequence_parallel = false;
   bool causal = true;  // decoder attention mask
   // Default: kCompiled, the single-kernel model every caller had before.

@@ -80,6 +80,7 @@ struct WorkloadSpec {
   // sequence, inside the FSDP shard group; how K and V reach them.
   int64_t cp = 1;
   CpRotateMethod cp_rotate = CpRotateMethod::kAllGather;
+  CpKvHeads cp_kv_heads = CpKvHeads::kQuery;
 
   BackwardPrefetch backward_prefetch = BackwardPrefetch::kBackwardPre;
   bool forward_prefetch = false;

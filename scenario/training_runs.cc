@@ -48,6 +48,7 @@ std::string kind_of(const sim::ConfigValues& values, const collectives::Hardware
   std::string kind = strategy == "HYBRID_SHARD" ? "HSDP" : strategy == "NO_SHARD" ? "DDP" : "FSDP";
   if (values.get_int("workload.parallelism.tp") > 1) kind += "+TP";
   if (values.get_int("workload.parallelism.pp") > 1) kind += "+PP";
+  if (values.get_int("workload.parallelism.cp") > 1) kind += "+CP";
   if (values.get_string("workload.float8.recipe") != "none") kind += "+Float8";
   return kind + " " + profile.name;
 }

@@ -287,7 +287,8 @@ class Builder {
       }
       const Task t = kernel_task(unit, phase, indices[i]);
       std::vector<int32_t> d;
-      if (ring_ && ring_->before(name) != kNone) d.push_back(ring_->before(name));
+      const int32_t ring_wait = ring_ ? ring_->before(name) : kNone;
+      if (ring_wait != kNone) d.push_back(ring_wait);
       if (i == 0 && last_ag_[slot(unit)] != kNone) d.push_back(last_ag_[slot(unit)]);
       if (i == 0 && received != kNone) d.push_back(received);
       if (i == 0) copy_out(unit, phase);

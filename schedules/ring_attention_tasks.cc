@@ -4,10 +4,17 @@
 
 namespace clustersim::workloads {
 
-int32_t RingAttentionTasks::before(std::string_view name) const {
-  // A later cat of the ring reads what the previous step received.
-  if (name == "attention.cp_kv_cat") return cats_ > 0 ? kv_ready_ : kNone;
-  if (name == "attention.cp_step" || name == "attention.cp_step.bwd") return kv_ready_;
+int32_t RingAttentionTasks::before(std::string_view name) {
+  // A later cat of the ring and each step after the first read the K and V
+  // the previous exchange brought. Once a kernel waited for an exchange, the
+  // compute stream's order makes the later ones wait too (the all-gather
+  // serves every step), so they need no dependency and can share a segment.
+  const bool reads_kv = (name == "attention.cp_kv_cat" && cats_ > 0) ||
+                        name == "attention.cp_step" || name == "attention.cp_step.bwd";
+  if (reads_kv && current_ != kNone && current_ != awaited_) {
+    awaited_ = current_;
+    return current_;
+  }
   if (name == "attention.cp_grad_accumulate" || name == "attention.cp_grad_cast") {
     return grad_ready_;
   }
@@ -16,17 +23,22 @@ int32_t RingAttentionTasks::before(std::string_view name) const {
 
 void RingAttentionTasks::after(std::string_view name, const Task& base, int32_t kernel) {
   if (name == "attention.cp_kv_cat") {
-    if (method_ == CpRotateMethod::kAllGather) {
-      if (cats_ == 0) kv_ready_ = collective(base, kernel);
-    } else {
-      kv_ready_ = ring(base, kv_bytes_, kernel);
+    // What the next step will read: the all-gather (once a pass) or this
+    // ring exchange.
+    if (method_ == CpRotateMethod::kAllToAll) {
+      next_ = ring(base, kv_bytes_, kernel);
+    } else if (cats_ == 0) {
+      next_ = collective(base, kernel);
     }
     ++cats_;
+  } else if (name == "attention" || name == "attention.bwd" || name == "attention.cp_step" ||
+             name == "attention.cp_step.bwd") {
+    current_ = next_;
   } else if (name == "attention.cp_grad_init" || name == "attention.cp_grad_accumulate") {
     grad_ready_ = ring(base, kv_grad_bytes_, kernel);
   } else if (name == "attention.cp_out_cast" || name == "attention.cp_grad_cast") {
     cats_ = 0;  // the attention is done
-    kv_ready_ = grad_ready_ = kNone;
+    current_ = next_ = awaited_ = grad_ready_ = kNone;
   }
 }
 

@@ -40,7 +40,7 @@ class RingAttentionTasks {
         kv_grad_bytes_(schedule.cp_kv_grad_bytes), cp_(spec.cp), add_(std::move(add)) {}
 
   // The task the kernel `name` must wait for (kNone: none).
-  int32_t before(std::string_view name) const;
+  int32_t before(std::string_view name);
   // After kernel task `kernel` (`base`: its unit, phase and micro-batch):
   // the exchanges that start there.
   void after(std::string_view name, const Task& base, int32_t kernel);
@@ -56,7 +56,9 @@ class RingAttentionTasks {
   int64_t cp_;
   AddTask add_;
   int32_t cats_ = 0;            // K/V cats so far in this attention
-  int32_t kv_ready_ = kNone;    // the K and V the next step reads
+  int32_t next_ = kNone;        // the exchange bringing the K and V of the step after next
+  int32_t current_ = kNone;     // ... of the next step (kNone: its own, step 0's)
+  int32_t awaited_ = kNone;     // the exchange a kernel of this pass last waited for
   int32_t grad_ready_ = kNone;  // the K/V gradients the next accumulation reads
   std::vector<int32_t> previous_;  // the last exchange's tasks
 };

@@ -133,6 +133,7 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   kc.dtype_bytes = dtype_bytes(spec.dtype);
   kc.tp = spec.tp;
   kc.cp = spec.cp;
+  kc.cp_model_kv_heads = spec.cp_kv_heads == CpKvHeads::kModel;
   kc.sequence_parallel = spec.tp > 1;
   kc.flash_attention = spec.flash_attention;
   kc.rotary_by_matrix = spec.rotary_by_matrix;
@@ -169,9 +170,11 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   for (const PipelineStage& c : s.chunks) stage_blocks += c.blocks();
   s.pipeline_bytes = ceil_div(spec.rank_tokens(), spec.tp) * spec.model.hidden * elem;
   if (spec.cp > 1) {
-    const RingAttentionShape ring{spec.local_batch, spec.seq_len / spec.cp,
-                                  spec.model.heads / spec.tp, spec.model.head_dim(), spec.cp,
-                                  static_cast<double>(elem)};
+    const int64_t heads = spec.model.heads / spec.tp;
+    const int64_t kv_heads =
+        spec.cp_kv_heads == CpKvHeads::kModel ? spec.model.kv_heads / spec.tp : heads;
+    const RingAttentionShape ring{spec.local_batch,    spec.seq_len / spec.cp, heads, kv_heads,
+                                  spec.model.head_dim(), spec.cp, static_cast<double>(elem)};
     s.cp_kv_bytes = ring_kv_bytes(ring);
     s.cp_kv_grad_bytes = ring_kv_grad_bytes(ring);
   }

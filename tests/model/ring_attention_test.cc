@@ -15,7 +15,7 @@ namespace {
 
 // b 1, L 8 tokens on the rank (sequence 16 over cp 2), 2 heads of 4, bf16:
 // 64 elements of Q on the rank, 16 softmax rows.
-RingAttentionShape tiny() { return {1, 8, 2, 4, 2, 2.0}; }
+RingAttentionShape tiny() { return {1, 8, 2, 2, 4, 2, 2.0}; }
 
 std::vector<std::string_view> names(const std::vector<Kernel>& ks) {
   std::vector<std::string_view> out;
@@ -85,6 +85,19 @@ TEST(RingAttention, RingBytesAreOneRanksKeysAndValues) {
   }
   EXPECT_EQ(cats, 3);
   EXPECT_EQ(steps, 4);
+}
+
+TEST(RingAttention, KeysAndValuesAtTheModelsKvHeadsMoveLess) {
+  RingAttentionShape a = tiny();
+  a.kv_heads = 1;  // 32 elements of K on the rank against 64 of Q
+  EXPECT_EQ(ring_kv_bytes(a), 2 * 32 * 2);
+  EXPECT_EQ(ring_kv_grad_bytes(a), 2 * 32 * 4);
+  std::vector<Kernel> k;
+  ring_attention_forward(k, a);
+  EXPECT_DOUBLE_EQ(k[0].bytes, 2 * 2 * 64);              // the cat of k and v
+  EXPECT_DOUBLE_EQ(k[1].bytes, 2 * (2 * 64 + 2 * 32) + 64);  // q, o; k, v; lse
+  EXPECT_DOUBLE_EQ(k[1].flops, 1024);                    // FLOPs follow the query heads
+  EXPECT_DOUBLE_EQ(k[2].bytes, 2 * 1.5 * (64 + 32) + 48);
 }
 
 TEST(RingAttention, BlockKernelsRunOnTheRanksShareOfTheSequence) {
