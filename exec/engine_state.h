@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -121,6 +120,15 @@ struct P2pKeyHash {
     h ^= static_cast<uint64_t>(k.dst) + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
     h ^= static_cast<uint64_t>(k.tag) + 0x165667B19E3779F9ULL + (h << 6) + (h >> 2);
     h ^= static_cast<uint64_t>(k.seq) + 0x27D4EB2F165667C5ULL + (h << 6) + (h >> 2);
+    return static_cast<size_t>(h);
+  }
+};
+
+// A send/recv pair of ranks (src, dst), for the geometry cache.
+struct RankPairHash {
+  size_t operator()(const std::pair<int64_t, int64_t>& k) const {
+    uint64_t h = static_cast<uint64_t>(k.first) * 0x9E3779B97F4A7C15ULL;
+    h ^= static_cast<uint64_t>(k.second) + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
     return static_cast<size_t>(h);
   }
 };
@@ -286,8 +294,9 @@ class Engine : public sim::EventHandler {
   std::vector<P2p> p2ps_;
   std::vector<size_t> free_p2ps_;
   std::unordered_map<P2pKey, PendingP2p, P2pKeyHash> pending_p2p_;
-  std::map<std::pair<int64_t, int64_t>,
-           std::pair<collectives::GroupGeometry, collectives::Footprint>>
+  // Looked up, never iterated: the order of a hash map cannot reach results.
+  std::unordered_map<std::pair<int64_t, int64_t>,
+                     std::pair<collectives::GroupGeometry, collectives::Footprint>, RankPairHash>
       pairs_;
   int64_t collectives_ = 0;
   uint64_t stale_looks_ = 0;
