@@ -89,6 +89,26 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
     xshapes_.resize(rg_->members.size());
   }
   footprints_.resize(kGroupRoles);
+  wakes_.reserve(job.programs.size());
+  for (const Program& p : job.programs) {
+    // by[s][t]: an op on stream t depends on stream s.
+    const size_t n = p.stream_ops.size();
+    std::vector<std::vector<bool>> by(n, std::vector<bool>(n, false));
+    for (const Op& op : p.ops) {
+      for (int32_t d = op.dep_begin; d < op.dep_end; ++d) {
+        by[p.deps[static_cast<size_t>(d)].stream][op.stream] = true;
+      }
+    }
+    std::vector<std::vector<uint8_t>> lists(n);
+    for (size_t s = 0; s < n; ++s) {
+      for (const int t : p.used_streams) {
+        if (static_cast<size_t>(t) == s || by[s][static_cast<size_t>(t)]) {
+          lists[s].push_back(static_cast<uint8_t>(t));
+        }
+      }
+    }
+    wakes_.push_back(std::move(lists));
+  }
 }
 
 void Engine::run() {
@@ -177,9 +197,10 @@ int32_t Engine::gate_op(const RankState& st) const {
 // Passes every host wait whose dependencies hold: the host resumes at the
 // later of reaching it and now (conditions only become true at completions,
 // handled at once, so an older one was true before the host got there).
-void Engine::pass_open_gates(int64_t r) {
+bool Engine::pass_open_gates(int64_t r) {
   RankState& st = rank(r);
   const std::vector<Gate>& gates = st.p->gates;
+  const int32_t before = st.gate_index;
   while (st.gate_index < static_cast<int32_t>(gates.size())) {
     const Gate& g = gates[static_cast<size_t>(st.gate_index)];
     if (!holds(st, g.dep_begin, g.dep_end)) break;
@@ -189,6 +210,7 @@ void Engine::pass_open_gates(int64_t r) {
     ++st.gate_index;
     if (traced(r) && gate_op(st) != g.op) trace_issued(r, g.op, gate_op(st));
   }
+  return st.gate_index != before;
 }
 
 void Engine::try_start(int64_t r, int s, const Cause& cause) {
@@ -317,8 +339,7 @@ void Engine::compute_end(int64_t r) {
   if (traced(r)) trace_segment(r, op, seg_host_start_[static_cast<size_t>(r)], t);
   st.compute_free_ns = t;
   op_done(r, kComputeStream, Cause{kCompute, 0});
-  pass_open_gates(r);
-  try_all(r, Cause{kCompute, 0});
+  wake(r, kComputeStream, Cause{kCompute, 0});
 }
 
 void Engine::local_end(int64_t r, int s) {
@@ -329,8 +350,7 @@ void Engine::local_end(int64_t r, int s) {
   if (traced(r) && op.label >= 0) trace_local(r, op, arrival(r, s), now());
   const Cause cause{op.exposed, 0};
   op_done(r, s, cause);
-  pass_open_gates(r);
-  try_all(r, cause);
+  wake(r, s, cause);
 }
 
 // ---- Trace ----

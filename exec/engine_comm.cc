@@ -178,8 +178,7 @@ void Engine::end_collective(int32_t channel, int64_t g, bool transferred) {
   }
   for (int64_t i = 0; i < size; ++i) {
     const int64_t m = member(channel, first.role, g, i);
-    pass_open_gates(m);
-    try_all(m, cause);
+    wake(m, xg ? member_stream(m, g) : first.stream, cause);
   }
 }
 
@@ -281,8 +280,13 @@ void Engine::end_p2p(size_t id, bool transferred) {
   for (const int side : {kSender, kReceiver}) {
     if (side == kReceiver && self) break;
     const int64_t r = p.rank[static_cast<size_t>(side)];
-    pass_open_gates(r);
-    try_all(r, causes[static_cast<size_t>(side)]);
+    if (self) {  // both of its streams advanced
+      pass_open_gates(r);
+      try_all(r, causes[static_cast<size_t>(side)]);
+      break;
+    }
+    const Op& op = prog(r).ops[static_cast<size_t>(p.op[static_cast<size_t>(side)])];
+    wake(r, op.stream, causes[static_cast<size_t>(side)]);
   }
 }
 

@@ -213,9 +213,23 @@ class Engine : public sim::EventHandler {
   int64_t host_start(const RankState& st, const Op& op) const {
     return st.anchor_ns + op.host_start_ns - st.anchor_host_ns;
   }
-  void pass_open_gates(int64_t r);
+  // Passes the gates whose dependencies hold; whether it passed any.
+  bool pass_open_gates(int64_t r);
   void try_all(int64_t r, const Cause& cause) {
     for (const int s : prog(r).used_streams) try_start(r, s, cause);
+  }
+  // After an op of stream s ended: passes open gates and tries the streams
+  // that op can have made ready (all of them when a gate passed): s itself
+  // and those with an op depending on s, in used_streams order, so the
+  // streams that start do so in the same order as with try_all.
+  void wake(int64_t r, int s, const Cause& cause) {
+    if (pass_open_gates(r)) {
+      try_all(r, cause);
+      return;
+    }
+    const RankState& st = rank(r);
+    const auto program = static_cast<size_t>(st.p - job_.programs.data());
+    for (const uint8_t w : wakes_[program][static_cast<size_t>(s)]) try_start(r, w, cause);
   }
   void try_start(int64_t r, int s, const Cause& cause);
   void finished(RankState& st, const Cause& cause);
@@ -270,6 +284,9 @@ class Engine : public sim::EventHandler {
 
   const topology::Cluster& cluster_;
   const EngineJob& job_;
+  // By program and stream: the streams an op ending on that stream can make
+  // ready (see wake()).
+  std::vector<std::vector<std::vector<uint8_t>>> wakes_;
   const Layout& layout_;
   const RankGroups* rg_;
   sim::Simulator sim_;
