@@ -117,6 +117,7 @@ void Engine::begin_transfer(int32_t channel, int64_t g) {
     transfers_.start(*p.footprint, collectives::busbw_factor(CollectiveOp::kBroadcast, 2),
                      tuned_.at(p.tuned).alone_Bps, static_cast<double>(send.bytes),
                      pack(channel, g));
+    if (send.copy_engine) return;
     comm_changes(p.rank[0], +1);
     if (p.rank[1] != p.rank[0]) comm_changes(p.rank[1], +1);
     return;
@@ -275,7 +276,7 @@ void Engine::end_p2p(size_t id, bool transferred) {
                        algorithm, protocol);
     }
     op_done(r, op.stream, causes[static_cast<size_t>(side)]);
-    if (transferred && (side == kSender || !self)) comm_changes(r, -1);
+    if (transferred && !op.copy_engine && (side == kSender || !self)) comm_changes(r, -1);
   }
   for (const int side : {kSender, kReceiver}) {
     if (side == kReceiver && self) break;

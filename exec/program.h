@@ -111,6 +111,9 @@ struct Op {
   // rank's ops of the same kind, peer and tag; bytes below.
   int64_t peer = 0;
   GroupRole peer_role = GroupRole::kNone;  // kNone: peer is a rank (see above)
+  // The transfer runs on copy engines (async TP's symmetric-memory copies),
+  // not NCCL kernels: it takes no SMs from the rank's compute.
+  bool copy_engine = false;
   int64_t tag = 0;
   int32_t seq = 0;
   // kCollective

@@ -59,6 +59,7 @@ const char* const kMicrobatches = "workload.pipeline.microbatches";
 const char* const kVirtualStages = "workload.pipeline.virtual_stages";
 const char* const kLayersPerStage = "workload.pipeline.layers_per_stage";
 const char* const kGradAccum = "workload.grad_accum";
+const char* const kAsyncTp = "workload.parallelism.async_tp";
 const char* const kFloat8 = "workload.float8.recipe";
 const char* const kFloat8AllGather = "workload.float8.fsdp_all_gather";
 const char* const kFloat8Precompute = "workload.float8.precompute_scales";
@@ -360,6 +361,13 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .validated_by(zero_or_one, "0 or 1")
       .default_to(int64_t{1});
   schema
+      .add_key(kAsyncTp, ValueType::kBool,
+               "torch's async TP (torchtitan's enable_async_tensor_parallel, an Inductor pass: "
+               "needs torch_compile and tp > 1): each TP all-gather and reduce-scatter becomes "
+               "copy-engine transfers with each peer, overlapped with tp chunks of the GEMM it "
+               "feeds or drains.")
+      .default_to(false);
+  schema
       .add_key(kPp, ValueType::kInt,
                "Pipeline-parallel stages, the outermost dim of torchtitan's device mesh [pp, "
                "dp_replicate, dp_shard, tp]: stage s is ranks s * world_size / pp onwards, the "
@@ -527,6 +535,13 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.fused_norm = values.get_string("workload.norm_kernel") == "fused";
   w.float8 = value_of(kFloat8Recipes, values.get_string(kFloat8));
   w.tp_sequence_dim = static_cast<int>(values.get_int("workload.parallelism.tp_sequence_dim"));
+  w.async_tp = values.get_bool(kAsyncTp);
+  if (w.async_tp && (w.tp == 1 || !w.torch_compile)) {
+    sink.add(values.where(kAsyncTp), kAsyncTp,
+             "expected false with tp " + str(w.tp) + " and torch_compile " +
+                 (w.torch_compile ? "true" : "false") +
+                 " (async TP is an Inductor pass over TP's collectives), found true");
+  }
   w.world_size = world_size_gpus;
   w.float8_all_gather = values.get_bool(kFloat8AllGather);
   w.float8_precompute_scales = values.get_bool(kFloat8Precompute);

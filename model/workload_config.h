@@ -114,6 +114,10 @@ struct WorkloadSpec {
   // Where the sequence dim of TP's activations is (workload.parallelism.tp_sequence_dim):
   // 1, torchtitan's [batch, seq, hidden], or 0, Megatron's [seq, batch, hidden].
   int tp_sequence_dim = 1;
+  // Async TP (workload.parallelism.async_tp, fsdp_schedule.h): TP's
+  // all-gathers and reduce-scatters split into per-peer copies overlapped
+  // with the chunks of the GEMM they feed or drain.
+  bool async_tp = false;
   // FP8 GEMMs in the blocks (workload.float8.recipe, model/float8_kernels.h).
   Float8Recipe float8 = Float8Recipe::kNone;
   // FSDP all-gathers the blocks' linear weights in FP8 (workload.float8.fsdp_all_gather),

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "model/model_spec.h"
+#include "schedules/async_tp_tasks.h"
 #include "schedules/ring_attention_tasks.h"
 #include "schedules/schedule_tables.h"
 #include "sim/check.h"
@@ -277,7 +278,8 @@ class Builder {
     for (size_t i = 0; i < indices.size(); ++i) {
       const std::string_view name = s_.kernels[static_cast<size_t>(indices[i])].name;
       const bool tp = spec_.tp > 1 && unit != kRootUnit;
-      if (tp && tp_before(name) != TaskKind::kKernel) {
+      const bool async = tp && spec_.async_tp;  // TP's collectives fused into the GEMMs
+      if (tp && !async && tp_before(name) != TaskKind::kKernel) {
         tp_wait = tp_collective(unit, phase, tp_before(name), i == 0 ? received : last);
         // DTensor gathers along the sequence dim: a cat of the chunks.
         if (s_.tp_cat_copy != kNoKernel) {
@@ -294,9 +296,18 @@ class Builder {
       if (i == 0) copy_out(unit, phase);
       if (tp_wait != kNone) d.push_back(tp_wait);
       tp_wait = kNone;
+      const auto add_task = [this](Task x, std::vector<int32_t> deps) { return add(x, deps); };
+      if (async && tp_before(name) != TaskKind::kKernel) {
+        last = add_gathered_matmul(s_, spec_.tp, t, d, i == 0 ? received : last, add_task);
+        continue;
+      }
+      if (async && tp_after(name) != TaskKind::kKernel) {
+        last = add_scattered_matmul(s_, spec_.tp, t, d, add_task);
+        continue;
+      }
       last = add(t, d);
       if (ring_) ring_->after(name, t, last);
-      if (tp && tp_after(name) != TaskKind::kKernel) {
+      if (tp && !async && tp_after(name) != TaskKind::kKernel) {
         // ... and scatters along it: the chunks concatenated first.
         if (s_.tp_cat_copy != kNoKernel) last = add(kernel_task(unit, phase, s_.tp_cat_copy), {});
         tp_wait = tp_collective(unit, phase, tp_after(name), last);
@@ -326,25 +337,8 @@ class Builder {
     return t;
   }
 
-  // Megatron sequence parallelism (see the header): the TP collective
-  // before or after the kernel named so, TaskKind::kKernel for none.
-  static TaskKind tp_before(std::string_view name) {
-    if (name == "qkv_proj" || name == "k_proj.recompute" || name == "gate_up_proj" ||
-        name == "up_proj" || name == "up_proj.recompute" || name == "down_proj.dgrad" ||
-        name == "out_proj.dgrad") {
-      return TaskKind::kAllGather;
-    }
-    return TaskKind::kKernel;
-  }
-  static TaskKind tp_after(std::string_view name) {
-    if (name == "out_proj" || name == "out_proj.recompute" || name == "down_proj") {
-      return TaskKind::kReduceScatter;
-    }
-    if (name == "gate_up_proj.dgrad" || name == "up_proj.dgrad" || name == "qkv_proj.dgrad") {
-      return TaskKind::kReduceScatter;
-    }
-    return TaskKind::kKernel;
-  }
+  static TaskKind tp_before(std::string_view name) { return tp_collective_before(name); }
+  static TaskKind tp_after(std::string_view name) { return tp_collective_after(name); }
 
   int32_t tp_collective(int32_t unit, Phase phase, TaskKind kind, int32_t after) {
     Task t;

@@ -121,8 +121,11 @@
 // (all-gather before down_proj.dgrad and out_proj.dgrad, reduce-scatter after
 // the MLP's and the qkv projection's dgrad). Each moves the full activation,
 // local_batch * seq_len * hidden * dtype bytes (nccl-tests convention). The
-// kernel after a TP collective waits for it, so TP communication is exposed
-// (no async TP). With the sequence dim second (WorkloadSpec::tp_sequence_dim
+// kernel after a TP collective waits for it, so TP communication is exposed,
+// unless WorkloadSpec::async_tp: then each collective is copies to and from
+// each TP peer beside row chunks of the GEMM it feeds or drains
+// (schedules/async_tp_tasks.h), and no sequence cat runs (the fused ops
+// write the chunks in place). With the sequence dim second (WorkloadSpec::tp_sequence_dim
 // 1: torchtitan's [batch, seq, hidden] activations, DTensor's Shard(1)),
 // each collective moves dim 0, so PyTorch's functional collectives
 // (torch/distributed/_functional_collectives.py, all_gather_tensor and
@@ -232,9 +235,11 @@ enum class Stream : uint8_t {
   kPpRecvGradient,
   kCp,      // context parallelism's collectives (the K/V all-gather)
   kCpSend,  // ... and its ring: K/V (alltoall) and K/V gradients to the next rank
-  kCpRecv   // ... from the previous rank
+  kCpRecv,  // ... from the previous rank
+  kTpSend,  // async TP's copies to the TP peers, in issue order
+  kTpRecv   // ... and from them
 };
-inline constexpr int kStreamCount = 13;
+inline constexpr int kStreamCount = 15;
 // The streams of a schedule without pipeline parallelism.
 inline constexpr int kStreamCountWithoutPipeline = 6;
 
@@ -298,6 +303,13 @@ struct FsdpSchedule {
   // DTensor's copy around each TP collective (WorkloadSpec::tp_sequence_dim 1); kNoKernel
   // without TP or with the sequence dim leading.
   int32_t tp_cat_copy = kNoKernel;
+  // Async TP (WorkloadSpec::async_tp): by kernel index, its row chunk
+  // (kNoKernel for kernels beside no TP collective; empty without async TP),
+  // the sum of a reduce-scatter's partials, and one peer's chunk of an
+  // activation (the bytes of each copy).
+  std::vector<int32_t> tp_chunk;
+  int32_t tp_reduce_partials = kNoKernel;
+  int64_t tp_chunk_bytes = 0;
 
   int32_t blocks = 0;        // transformer blocks (units 0 .. blocks-1)
   // The stage's chunks of blocks and root parts (one chunk, the whole model,

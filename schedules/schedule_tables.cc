@@ -79,8 +79,29 @@ std::string_view stream_name(Stream stream) {
       return "cp_send";
     case Stream::kCpRecv:
       return "cp_recv";
+    case Stream::kTpSend:
+      return "tp_send";
+    case Stream::kTpRecv:
+      return "tp_recv";
   }
   return "?";
+}
+
+TaskKind tp_collective_before(std::string_view name) {
+  if (name == "qkv_proj" || name == "k_proj.recompute" || name == "gate_up_proj" ||
+      name == "up_proj" || name == "up_proj.recompute" || name == "down_proj.dgrad" ||
+      name == "out_proj.dgrad") {
+    return TaskKind::kAllGather;
+  }
+  return TaskKind::kKernel;
+}
+
+TaskKind tp_collective_after(std::string_view name) {
+  if (name == "out_proj" || name == "out_proj.recompute" || name == "down_proj" ||
+      name == "gate_up_proj.dgrad" || name == "up_proj.dgrad" || name == "qkv_proj.dgrad") {
+    return TaskKind::kReduceScatter;
+  }
+  return TaskKind::kKernel;
 }
 
 std::span<const int32_t> FsdpSchedule::deps_of(int32_t task) const {
@@ -112,6 +133,18 @@ void split_weight_gradients(const std::vector<Kernel>& table, KernelRange backwa
                         ends_with(name, ".weight_grad_sum");
     (weight ? weight_grad : input_grad).push_back(i);
   }
+}
+
+// One of tp row chunks of GEMM k (m / tp rows: a TP peer's share of the
+// tokens): 1 / tp of the FLOPs; A and C shrink, B is read whole.
+Kernel row_chunk(const Kernel& k, int64_t tp) {
+  Kernel c = k;
+  c.m = k.m / tp;
+  c.flops = k.flops / static_cast<double>(tp);
+  const auto d = [](int64_t x) { return static_cast<double>(x); };
+  const double per_element = k.bytes / (d(k.m) * d(k.k) + d(k.k) * d(k.n) + d(k.m) * d(k.n));
+  c.bytes = per_element * (d(c.m) * d(k.k) + d(k.k) * d(k.n) + d(c.m) * d(k.n));
+  return c;
 }
 
 KernelRange append(std::vector<Kernel>& table, const std::vector<Kernel>& ks) {
@@ -239,6 +272,29 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
         static_cast<double>(spec.rank_tokens() * spec.model.hidden * dtype_bytes(spec.dtype));
     s.kernels.push_back(pointwise("tp.sequence_cat", KernelClass::kElementwise, 0, 2 * activation));
     s.tp_cat_copy = static_cast<int32_t>(s.kernels.size() - 1);
+  }
+
+  if (spec.async_tp && spec.tp > 1) {
+    // Async TP (fsdp_schedule.h): each GEMM beside a TP collective also as a
+    // row chunk, and the sum of the reduce-scatter's partial chunks.
+    const size_t table = s.kernels.size();
+    s.tp_chunk.assign(table, kNoKernel);
+    for (size_t i = 0; i < table; ++i) {
+      const Kernel k = s.kernels[i];
+      if (k.cls != KernelClass::kGemm || (tp_collective_before(k.name) == TaskKind::kKernel &&
+                                          tp_collective_after(k.name) == TaskKind::kKernel)) {
+        continue;
+      }
+      s.kernels.push_back(row_chunk(k, spec.tp));
+      s.tp_chunk[i] = static_cast<int32_t>(s.kernels.size() - 1);
+    }
+    s.tp_chunk_bytes = spec.rank_tokens() / spec.tp * spec.model.hidden * elem;
+    const double chunk = static_cast<double>(s.tp_chunk_bytes);
+    const auto tp = static_cast<double>(spec.tp);
+    s.kernels.push_back(pointwise("tp.reduce_partials", KernelClass::kElementwise,
+                                  (tp - 1) * chunk / static_cast<double>(elem),
+                                  (tp + 1) * chunk));
+    s.tp_reduce_partials = static_cast<int32_t>(s.kernels.size() - 1);
   }
 
   if (spec.float8_precompute_scales) {

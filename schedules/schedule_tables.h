@@ -10,10 +10,17 @@
 // Units: bytes and parameters. Thread safety: a pure function of its inputs.
 #pragma once
 
+#include <string_view>
+
 #include "model/workload_config.h"
 #include "schedules/fsdp_schedule.h"
 
 namespace clustersim::workloads {
+
+// Megatron sequence parallelism (fsdp_schedule.h): the TP collective before
+// or after the block kernel named so, TaskKind::kKernel for none.
+TaskKind tp_collective_before(std::string_view kernel);
+TaskKind tp_collective_after(std::string_view kernel);
 
 // Fills `s`'s kernel table and sizes for `spec` (a spec as read_workload_spec()
 // returns it; invariant check) and the stage of `options`.

@@ -23,6 +23,7 @@ using sim::SimTime;
 constexpr int64_t kActivationTag = 0;
 constexpr int64_t kGradientTag = 1;
 constexpr int64_t kRingTag = 2;  // context parallelism's ring exchanges
+constexpr int64_t kTpTag = 3;    // async TP's copies
 
 bool is_kernel(TaskKind kind) { return kind == TaskKind::kKernel || kind == TaskKind::kOptimizer; }
 bool is_local(TaskKind kind) {
@@ -139,18 +140,28 @@ class ProgramBuilder {
     } else if (t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) {
       // The peer rank is this rank's position one stage on or back; the
       // ordinal pairs the k-th send of a direction with the k-th receive.
-      // A context-parallel ring's peer is the next or previous member of the
-      // rank's cp group.
-      const bool ring = t.group == GroupRole::kCp;
+      // A ring's peer (context parallelism's, async TP's copies) is the
+      // member of the rank's group that many places on.
+      const bool ring = t.group == GroupRole::kCp || t.group == GroupRole::kTp;
+      const bool tp = t.group == GroupRole::kTp;
       op.kind = t.kind == TaskKind::kSend ? OpKind::kSend : OpKind::kRecv;
       op.peer = ring ? t.peer_stage : t.peer_stage * layout_.stage_ranks();
-      op.peer_role = ring ? GroupRole::kCp : GroupRole::kNone;
-      op.tag = ring ? kRingTag : t.phase == Phase::kForward ? kActivationTag : kGradientTag;
+      op.peer_role = ring ? t.group : GroupRole::kNone;
+      op.copy_engine = tp;
+      op.tag = tp     ? kTpTag
+               : ring ? kRingTag
+               : t.phase == Phase::kForward ? kActivationTag
+                                            : kGradientTag;
       op.seq = p2p_count_[std::make_tuple(op.kind, op.peer, op.tag)]++;
       op.bytes = t.bytes;
-      op.exposed = ring ? step_accounts::kExposedCp : step_accounts::kPipelineBubble;
-      op.label = add_label(OpLabel{ring ? "cp" : "pp", task_kind_name(t.kind),
-                                   ring ? "context_parallel" : "pipeline", tag_of(t), t.bytes, 0});
+      op.exposed = tp     ? step_accounts::kExposedTp
+                   : ring ? step_accounts::kExposedCp
+                          : step_accounts::kPipelineBubble;
+      op.label = add_label(OpLabel{tp ? "tp" : ring ? "cp" : "pp", task_kind_name(t.kind),
+                                   tp     ? "async_tp"
+                                   : ring ? "context_parallel"
+                                          : "pipeline",
+                                   tag_of(t), t.bytes, 0});
     } else if (is_local(t.kind)) {
       op.kind = OpKind::kLocal;
       op.exposed = step_accounts::kExposedPcie;
@@ -238,7 +249,8 @@ class ProgramBuilder {
   // made on first use.
   uint8_t program_stream(const Task& t) {
     if (t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) {
-      return extra_stream(t.stream, t.peer_stage);
+      // Async TP's copies to every peer share one stream each way.
+      return extra_stream(t.stream, t.group == GroupRole::kTp ? 0 : t.peer_stage);
     }
     if (static_cast<int>(t.stream) >= kStreamCountWithoutPipeline) return extra_stream(t.stream, 0);
     return static_cast<uint8_t>(t.stream);

@@ -278,6 +278,45 @@ TEST(Engine, RingExchangePairsEachRankWithItsGroupNeighbours) {
   EXPECT_EQ(r.slowest_rank, 2);
 }
 
+// A copy-engine transfer (async TP's copies) takes no SMs: beside it the
+// compute runs at full speed, where an NCCL send of the same bytes slows it
+// (comm_overlap_slowdown 2) once it moves (after the tuner's latency).
+TEST(Engine, CopyEngineTransfersDoNotSlowCompute) {
+  for (const bool copy_engine : {true, false}) {
+    Program p;
+    Op send;
+    send.kind = OpKind::kSend;
+    send.stream = 1;
+    send.peer = 1;
+    send.peer_role = GroupRole::kTp;
+    send.tag = 3;
+    send.bytes = int64_t{64} << 20;  // hundreds of us, beside 100 us of compute
+    send.copy_engine = copy_engine;
+    add(p, send);
+    Op recv = send;
+    recv.kind = OpKind::kRecv;
+    recv.stream = 2;
+    recv.peer = -1;
+    add(p, recv);
+    add(p, segment(100000, 0, 100000));
+    finish(p);
+    Layout l;
+    l.world = 2;
+    l.shard = 2;
+    l.tp = 2;
+    EngineOptions options;
+    options.comm_overlap_slowdown = 2.0;
+    static const topology::Cluster cluster = test_support::hgx_h100(1);
+    const EngineResult r = run_program(p, l, cluster, test_support::h100(), options);
+    // Each rank's 100 us of work takes 100 us beside copies, longer beside NCCL.
+    if (copy_engine) {
+      EXPECT_EQ(r.summed_accounts[kCompute], 200000);
+    } else {
+      EXPECT_GT(r.summed_accounts[kCompute], 200000 + 100000);
+    }
+  }
+}
+
 TEST(Engine, ADependencyCycleIsAnInvariantFailureNotAHang) {
   Program p;
   add(p, segment(100, 0, 100), {Dep{kComm, 0}});
