@@ -75,8 +75,10 @@ std::string stragglers_text(const workloads::StepConfig& config) {
          ", compute x" + slowdown.str();
 }
 
-std::string memory_table(const MemoryBreakdown& m, int64_t capacity) {
+// With pp > 1 the figures are the ranks of the stage that peaks highest.
+std::string memory_table(const MemoryBreakdown& m, int64_t capacity, int64_t pp) {
   std::string text = columns_row("peak memory per GPU", {"GiB", "% of GPU"});
+  if (pp > 1) text += figures("stage (highest of " + str(pp) + ")", {str(m.stage)});
   const auto part = [&](std::string_view label, int64_t bytes) {
     text += figures(label, {fixed(gib(bytes), 2),
                             percent(static_cast<double>(bytes), static_cast<double>(capacity))});
@@ -138,7 +140,7 @@ std::string summary(const RunInputs& in, const StepResult& r) {
 
   text += breakdown_table(r);
   text += "\n";
-  text += memory_table(r.memory, r.memory_capacity_bytes);
+  text += memory_table(r.memory, r.memory_capacity_bytes, w.pp);
   text += "\n";
   text += row("events simulated", std::to_string(r.events) + " (" + str(r.collectives) +
                                       " collectives, " + str(r.tasks_per_rank) +
@@ -206,6 +208,7 @@ std::string report_json(const RunInputs& in, const StepResult& r, double wall_s)
   json.key("comm_buffers_bytes").int64(m.comm_buffers);
   json.key("reserve_bytes").int64(m.reserve);
   json.key("host_bytes").int64(m.host_bytes);
+  json.key("stage").int64(m.stage);
   json.end_object();
   write_simulation_counts_json(json, r, "tasks_per_rank");
   json.key("wall_s").number(wall_s);
@@ -263,7 +266,7 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   const MemoryBreakdown memory = workloads::memory_breakdown(in.workload);
   const bool fits = workloads::fits(memory, config.memory_capacity_bytes);
   if (!fits && !allow_oom) {
-    err << memory_table(memory, config.memory_capacity_bytes)
+    err << memory_table(memory, config.memory_capacity_bytes, in.workload.pp)
         << "clustersim run: error: " << out_of_memory_text(memory, config.memory_capacity_bytes)
         << "\n(--allow-oom simulates the step anyway)\n";
     return kExitError;

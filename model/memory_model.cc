@@ -210,6 +210,7 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
                     std::max(stage.has_head ? a.head : 0, block_backward);
   }
 
+  m.stage = stage_index;
   const int64_t subtotal = m.total();
   m.reserve = kRuntimeReserveBytes +
               static_cast<int64_t>(std::llround(kFragmentation * static_cast<double>(subtotal)));

@@ -225,6 +225,9 @@ struct MemoryBreakdown {
   int64_t reserve = 0;
   // On the host with cpu_offload (params + grads + optimizer); not in total().
   int64_t host_bytes = 0;
+  // The pipeline stage whose ranks these are (memory_breakdown(): the one
+  // with the largest total; 0 without pipeline parallelism).
+  int64_t stage = 0;
 
   // Sum of the GPU parts.
   int64_t total() const {

@@ -84,6 +84,9 @@ TEST(PipelineRun, APipelinedStepReportsItsStagesAndBubble) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "pp 2 (1f1b, 4 micro-batches)")) << r.out;
   EXPECT_TRUE(contains(r.out, "pipeline bubble")) << r.out;
+  // The memory is the stage that peaks highest: the last here (the loss over
+  // Llama 3's 128K vocabulary outweighs the first stage's extra micro-batch).
+  EXPECT_TRUE(contains(r.out, "stage (highest of 2)               1")) << r.out;
   const auto export_pp = run({"export-chakra", kScenario, "-o", "/nonexistent-dir", "--set",
                               "workload.parallelism.pp=2"});
   EXPECT_EQ(export_pp.code, 1);

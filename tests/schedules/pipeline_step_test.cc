@@ -196,6 +196,18 @@ TEST(PipelineStep, OneFOneBHoldsFewerActivationsThanGpipe) {
   const MemoryBreakdown last = stage_memory_breakdown(one_f_one_b, 3);
   EXPECT_EQ(last.activations, 2 * a.block_stored +
                                   std::max(a.head, a.block_recompute + 2048 * 2048 * 2));
+  // The job's peak is the stage with the largest total, and says which.
+  EXPECT_EQ(last.stage, 3);
+  int64_t highest = 0;
+  for (int64_t stage = 1; stage < 4; ++stage) {
+    if (stage_memory_breakdown(one_f_one_b, stage).total() >
+        stage_memory_breakdown(one_f_one_b, highest).total()) {
+      highest = stage;
+    }
+  }
+  EXPECT_EQ(memory_breakdown(one_f_one_b).stage, highest);
+  EXPECT_EQ(memory_breakdown(one_f_one_b).total(),
+            stage_memory_breakdown(one_f_one_b, highest).total());
 }
 
 TEST(PipelineSchedule, Fsdp2AccumulatesUnshardedGradientsInTheReduceDtype) {
