@@ -151,6 +151,14 @@
 // optimizer, float8.precompute_amax reads the local shards of every linear
 // weight (fp32) and one all-reduce of the layers x weights amaxes runs.
 //
+// Context parallelism (WorkloadSpec::cp > 1): every token-wise kernel runs on
+// the rank's seq_len / cp tokens, attention is ring attention's steps
+// (model/ring_attention.h), and the K/V exchanges around them
+// (schedules/ring_attention_tasks.h) run on Stream::kCp (the all-gather,
+// group kCp) and Stream::kCpSend / kCpRecv (the ring, peers the next and
+// previous member of the rank's cp group). FSDP's shard group holds the cp
+// ranks (torchtitan's dp_shard_cp), so nothing else changes.
+//
 // Pipeline parallelism (WorkloadSpec::pp > 1, the schedule of stage
 // FsdpScheduleOptions::stage; model/pipeline_stages.h): the stage's blocks
 // only, the embedding on the first stage and the head on the last (the root
