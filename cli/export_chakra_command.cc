@@ -130,20 +130,21 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
   const std::string& scenario_path = parsed.positionals[0];
   const NetworkScenario net = load_network_scenario(scenario_path, parsed.values("--set"));
   const workloads::StepConfig config = step_config_from_scenario(net);
-  if (config.workload.pp > 1) {
-    const char* const key = "workload.parallelism.pp";
+  // Not exported yet: pipeline stages and context-parallel rings.
+  struct Unexported {
+    const char* key;
+    int64_t degree;
+    const char* what;
+  };
+  for (const Unexported& u : {Unexported{"workload.parallelism.pp", config.workload.pp,
+                                         "pipeline stages"},
+                              Unexported{"workload.parallelism.cp", config.workload.cp,
+                                         "context-parallel rings"}}) {
+    if (u.degree == 1) continue;
     sim::DiagnosticSink sink;
-    sink.add(net.values.where(key), key,
-             "expected 1 for export-chakra (pipeline stages are not exported yet), found " +
-                 str(config.workload.pp));
-    sink.throw_if_any();
-  }
-  if (config.workload.cp > 1) {
-    const char* const key = "workload.parallelism.cp";
-    sim::DiagnosticSink sink;
-    sink.add(net.values.where(key), key,
-             "expected 1 for export-chakra (context-parallel rings are not exported yet), found " +
-                 str(config.workload.cp));
+    sink.add(net.values.where(u.key), u.key,
+             std::string("expected 1 for export-chakra (") + u.what +
+                 " are not exported yet), found " + str(u.degree));
     sink.throw_if_any();
   }
   const int64_t world = config.workload.world_size;

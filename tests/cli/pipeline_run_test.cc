@@ -16,17 +16,8 @@ using test_support::run;
 
 const std::string kScenario = CLUSTERSIM_SOURCE_DIR "/scenarios/llama3_8b_fsdp_8xh100.yaml";
 
-// `run` of the scenario with these overrides: it must fail with exit code 1;
-// its stderr.
 std::string rejected(const std::vector<std::string>& overrides) {
-  std::vector<std::string> args = {"run", kScenario};
-  for (const std::string& o : overrides) {
-    args.emplace_back("--set");
-    args.push_back(o);
-  }
-  const auto r = run(args);
-  EXPECT_EQ(r.code, 1) << r.out;
-  return r.err;
+  return test_support::rejected_run(kScenario, overrides);
 }
 
 TEST(PipelineRun, StagesThatDoNotDivideTheRanksAreAnError) {

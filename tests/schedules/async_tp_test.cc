@@ -5,13 +5,11 @@
 
 #include "schedules/fsdp_schedule.h"
 #include "schedules/step_simulator.h"
+#include "tests/support/one_node_step.h"
 #include "tests/support/step_fixtures.h"
 
 namespace clustersim::workloads {
 namespace {
-
-using test_support::h100;
-using test_support::hgx_h100;
 
 // small_spec's model on 2 blocks, TP 4 x FSDP 2 on one node, compiled, no
 // checkpointing: per block 2 all-gathers and 2 reduce-scatters forward, the
@@ -64,13 +62,7 @@ TEST(AsyncTp, CollectivesBecomeCopiesToEachPeerBesideGemmChunks) {
   EXPECT_DOUBLE_EQ(sum.bytes, 5.0 * static_cast<double>(async.tp_chunk_bytes));
 }
 
-StepResult simulate(const WorkloadSpec& w) {
-  StepConfig c;
-  c.workload = w;
-  c.compute = compute_spec_from_profile(h100());
-  c.compute.speed_variation = 0;
-  return simulate_step(hgx_h100(1), h100(), c);
-}
+StepResult simulate(const WorkloadSpec& w) { return test_support::simulate_on_one_node(w); }
 
 TEST(AsyncTp, TheStepHidesTpCommunicationBehindTheGemmChunks) {
   const StepResult sync = simulate(tp_spec(false));

@@ -7,13 +7,11 @@
 #include "model/memory_model.h"
 #include "schedules/fsdp_schedule.h"
 #include "schedules/step_simulator.h"
+#include "tests/support/one_node_step.h"
 #include "tests/support/step_fixtures.h"
 
 namespace clustersim::workloads {
 namespace {
-
-using test_support::h100;
-using test_support::hgx_h100;
 
 TEST(ContextParallelMesh, CpGroupsAreConsecutiveMembersOfAShardGroup) {
   // [replica 2, dp_shard 2, cp 2, tp 2] on 16 ranks: the shard group (4
@@ -113,13 +111,7 @@ TEST(ContextParallelSchedule, AllToAllRingPassesKeysAndValuesEveryStep) {
   EXPECT_EQ(c.recvs, c.sends);
 }
 
-StepResult simulate(const WorkloadSpec& w) {
-  StepConfig c;
-  c.workload = w;
-  c.compute = compute_spec_from_profile(h100());
-  c.compute.speed_variation = 0;
-  return simulate_step(hgx_h100(1), h100(), c);
-}
+StepResult simulate(const WorkloadSpec& w) { return test_support::simulate_on_one_node(w); }
 
 TEST(ContextParallelStep, BothRotateMethodsRunWithTheSameKernels) {
   for (const int64_t tp : {1, 2}) {

@@ -2,6 +2,8 @@
 // printed and its exit code.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,6 +26,20 @@ inline Outcome run(const std::vector<std::string>& args) {
   outcome.out = out.str();
   outcome.err = err.str();
   return outcome;
+}
+
+// `clustersim run SCENARIO --set O ...`, which must fail with exit code 1
+// (a test failure otherwise); what it printed on stderr.
+inline std::string rejected_run(const std::string& scenario,
+                                const std::vector<std::string>& overrides) {
+  std::vector<std::string> args = {"run", scenario};
+  for (const std::string& o : overrides) {
+    args.emplace_back("--set");
+    args.push_back(o);
+  }
+  const Outcome r = run(args);
+  EXPECT_EQ(r.code, 1) << r.out;
+  return r.err;
 }
 
 }  // namespace clustersim::test_support
