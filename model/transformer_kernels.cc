@@ -64,8 +64,7 @@ Dims dims_of(const ModelSpec& model, const KernelConfig& c) {
   CLUSTERSIM_CHECK(c.seq_len > 0 && c.micro_batch > 0 && c.dtype_bytes > 0 && c.cp > 0 &&
                        c.seq_len % c.cp == 0 && (c.cp == 1 || c.flash_attention),
                    "cp " + std::to_string(c.cp) + ", seq_len " + std::to_string(c.seq_len) +
-                       ", micro_batch " +
-                       std::to_string(c.micro_batch) + ", dtype_bytes " +
+                       ", micro_batch " + std::to_string(c.micro_batch) + ", dtype_bytes " +
                        std::to_string(c.dtype_bytes));
   const std::string problem = tensor_parallel_problem(model, c.tp);
   CLUSTERSIM_CHECK(problem.empty(), "tp " + std::to_string(c.tp) + ": " + problem);
@@ -157,13 +156,20 @@ Kernel attention(std::string_view name, const Dims& x, const KernelConfig& c, bo
   return a;
 }
 
-RingAttentionShape ring_shape(const Dims& x, const KernelConfig& c) {
-  return {c.micro_batch, x.seq, x.q_heads, c.cp_model_kv_heads ? x.kv_heads : x.q_heads,
-          x.head_dim, c.cp, x.d};
-}
-
-MathAttentionShape math_shape(const Dims& x, const KernelConfig& c) {
-  return {c.micro_batch, c.seq_len, x.q_heads, x.head_dim, x.d, x.eager};
+// The block's attention: the ring's steps with context parallelism, else
+// one flash kernel or the math path's kernels.
+void attention_pass(std::vector<Kernel>& out, const Dims& x, const KernelConfig& c, bool backward) {
+  if (c.cp > 1) {
+    const RingAttentionShape ring{
+        c.micro_batch, x.seq, x.q_heads, c.cp_model_kv_heads ? x.kv_heads : x.q_heads,
+        x.head_dim,    c.cp,  x.d};
+    return backward ? ring_attention_backward(out, ring) : ring_attention_forward(out, ring);
+  }
+  if (!c.flash_attention) {
+    const MathAttentionShape math{c.micro_batch, c.seq_len, x.q_heads, x.head_dim, x.d, x.eager};
+    return backward ? math_attention_backward(out, math) : math_attention_forward(out, math);
+  }
+  out.push_back(attention(backward ? "attention.bwd" : "attention", x, c, backward));
 }
 
 std::string_view mlp_in_name(const Dims& x) { return x.swiglu ? "gate_up_proj" : "up_proj"; }
@@ -329,11 +335,7 @@ std::vector<Kernel> forward_pass(const Dims& x, const KernelConfig& c, Pass pass
     out.push_back(repeat_kv("repeat_kv.k", x, /*backward=*/false));
     out.push_back(repeat_kv("repeat_kv.v", x, /*backward=*/false));
   }
-  if (!selective && c.cp > 1) ring_attention_forward(out, ring_shape(x, c));
-  if (!selective && c.cp == 1 && c.flash_attention) {
-    out.push_back(attention("attention", x, c, false));
-  }
-  if (!selective && !c.flash_attention) math_attention_forward(out, math_shape(x, c));
+  if (!selective) attention_pass(out, x, c, /*backward=*/false);
   out.push_back(
       linear(selective ? "out_proj.recompute" : "out_proj", t, x.q_width(), x.hidden, x.d));
   out.push_back(residual("attn_residual", x));
@@ -494,11 +496,7 @@ std::vector<Kernel> block_backward(const ModelSpec& model, const KernelConfig& c
   out.push_back(residual(x.eager ? "mlp_residual.bwd" : "attn_residual.bwd", x));
   out.push_back(linear_dgrad("out_proj.dgrad", t, x.q_width(), x.hidden, x.d));
   out.push_back(linear_wgrad("out_proj.wgrad", t, x.q_width(), x.hidden, x.d));
-  if (config.cp > 1) ring_attention_backward(out, ring_shape(x, config));
-  if (config.cp == 1 && config.flash_attention) {
-    out.push_back(attention("attention.bwd", x, config, true));
-  }
-  if (!config.flash_attention) math_attention_backward(out, math_shape(x, config));
+  attention_pass(out, x, config, /*backward=*/true);
   if (repeats_kv(x)) {
     out.push_back(repeat_kv("repeat_kv.v.bwd", x, /*backward=*/true));
     out.push_back(repeat_kv("repeat_kv.k.bwd", x, /*backward=*/true));

@@ -29,8 +29,7 @@ Task chunk_of(const FsdpSchedule& s, const Task& gemm) {
 }  // namespace
 
 int32_t add_gathered_matmul(const FsdpSchedule& s, int64_t tp, const Task& gemm,
-                            const std::vector<int32_t>& deps, int32_t input,
-                            const AddTaskFn& add) {
+                            const std::vector<int32_t>& deps, int32_t input, const AddTaskFn& add) {
   const Task chunk = chunk_of(s, gemm);
   int32_t last = add(chunk, deps);  // the local shard's rows
   std::vector<int32_t> ready = deps;

@@ -16,22 +16,17 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "schedules/fsdp_schedule.h"
 
 namespace clustersim::workloads {
 
-// Adds a task with its dependencies, returns its index (the builder's add).
-using AddTaskFn = std::function<int32_t(Task, std::vector<int32_t>)>;
-
 // The tasks of GEMM task `gemm` (its kernel in the table of `s`) fed by a
 // TP all-gather: `deps` are the GEMM's own dependencies, `input` the task
 // that made the shard the peers copy (or -1). Returns the last chunk's task.
 int32_t add_gathered_matmul(const FsdpSchedule& s, int64_t tp, const Task& gemm,
-                            const std::vector<int32_t>& deps, int32_t input,
-                            const AddTaskFn& add);
+                            const std::vector<int32_t>& deps, int32_t input, const AddTaskFn& add);
 
 // The tasks of GEMM task `gemm` drained by a TP reduce-scatter. Returns the
 // task of the sum of the partials.

@@ -36,7 +36,7 @@ class Builder {
     final_reduction_.assign(units, kNone);
     s_.dep_begin.push_back(0);
     if (spec_.cp > 1) {
-      ring_.emplace(spec_, s_, [this](Task t, std::vector<int32_t> d) { return add(t, d); });
+      ring_.emplace(spec_, s_, add_fn_);
     }
   }
 
@@ -296,13 +296,12 @@ class Builder {
       if (i == 0) copy_out(unit, phase);
       if (tp_wait != kNone) d.push_back(tp_wait);
       tp_wait = kNone;
-      const auto add_task = [this](Task x, std::vector<int32_t> deps) { return add(x, deps); };
       if (async && tp_before(name) != TaskKind::kKernel) {
-        last = add_gathered_matmul(s_, spec_.tp, t, d, i == 0 ? received : last, add_task);
+        last = add_gathered_matmul(s_, spec_.tp, t, d, i == 0 ? received : last, add_fn_);
         continue;
       }
       if (async && tp_after(name) != TaskKind::kKernel) {
-        last = add_scattered_matmul(s_, spec_.tp, t, d, add_task);
+        last = add_scattered_matmul(s_, spec_.tp, t, d, add_fn_);
         continue;
       }
       last = add(t, d);
@@ -546,6 +545,8 @@ class Builder {
     a.fill(kNone);
     return a;
   }();
+  // add(), for the task generators of context parallelism and async TP.
+  const AddTaskFn add_fn_ = [this](Task t, std::vector<int32_t> d) { return add(t, d); };
   std::optional<RingAttentionTasks> ring_;  // context parallelism's exchanges
   std::vector<bool> gathered_;
   std::vector<int32_t> last_ag_;          // latest all-gather per unit slot

@@ -193,6 +193,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -275,6 +276,11 @@ struct Task {
   int32_t peer_stage = 0;
 };
 
+// Adds a task with its dependencies and returns its index: how the
+// schedule's builder lends its `add` to the generators of
+// schedules/ring_attention_tasks.h and schedules/async_tp_tasks.h.
+using AddTaskFn = std::function<int32_t(Task, std::vector<int32_t>)>;
+
 // [begin, begin + count) in FsdpSchedule::kernels.
 struct KernelRange {
   int32_t begin = 0;
@@ -319,7 +325,7 @@ struct FsdpSchedule {
   int32_t tp_reduce_partials = kNoKernel;
   int64_t tp_chunk_bytes = 0;
 
-  int32_t blocks = 0;        // transformer blocks (units 0 .. blocks-1)
+  int32_t blocks = 0;  // transformer blocks (units 0 .. blocks-1)
   // The stage's chunks of blocks and root parts (one chunk, the whole model,
   // without pipeline parallelism), and its index.
   std::vector<PipelineStage> chunks;
@@ -328,8 +334,8 @@ struct FsdpSchedule {
   // Context parallelism: one rank's K and V as the ring moves them, and their
   // fp32 gradients (model/ring_attention.h); 0 with cp 1.
   int64_t cp_kv_bytes = 0, cp_kv_grad_bytes = 0;
-  int64_t block_bytes = 0;   // unsharded parameter bytes of one block (compute dtype)
-  int64_t root_bytes = 0;    // unsharded parameter bytes of the root unit
+  int64_t block_bytes = 0;  // unsharded parameter bytes of one block (compute dtype)
+  int64_t root_bytes = 0;   // unsharded parameter bytes of the root unit
   // A block's all-gather output: block_bytes, or with the float8 all-gather
   // (WorkloadSpec::float8_all_gather) its linear weights at 1 byte each.
   int64_t block_gather_bytes = 0;

@@ -20,7 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -31,13 +30,14 @@ namespace clustersim::workloads {
 
 class RingAttentionTasks {
  public:
-  // Adds a task with its dependencies, returns its index (the builder's add).
-  using AddTask = std::function<int32_t(Task, std::vector<int32_t>)>;
   static constexpr int32_t kNone = -1;
 
-  RingAttentionTasks(const WorkloadSpec& spec, const FsdpSchedule& schedule, AddTask add)
-      : method_(spec.cp_rotate), kv_bytes_(schedule.cp_kv_bytes),
-        kv_grad_bytes_(schedule.cp_kv_grad_bytes), cp_(spec.cp), add_(std::move(add)) {}
+  RingAttentionTasks(const WorkloadSpec& spec, const FsdpSchedule& schedule, AddTaskFn add)
+      : method_(spec.cp_rotate),
+        kv_bytes_(schedule.cp_kv_bytes),
+        kv_grad_bytes_(schedule.cp_kv_grad_bytes),
+        cp_(spec.cp),
+        add_(std::move(add)) {}
 
   // The task the kernel `name` must wait for (kNone: none).
   int32_t before(std::string_view name);
@@ -54,12 +54,12 @@ class RingAttentionTasks {
   int64_t kv_bytes_;
   int64_t kv_grad_bytes_;
   int64_t cp_;
-  AddTask add_;
-  int32_t cats_ = 0;            // K/V cats so far in this attention
-  int32_t next_ = kNone;        // the exchange bringing the K and V of the step after next
-  int32_t current_ = kNone;     // ... of the next step (kNone: its own, step 0's)
-  int32_t awaited_ = kNone;     // the exchange a kernel of this pass last waited for
-  int32_t grad_ready_ = kNone;  // the K/V gradients the next accumulation reads
+  AddTaskFn add_;
+  int32_t cats_ = 0;               // K/V cats so far in this attention
+  int32_t next_ = kNone;           // the exchange bringing the K and V of the step after next
+  int32_t current_ = kNone;        // ... of the next step (kNone: its own, step 0's)
+  int32_t awaited_ = kNone;        // the exchange a kernel of this pass last waited for
+  int32_t grad_ready_ = kNone;     // the K/V gradients the next accumulation reads
   std::vector<int32_t> previous_;  // the last exchange's tasks
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -24,6 +25,24 @@ constexpr int64_t kActivationTag = 0;
 constexpr int64_t kGradientTag = 1;
 constexpr int64_t kRingTag = 2;  // context parallelism's ring exchanges
 constexpr int64_t kTpTag = 3;    // async TP's copies
+
+// The three users of send/recv. A ring's peer (context parallelism's
+// exchanges, async TP's copies) is the member of the rank's group that many
+// places on; a pipeline stage's is the rank one stage on or back.
+struct P2pKind {
+  bool ring;
+  bool copy_engine;
+  int64_t tag;  // rings; a pipeline's tag is its direction
+  step_accounts::Account exposed;
+  std::string_view track, category;
+};
+constexpr P2pKind kPipelineP2p{false, false, 0, step_accounts::kPipelineBubble, "pp", "pipeline"};
+constexpr P2pKind kCpP2p{
+    true, false, kRingTag, step_accounts::kExposedCp, "cp", "context_parallel"};
+constexpr P2pKind kTpP2p{true, true, kTpTag, step_accounts::kExposedTp, "tp", "async_tp"};
+const P2pKind& p2p_kind(const Task& t) {
+  return t.group == GroupRole::kTp ? kTpP2p : t.group == GroupRole::kCp ? kCpP2p : kPipelineP2p;
+}
 
 bool is_kernel(TaskKind kind) { return kind == TaskKind::kKernel || kind == TaskKind::kOptimizer; }
 bool is_local(TaskKind kind) {
@@ -140,28 +159,17 @@ class ProgramBuilder {
     } else if (t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) {
       // The peer rank is this rank's position one stage on or back; the
       // ordinal pairs the k-th send of a direction with the k-th receive.
-      // A ring's peer (context parallelism's, async TP's copies) is the
-      // member of the rank's group that many places on.
-      const bool ring = t.group == GroupRole::kCp || t.group == GroupRole::kTp;
-      const bool tp = t.group == GroupRole::kTp;
+      const P2pKind& k = p2p_kind(t);
       op.kind = t.kind == TaskKind::kSend ? OpKind::kSend : OpKind::kRecv;
-      op.peer = ring ? t.peer_stage : t.peer_stage * layout_.stage_ranks();
-      op.peer_role = ring ? t.group : GroupRole::kNone;
-      op.copy_engine = tp;
-      op.tag = tp     ? kTpTag
-               : ring ? kRingTag
-               : t.phase == Phase::kForward ? kActivationTag
-                                            : kGradientTag;
+      op.peer = k.ring ? t.peer_stage : t.peer_stage * layout_.stage_ranks();
+      op.peer_role = k.ring ? t.group : GroupRole::kNone;
+      op.copy_engine = k.copy_engine;
+      op.tag = k.ring ? k.tag : t.phase == Phase::kForward ? kActivationTag : kGradientTag;
       op.seq = p2p_count_[std::make_tuple(op.kind, op.peer, op.tag)]++;
       op.bytes = t.bytes;
-      op.exposed = tp     ? step_accounts::kExposedTp
-                   : ring ? step_accounts::kExposedCp
-                          : step_accounts::kPipelineBubble;
-      op.label = add_label(OpLabel{tp ? "tp" : ring ? "cp" : "pp", task_kind_name(t.kind),
-                                   tp     ? "async_tp"
-                                   : ring ? "context_parallel"
-                                          : "pipeline",
-                                   tag_of(t), t.bytes, 0});
+      op.exposed = k.exposed;
+      op.label =
+          add_label(OpLabel{k.track, task_kind_name(t.kind), k.category, tag_of(t), t.bytes, 0});
     } else if (is_local(t.kind)) {
       op.kind = OpKind::kLocal;
       op.exposed = step_accounts::kExposedPcie;
@@ -330,11 +338,11 @@ class ProgramBuilder {
   const topology::Cluster& cluster_;
   TunedCollectives tuned_;
   Program p_;
-  std::vector<int64_t> kernel_ns_;                  // by schedule kernel
-  std::vector<int32_t> task_op_;                    // op of each non-free task
-  std::vector<int32_t> free_compute_count_;         // compute ops issued before each free
-  size_t pending_deps_ = 0;                         // deps of the op being built
-  std::vector<std::pair<int32_t, int32_t>> gates_;  // (op, compute ops it waits for)
+  std::vector<int64_t> kernel_ns_;                            // by schedule kernel
+  std::vector<int32_t> task_op_;                              // op of each non-free task
+  std::vector<int32_t> free_compute_count_;                   // compute ops issued before each free
+  size_t pending_deps_ = 0;                                   // deps of the op being built
+  std::vector<std::pair<int32_t, int32_t>> gates_;            // (op, compute ops it waits for)
   std::map<std::pair<int, int32_t>, uint8_t> extra_streams_;  // (Task::stream, peer) -> stream
   // Pipeline sends and receives so far, by kind, peer and tag.
   std::map<std::tuple<OpKind, int64_t, int64_t>, int32_t> p2p_count_;

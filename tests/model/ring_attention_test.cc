@@ -26,9 +26,9 @@ std::vector<std::string_view> names(const std::vector<Kernel>& ks) {
 TEST(RingAttention, ForwardKernelsAndTheirCostsByHand) {
   std::vector<Kernel> k;
   ring_attention_forward(k, tiny());
-  ASSERT_EQ(names(k), (std::vector<std::string_view>{"attention.cp_kv_cat", "attention",
-                                                      "attention.cp_step", "attention.cp_merge",
-                                                      "attention.cp_out_cast"}));
+  ASSERT_EQ(names(k),
+            (std::vector<std::string_view>{"attention.cp_kv_cat", "attention", "attention.cp_step",
+                                           "attention.cp_merge", "attention.cp_out_cast"}));
   // The cat of k and v: 2 x 64 elements read and written in bf16.
   EXPECT_DOUBLE_EQ(k[0].bytes, 512);
   // Local causal step: 4 b L^2 n h / 2 = 4 * 64 * 8 / 2; Q, K, V, O (4 x 64 x 2)
@@ -54,11 +54,10 @@ TEST(RingAttention, ForwardKernelsAndTheirCostsByHand) {
 TEST(RingAttention, BackwardKernelsAndTheirCostsByHand) {
   std::vector<Kernel> k;
   ring_attention_backward(k, tiny());
-  ASSERT_EQ(names(k),
-            (std::vector<std::string_view>{"attention.cp_kv_cat", "attention.bwd",
-                                           "attention.cp_grad_init", "attention.cp_step.bwd",
-                                           "attention.cp_grad_accumulate",
-                                           "attention.cp_grad_cast"}));
+  ASSERT_EQ(names(k), (std::vector<std::string_view>{
+                          "attention.cp_kv_cat", "attention.bwd", "attention.cp_grad_init",
+                          "attention.cp_step.bwd", "attention.cp_grad_accumulate",
+                          "attention.cp_grad_cast"}));
   EXPECT_DOUBLE_EQ(k[1].flops, 2.5 * 1024);
   EXPECT_DOUBLE_EQ(k[1].bytes, 2 * 8 * 64 + 12 * 16);
   // zeros (4 x 192), the step's gradients added ((8 + 2) x 192), dK, dV cat (8 x 128).
@@ -94,9 +93,9 @@ TEST(RingAttention, KeysAndValuesAtTheModelsKvHeadsMoveLess) {
   EXPECT_EQ(ring_kv_grad_bytes(a), 2 * 32 * 4);
   std::vector<Kernel> k;
   ring_attention_forward(k, a);
-  EXPECT_DOUBLE_EQ(k[0].bytes, 2 * 2 * 64);              // the cat of k and v
+  EXPECT_DOUBLE_EQ(k[0].bytes, 2 * 2 * 64);                  // the cat of k and v
   EXPECT_DOUBLE_EQ(k[1].bytes, 2 * (2 * 64 + 2 * 32) + 64);  // q, o; k, v; lse
-  EXPECT_DOUBLE_EQ(k[1].flops, 1024);                    // FLOPs follow the query heads
+  EXPECT_DOUBLE_EQ(k[1].flops, 1024);                        // FLOPs follow the query heads
   EXPECT_DOUBLE_EQ(k[2].bytes, 2 * 1.5 * (64 + 32) + 48);
 }
 

@@ -150,12 +150,11 @@ TEST(ContextParallelMemory, TheRingsBuffersJoinABlocksBackward) {
   EXPECT_EQ(activation_breakdown(w).ring, 4 * 2 * tq * 2 + 28 * tq);
   // K and V at the model's 8 KV heads (width 1024) in the ring.
   w.cp_kv_heads = CpKvHeads::kModel;
-  EXPECT_EQ(activation_breakdown(w).ring,
-            4 * 2 * tq / 2 * 2 + 4 * tq + 24 * tq / 2);
+  EXPECT_EQ(activation_breakdown(w).ring, 4 * 2 * tq / 2 * 2 + 4 * tq + 24 * tq / 2);
   w.cp_kv_heads = CpKvHeads::kQuery;
-  EXPECT_EQ(activation_breakdown(w).total,
-            activation_breakdown(w).layers + activation_breakdown(w).block_recompute +
-                2048 * 2048 * 2 + activation_breakdown(w).ring);
+  EXPECT_EQ(activation_breakdown(w).total, activation_breakdown(w).layers +
+                                               activation_breakdown(w).block_recompute +
+                                               2048 * 2048 * 2 + activation_breakdown(w).ring);
 }
 
 }  // namespace
