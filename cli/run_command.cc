@@ -60,9 +60,12 @@ std::string strategy_text(const WorkloadSpec& w) {
       w.cp > 1 ? ", cp " + str(w.cp) + " (" +
                      std::string(workloads::cp_rotate_method_name(w.cp_rotate)) + ")"
                : "";
+  const std::string order = w.mesh_order != workloads::kTorchtitanMeshOrder
+                                ? ", mesh [" + workloads::mesh_order_text(w.mesh_order) + "]"
+                                : "";
   return std::string(workloads::sharding_strategy_name(w.strategy)) + ": shard group " +
          str(w.shard_group_size) + " x replica group " + str(w.replica_group_size) + ", tp " +
-         str(w.tp) + pipeline + context + " (" + str(w.world_size) + " ranks)";
+         str(w.tp) + pipeline + context + order + " (" + str(w.world_size) + " ranks)";
 }
 
 std::string stragglers_text(const workloads::StepConfig& config) {
@@ -166,6 +169,7 @@ void write_inputs_json(sim::JsonWriter& json, const RunInputs& in) {
   json.key("tp").int64(w.tp);
   json.key("pp").int64(w.pp);
   json.key("cp").int64(w.cp);
+  json.key("mesh_order").str(workloads::mesh_order_text(w.mesh_order));
   json.key("pipeline_schedule").str(workloads::pipeline_schedule_name(w.pipeline_schedule));
   json.key("backward_prefetch").str(workloads::backward_prefetch_name(w.backward_prefetch));
   json.key("forward_prefetch").boolean(w.forward_prefetch);

@@ -1,23 +1,27 @@
-// Ranks laid out as a device mesh, and the process groups the mesh defines
-// (torchtitan's mesh order [pp, dp_replicate, dp_shard, cp, tp], tp fastest):
-// rank
-//   r = stage * (world / pp) + (replica * shard + shard_index) * tp + tp_index
-// with shard_index = dp_shard_index * cp + cp_index: the FSDP shard group is
-// torchtitan's flattened dp_shard_cp (`shard` counts the cp ranks too). So a
-// tensor-parallel group is tp consecutive ranks (one node), a shard group the
-// `shard` ranks with the same (stage, replica, tp_index), a context-parallel
-// group the cp consecutive members of a shard group (stride tp), a replica
-// group the `replica` ranks with the same (stage, shard_index, tp_index), and
-// a pipeline group the pp ranks with the same position inside their stage
-// (stage s's rank r sends to r + world / pp). Members are listed in ring
-// order (ascending rank). Groups are computed, not stored, so a million ranks
-// cost nothing here.
+// Ranks laid out as a device mesh, and the process groups the mesh defines.
+// The mesh's dims are pp, dp_replicate, dp_shard, cp and tp
+// (model/mesh_order.h), laid out in `order`, slowest-varying first:
+// torchtitan's [pp, dp_replicate, dp_shard, cp, tp] unless the scenario
+// chooses another. A rank's coordinate on dim d is
+//   (r / stride(d)) % size(d),  stride(d) = the product of the sizes after d,
+// so in torchtitan's order a tensor-parallel group is tp consecutive ranks
+// (one node) and stage s is ranks s * world / pp onwards. The FSDP shard
+// group is torchtitan's flattened dp_shard_cp (`shard` counts the cp ranks
+// too; its member i is dp_shard i / cp, cp i % cp); the replica group is
+// dp_replicate; the pipeline group is the pp ranks that differ only in their
+// stage. A group's id enumerates the coordinates of the dims it does not
+// span, slowest first; its members are listed in ring order (by their
+// coordinates on the dims it spans). Groups are computed, not stored, so a
+// million ranks cost nothing here.
 //
 // Thread safety: a value; all functions are pure.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
+
+#include "model/mesh_order.h"
 
 namespace clustersim::workloads {
 
@@ -36,26 +40,39 @@ struct Layout {
   int64_t replica = 1;
   int64_t pp = 1;
   int64_t cp = 1;  // divides shard
+  MeshOrder order = kTorchtitanMeshOrder;
 
   int64_t stage_ranks() const { return world / pp; }
-  int64_t stage_of(int64_t r) const { return r / stage_ranks(); }
+  int64_t stage_of(int64_t r) const { return coord(MeshDim::kPp, r); }
+
+  int64_t dim_size(MeshDim d) const {
+    switch (d) {
+      case MeshDim::kPp:
+        return pp;
+      case MeshDim::kDpReplicate:
+        return replica;
+      case MeshDim::kDpShard:
+        return shard / cp;
+      case MeshDim::kCp:
+        return cp;
+      case MeshDim::kTp:
+        return tp;
+    }
+    return 1;
+  }
+  int64_t stride(MeshDim d) const {
+    int64_t s = 1;
+    for (int i = kMeshDims - 1; i >= 0; --i) {
+      const MeshDim o = order[static_cast<size_t>(i)];
+      if (o == d) break;
+      s *= dim_size(o);
+    }
+    return s;
+  }
+  int64_t coord(MeshDim d, int64_t r) const { return r / stride(d) % dim_size(d); }
 
   int64_t group_count(GroupRole role) const {
-    switch (role) {
-      case GroupRole::kShard:
-        return pp * replica * tp;
-      case GroupRole::kReplica:
-        return pp * shard * tp;
-      case GroupRole::kTp:
-        return world / tp;
-      case GroupRole::kPp:
-        return stage_ranks();
-      case GroupRole::kCp:
-        return world / cp;
-      case GroupRole::kNone:
-        break;
-    }
-    return 0;
+    return role == GroupRole::kNone ? 0 : world / group_size(role);
   }
   int64_t group_size(GroupRole role) const {
     switch (role) {
@@ -76,41 +93,33 @@ struct Layout {
   }
   // The group of `role` that rank r belongs to.
   int64_t group_of(GroupRole role, int64_t r) const {
-    const int64_t stage = stage_of(r);
-    const int64_t in_stage = r % stage_ranks();
-    const int64_t t = in_stage % tp;
-    const int64_t sh = (in_stage / tp) % shard;
-    const int64_t rep = in_stage / (tp * shard);
-    switch (role) {
-      case GroupRole::kShard:
-        return (stage * replica + rep) * tp + t;
-      case GroupRole::kReplica:
-        return (stage * shard + sh) * tp + t;
-      case GroupRole::kTp:
-        return r / tp;
-      case GroupRole::kPp:
-        return in_stage;
-      case GroupRole::kCp:
-        return (stage * (stage_ranks() / (tp * cp)) + in_stage / (tp * cp)) * tp + t;
-      case GroupRole::kNone:
-        break;
+    if (role == GroupRole::kNone) return 0;
+    int64_t c[kMeshDims];  // r's coordinates, by position in `order`
+    for (int k = kMeshDims - 1; k >= 0; --k) {
+      const int64_t n = dim_size(order[static_cast<size_t>(k)]);
+      c[k] = r % n;
+      r /= n;
     }
-    return 0;
+    int64_t g = 0;
+    for (int k = 0; k < kMeshDims; ++k) {
+      const MeshDim d = order[static_cast<size_t>(k)];
+      if (!spans(role, d)) g = g * dim_size(d) + c[k];
+    }
+    return g;
   }
   // Rank r's position in its group of `role` (ring order).
   int64_t index_in_group(GroupRole role, int64_t r) const {
-    const int64_t in_stage = r % stage_ranks();
     switch (role) {
       case GroupRole::kShard:
-        return in_stage / tp % shard;
+        return coord(MeshDim::kDpShard, r) * cp + coord(MeshDim::kCp, r);
       case GroupRole::kReplica:
-        return in_stage / (tp * shard);
+        return coord(MeshDim::kDpReplicate, r);
       case GroupRole::kTp:
-        return r % tp;
+        return coord(MeshDim::kTp, r);
       case GroupRole::kPp:
-        return stage_of(r);
+        return coord(MeshDim::kPp, r);
       case GroupRole::kCp:
-        return in_stage / tp % cp;
+        return coord(MeshDim::kCp, r);
       case GroupRole::kNone:
         break;
     }
@@ -124,34 +133,43 @@ struct Layout {
   }
   // The i-th member (ring order) of group g.
   int64_t member(GroupRole role, int64_t g, int64_t i) const {
+    if (role == GroupRole::kNone) return g;
+    int64_t r = 0;
+    int64_t s = 1;  // stride of order[k]
+    for (int k = kMeshDims - 1; k >= 0; --k) {
+      const MeshDim d = order[static_cast<size_t>(k)];
+      const int64_t n = dim_size(d);
+      int64_t c = 0;
+      if (spans(role, d)) {
+        c = role != GroupRole::kShard ? i : d == MeshDim::kDpShard ? i / cp : i % cp;
+      } else {
+        c = g % n;
+        g /= n;
+      }
+      r += c * s;
+      s *= n;
+    }
+    return r;
+  }
+
+ private:
+  // Whether the groups of `role` run along dim d.
+  static bool spans(GroupRole role, MeshDim d) {
     switch (role) {
-      case GroupRole::kShard: {
-        const int64_t stage = g / (replica * tp);
-        const int64_t rep = g / tp % replica;
-        const int64_t t = g % tp;
-        return stage * stage_ranks() + (rep * shard + i) * tp + t;
-      }
-      case GroupRole::kReplica: {
-        const int64_t stage = g / (shard * tp);
-        const int64_t sh = g / tp % shard;
-        const int64_t t = g % tp;
-        return stage * stage_ranks() + (i * shard + sh) * tp + t;
-      }
+      case GroupRole::kShard:
+        return d == MeshDim::kDpShard || d == MeshDim::kCp;
+      case GroupRole::kReplica:
+        return d == MeshDim::kDpReplicate;
       case GroupRole::kTp:
-        return g * tp + i;
+        return d == MeshDim::kTp;
       case GroupRole::kPp:
-        return i * stage_ranks() + g;
-      case GroupRole::kCp: {
-        const int64_t t = g % tp;
-        const int64_t per_stage = stage_ranks() / (tp * cp);
-        const int64_t stage = g / tp / per_stage;
-        const int64_t block = g / tp % per_stage;
-        return stage * stage_ranks() + (block * cp + i) * tp + t;
-      }
+        return d == MeshDim::kPp;
+      case GroupRole::kCp:
+        return d == MeshDim::kCp;
       case GroupRole::kNone:
         break;
     }
-    return g;
+    return false;
   }
 };
 

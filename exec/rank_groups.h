@@ -2,8 +2,7 @@
 // (exec/mesh_layout.h): what a front end that reads its groups (Chakra
 // traces with their comm-group file) hands the engine. A program's channel
 // with slot k runs on rank r's group slot_groups[slot_begin[r] + k]; a
-// send/recv peer p of rank r is rank peer_base[r] + p, or r + p with
-// relative_peers (pipeline stages: a program's peer is "one stage on").
+// send/recv peer p of rank r is rank peer_base[r] + p.
 //
 // Units: ranks. Thread safety: a value, read-only while the engine runs.
 #pragma once
@@ -18,7 +17,6 @@ struct RankGroups {
   std::vector<int64_t> slot_begin;            // by rank, + 1 (empty: no slots)
   std::vector<int32_t> slot_groups;
   std::vector<int64_t> peer_base;  // by rank (empty: every base is 0)
-  bool relative_peers = false;
 
   int32_t group_of(int64_t rank, int32_t slot) const {
     return slot_groups[static_cast<size_t>(slot_begin[static_cast<size_t>(rank)] + slot)];
@@ -33,7 +31,6 @@ struct RankGroups {
     return -1;
   }
   int64_t peer(int64_t rank, int64_t p) const {
-    if (relative_peers) return rank + p;
     return (peer_base.empty() ? 0 : peer_base[static_cast<size_t>(rank)]) + p;
   }
 };

@@ -370,13 +370,15 @@ void add_workload_keys(sim::ConfigSchema& schema) {
   schema
       .add_key(kPp, ValueType::kInt,
                "Pipeline-parallel stages, the outermost dim of torchtitan's device mesh [pp, "
-               "dp_replicate, dp_shard, tp]: stage s is ranks s * world_size / pp onwards, the "
+               "dp_replicate, dp_shard, cp, tp]: stage s is ranks s * world_size / pp onwards "
+               "(unless mesh_order moves pp), the "
                "blocks split evenly (the first layers mod pp stages one block longer), the "
                "embedding on the first stage, the output head and loss on the last. Must divide "
                "world_size / tp and be at most the layers.")
       .positive()
       .default_to(int64_t{1});
   add_context_parallel_keys(schema);
+  add_mesh_order_key(schema);
   schema.add_section("workload.pipeline",
                      "Pipeline parallelism's schedule (workload.parallelism.pp > 1; "
                      "model/pipeline_stages.h): activations and their gradients cross stages by "
@@ -513,6 +515,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.strategy = value_of(kStrategies, values.get_string(kStrategy));
   w.tp = values.get_int(kTp);
   w.pp = values.get_int(kPp);
+  w.mesh_order = read_mesh_order(values);
   w.pipeline_schedule = value_of(kPipelineSchedules, values.get_string(kPipelineSchedule));
   w.virtual_stages = values.get_int(kVirtualStages);
   w.backward_prefetch = value_of(kPrefetches, values.get_string("workload.fsdp.backward_prefetch"));

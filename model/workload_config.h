@@ -36,6 +36,7 @@
 #include "config/config_schema.h"
 #include "config/config_values.h"
 #include "model/context_parallel.h"
+#include "model/mesh_order.h"
 #include "model/model_spec.h"
 #include "model/pipeline_stages.h"
 #include "model/transformer_kernels.h"
@@ -79,6 +80,8 @@ struct WorkloadSpec {
   // Context parallelism (model/context_parallel.h): the ranks that split each
   // sequence, inside the FSDP shard group; how K and V reach them.
   int64_t cp = 1;
+  // The mesh's dims, slowest first (workload.parallelism.mesh_order).
+  MeshOrder mesh_order = kTorchtitanMeshOrder;
   CpRotateMethod cp_rotate = CpRotateMethod::kAllGather;
   CpKvHeads cp_kv_heads = CpKvHeads::kQuery;
 

@@ -7,6 +7,7 @@
 #include "failures/failure_config.h"
 #include "model/memory_model.h"
 #include "model/workload_config.h"
+#include "schedules/step_program.h"
 #include "scenario/step_config.h"
 #include "topology/cluster_config.h"
 
@@ -17,20 +18,19 @@ using sim::SimTime;
 
 namespace {
 
-// Whether the job with one replica group fewer still has the same number of
-// members of every group on each node it uses (the collective model's
+// Whether every group of the job with one replica group fewer has the same
+// number of members on each node it uses (the collective model's
 // precondition): not so when groups smaller than a node leave the last node
 // partly filled. Then the campaign runs at k / R of the full throughput
 // instead of simulating the reduced job.
-bool even_with_one_group_fewer(const topology::Cluster& cluster, const workloads::WorkloadSpec& w) {
-  const int64_t replicas = w.replica_group_size - 1;
-  const int64_t width = w.shard_group_size * w.tp;  // GPUs of one replica group in one stage
-  // Pipeline stages are the mesh's outermost dim: stage s of the smaller job
-  // starts at GPU s * replicas * width.
-  for (int64_t stage = 0; stage < w.pp; ++stage) {
-    for (int64_t g = 0; g < width; ++g) {
-      std::vector<int64_t> gpus;
-      for (int64_t i = 0; i < replicas; ++i) gpus.push_back((stage * replicas + i) * width + g);
+bool groups_even(const topology::Cluster& cluster, const workloads::Layout& layout) {
+  using workloads::GroupRole;
+  for (const GroupRole role : {GroupRole::kShard, GroupRole::kReplica, GroupRole::kTp,
+                               GroupRole::kPp, GroupRole::kCp}) {
+    const int64_t size = layout.group_size(role);
+    std::vector<int64_t> gpus(static_cast<size_t>(size));
+    for (int64_t g = 0; g < layout.group_count(role); ++g) {
+      for (int64_t i = 0; i < size; ++i) gpus[static_cast<size_t>(i)] = layout.member(role, g, i);
       if (collectives::uniform_ranks_per_node(cluster, gpus) == 0) return false;
     }
   }
@@ -98,13 +98,13 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
                              : workloads::simulate_step(on.cluster, on.profile, config);
     spec.step_time = SimTime::from_seconds_rounded(full.step_time_s);
     const int64_t r = in.replica_groups;
-    if (ft && r >= 2 && even_with_one_group_fewer(on.cluster, config.workload)) {
-      workloads::StepConfig fewer = config;
-      workloads::WorkloadSpec& w = fewer.workload;
-      w.replica_group_size = r - 1;
-      w.dp_size = w.shard_group_size * (r - 1);
-      w.world_size = w.dp_size * w.tp * w.pp;
-      if (r - 1 == 1) w.strategy = workloads::ShardingStrategy::kFullShard;
+    workloads::StepConfig fewer = config;
+    workloads::WorkloadSpec& w = fewer.workload;
+    w.replica_group_size = r - 1;
+    w.dp_size = w.shard_group_size * (r - 1);
+    w.world_size = w.dp_size * w.tp * w.pp;
+    if (r - 1 == 1) w.strategy = workloads::ShardingStrategy::kFullShard;
+    if (ft && r >= 2 && groups_even(on.cluster, workloads::step::mesh_layout(w))) {
       fewer.stragglers.erase(
           std::remove_if(fewer.stragglers.begin(), fewer.stragglers.end(),
                          [&w](const workloads::Straggler& s) { return s.rank >= w.world_size; }),

@@ -157,12 +157,13 @@ class ProgramBuilder {
       op.label = static_cast<int32_t>(p_.kernels.size());
       add_kernel_label(task);
     } else if (t.kind == TaskKind::kSend || t.kind == TaskKind::kRecv) {
-      // The peer rank is this rank's position one stage on or back; the
-      // ordinal pairs the k-th send of a direction with the k-th receive.
+      // The peer rank is this rank's position peer_stage stages on or back
+      // (or members around its CP or TP group); the ordinal pairs the k-th
+      // send of a direction with the k-th receive.
       const P2pKind& k = p2p_kind(t);
       op.kind = t.kind == TaskKind::kSend ? OpKind::kSend : OpKind::kRecv;
-      op.peer = k.ring ? t.peer_stage : t.peer_stage * layout_.stage_ranks();
-      op.peer_role = k.ring ? t.group : GroupRole::kNone;
+      op.peer = t.peer_stage;
+      op.peer_role = k.ring ? t.group : GroupRole::kPp;
       op.copy_engine = k.copy_engine;
       op.tag = k.ring ? k.tag : t.phase == Phase::kForward ? kActivationTag : kGradientTag;
       op.seq = p2p_count_[std::make_tuple(op.kind, op.peer, op.tag)]++;
@@ -369,6 +370,7 @@ Layout mesh_layout(const WorkloadSpec& w) {
   layout.replica = w.replica_group_size;
   layout.pp = w.pp;
   layout.cp = w.cp;
+  layout.order = w.mesh_order;
   return layout;
 }
 

@@ -46,10 +46,8 @@ StepResult simulate_step(const topology::Cluster& cluster,
     for (int64_t r = 0; r < layout.world; ++r) {
       program_of[static_cast<size_t>(r)] = static_cast<int32_t>(layout.stage_of(r));
     }
-    RankGroups peers;
-    peers.relative_peers = true;
     options.tail_account = step_accounts::kPipelineBubble;
-    run = run_programs(EngineJob{programs, program_of, &peers}, layout, cluster, profile, options);
+    run = run_programs(EngineJob{programs, program_of, nullptr}, layout, cluster, profile, options);
   }
 
   StepResult out;
