@@ -95,20 +95,42 @@ StepExporter::StepExporter(const topology::Cluster& cluster,
     : config_(config), options_(std::move(options)) {
   const WorkloadSpec& w = config_.workload;
   (void)step::step_layout(w, cluster);  // its invariant checks
-  CLUSTERSIM_CHECK(w.pp == 1, "the export of one program per rank (no pipeline stages)");
-  schedule_ = build_fsdp_schedule(w, config_.schedule_options);
-  build(cluster, profile);
+  CLUSTERSIM_CHECK(!w.async_tp, "no async TP in an export (its copies are not exported)");
+  stages_.resize(static_cast<size_t>(w.pp));
+  for (int64_t s = 0; s < w.pp; ++s) {
+    FsdpScheduleOptions schedule_options = config_.schedule_options;
+    schedule_options.stage = s;
+    StageGraph& stage = stages_[static_cast<size_t>(s)];
+    stage.schedule = build_fsdp_schedule(w, schedule_options);
+    build(stage, cluster, profile);
+  }
+  number_groups();
 }
 
-void StepExporter::build(const topology::Cluster& cluster,
+int64_t StepExporter::host_work_left_out_ns() const {
+  int64_t most = 0;
+  for (const StageGraph& s : stages_) most = std::max(most, s.host_work_left_out_ns);
+  return most;
+}
+
+int32_t StepExporter::channel_index(GroupRole role, Stream stream) {
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    if (channels_[c].role == role && channels_[c].stream == stream) return static_cast<int32_t>(c);
+  }
+  channels_.push_back(Channel{role, stream});
+  return static_cast<int32_t>(channels_.size() - 1);
+}
+
+void StepExporter::build(StageGraph& stage, const topology::Cluster& cluster,
                          const collectives::HardwareProfile& profile) {
   const Layout layout = step::mesh_layout(config_.workload);
+  const FsdpSchedule& schedule = stage.schedule;
   // The simulator's own compilation: its segments and host costs are what
   // the launch nodes reproduce.
   const step::StepProgram compiled =
-      step::compile_program(schedule_, config_, layout, cluster, profile);
+      step::compile_program(schedule, config_, layout, cluster, profile);
   const Program& program = compiled.program;
-  const auto n = static_cast<size_t>(schedule_.size());
+  const auto n = static_cast<size_t>(schedule.size());
   std::vector<int32_t> op_of(n, -1);
   for (size_t o = 0; o < program.ops.size(); ++o) {
     const Op& op = program.ops[o];
@@ -121,9 +143,10 @@ void StepExporter::build(const topology::Cluster& cluster,
   const int64_t kernel_launch = config_.host.kernel_launch.count_ns();
   const int64_t graph_launch = config_.host.graph_launch.count_ns();
 
-  template_.version = kExportVersion;
-  std::vector<Node>& nodes = template_.nodes;
-  task_node_.assign(n, kNoNode);
+  stage.graph.version = kExportVersion;
+  std::vector<Node>& nodes = stage.graph.nodes;
+  std::vector<uint64_t>& task_node = stage.task_node;
+  task_node.assign(n, kNoNode);
   std::vector<int64_t> op_launch_ns(program.ops.size(), 0);  // launch cost emitted per op
   int64_t last_launch = -1;
   // Without host nodes a left-out task (the CPU optimizer) hands its own
@@ -133,7 +156,7 @@ void StepExporter::build(const topology::Cluster& cluster,
 
   const auto add_launch = [&](int32_t task, int32_t op_id, int64_t cost,
                               std::string_view what) -> uint64_t {
-    const Task& t = schedule_.tasks[static_cast<size_t>(task)];
+    const Task& t = schedule.tasks[static_cast<size_t>(task)];
     Node node;
     node.id = nodes.size();
     node.name = "launch:" + task_name(t, what);
@@ -147,21 +170,21 @@ void StepExporter::build(const topology::Cluster& cluster,
     if (last_launch >= 0) node.ctrl_deps.push_back(static_cast<uint64_t>(last_launch));
     if (t.host_wait != kNoHostWait) {
       // limit_all_gathers: the host waits here for the free's kernels.
-      node.ctrl_deps.push_back(task_node_[static_cast<size_t>(t.host_wait)]);
+      node.ctrl_deps.push_back(task_node[static_cast<size_t>(t.host_wait)]);
     }
     op_launch_ns[static_cast<size_t>(op_id)] += cost;
     last_launch = static_cast<int64_t>(node.id);
     nodes.push_back(std::move(node));
-    ++launches_;
+    ++stage.launches;
     return static_cast<uint64_t>(last_launch);
   };
 
-  for (int32_t i = 0; i < schedule_.size(); ++i) {
-    const Task& t = schedule_.tasks[static_cast<size_t>(i)];
+  for (int32_t i = 0; i < schedule.size(); ++i) {
+    const Task& t = schedule.tasks[static_cast<size_t>(i)];
     const int32_t op_id = op_of[static_cast<size_t>(i)];
     const Op* op = op_id >= 0 ? &program.ops[static_cast<size_t>(op_id)] : nullptr;
     const Kernel* kernel =
-        t.kernel != kNoKernel ? &schedule_.kernels[static_cast<size_t>(t.kernel)] : nullptr;
+        t.kernel != kNoKernel ? &schedule.kernels[static_cast<size_t>(t.kernel)] : nullptr;
     const std::string_view what = kernel ? kernel->name : task_kind_name(t.kind);
 
     // The host's part: which launch (if any) this node waits for.
@@ -186,8 +209,8 @@ void StepExporter::build(const topology::Cluster& cluster,
     }
 
     std::vector<int32_t> deps;
-    for (const int32_t d : schedule_.deps_of(i)) {
-      if (task_node_[static_cast<size_t>(d)] != kNoNode) {
+    for (const int32_t d : schedule.deps_of(i)) {
+      if (task_node[static_cast<size_t>(d)] != kNoNode) {
         deps.push_back(d);
       } else {
         const std::vector<int32_t>& more = handed_on[static_cast<size_t>(d)];
@@ -196,18 +219,20 @@ void StepExporter::build(const topology::Cluster& cluster,
     }
     if (!host && t.kind == TaskKind::kCpuOptimizer) {
       handed_on[static_cast<size_t>(i)] = std::move(deps);
-      host_work_left_out_ns_ += op->duration_ns;
+      stage.host_work_left_out_ns += op->duration_ns;
       continue;
     }
 
     Node node;
     node.id = nodes.size();
     node.name = task_name(t, what);
-    node.stream = static_cast<int64_t>(t.stream);
+    // The program's stream: a send or receive channel's own (one per
+    // direction, what it moves and peer), CP's collectives' own.
+    node.stream = op != nullptr ? int64_t{op->stream} : static_cast<int64_t>(t.stream);
     if (launch >= 0) node.ctrl_deps.push_back(static_cast<uint64_t>(launch));
     for (const int32_t d : deps) {
-      const Task& dep = schedule_.tasks[static_cast<size_t>(d)];
-      const uint64_t id = task_node_[static_cast<size_t>(d)];
+      const Task& dep = schedule.tasks[static_cast<size_t>(d)];
+      const uint64_t id = task_node[static_cast<size_t>(d)];
       std::vector<uint64_t>& list = dep.stream == t.stream ? node.ctrl_deps : node.data_deps;
       if (std::find(list.begin(), list.end(), id) == list.end()) list.push_back(id);
     }
@@ -226,8 +251,15 @@ void StepExporter::build(const topology::Cluster& cluster,
         node.kernel_class = "free";
         break;
       case TaskKind::kSend:
-      case TaskKind::kRecv:
-        sim::fail_invariant("w.pp == 1", __FILE__, __LINE__, "no pipeline sends in an export");
+      case TaskKind::kRecv: {
+        const bool send = t.kind == TaskKind::kSend;
+        node.type = static_cast<int32_t>(send ? NodeType::kCommSend : NodeType::kCommRecv);
+        node.comm_size = t.bytes;
+        node.comm_tag = op->tag;
+        node.kernel_class = std::string(group_role_name(op->peer_role));
+        stage.p2p.push_back(P2pNode{nodes.size(), op->peer_role, op->peer, send});
+        break;
+      }
       case TaskKind::kAllGather:
       case TaskKind::kReduceScatter:
       case TaskKind::kAllReduce: {
@@ -244,18 +276,13 @@ void StepExporter::build(const topology::Cluster& cluster,
         }
         node.kernel_class = std::string(group_role_name(t.group));
         node.duration_micros = micros_rounded(op->latency_ns + op->transfer_ns);
-        int32_t channel = -1;
-        for (size_t c = 0; c < channels_.size(); ++c) {
-          if (channels_[c].role == t.group && channels_[c].stream == t.stream) {
-            channel = static_cast<int32_t>(c);
-          }
+        const int32_t channel = channel_index(t.group, t.stream);
+        if (std::find(stage.channels.begin(), stage.channels.end(), channel) ==
+            stage.channels.end()) {
+          stage.channels.push_back(channel);
         }
-        if (channel < 0) {
-          channels_.push_back(Channel{t.group, t.stream});
-          channel = static_cast<int32_t>(channels_.size() - 1);
-        }
-        collective_nodes_.push_back(nodes.size());
-        collective_channel_.push_back(channel);
+        stage.collective_nodes.push_back(nodes.size());
+        stage.collective_channel.push_back(channel);
         break;
       }
       case TaskKind::kCopyToDevice:
@@ -273,7 +300,7 @@ void StepExporter::build(const topology::Cluster& cluster,
         set_duration(node, op->duration_ns);
         break;
     }
-    task_node_[static_cast<size_t>(i)] = node.id;
+    task_node[static_cast<size_t>(i)] = node.id;
     nodes.push_back(std::move(node));
   }
   // The launches charge the host what the simulator does, op by op.
@@ -281,7 +308,7 @@ void StepExporter::build(const topology::Cluster& cluster,
     CLUSTERSIM_CHECK(op_launch_ns[o] == program.ops[o].host_cost_ns,
                      "launch nodes of operation " + std::to_string(o) + " cost its host time");
   }
-  number_groups();
+  std::sort(stage.channels.begin(), stage.channels.end());
 }
 
 void StepExporter::number_groups() {
@@ -339,7 +366,9 @@ Trace StepExporter::trace(int64_t rank) const {
   CLUSTERSIM_CHECK(
       rank >= 0 && rank < world_size(),
       "rank " + std::to_string(rank) + " below the world size " + std::to_string(world_size()));
-  Trace trace = template_;
+  const Layout layout = step::mesh_layout(config_.workload);
+  const StageGraph& stage = at(layout.stage_of(rank));
+  Trace trace = stage.graph;
   trace.metadata.push_back(string_attribute("clustersim_generator", "clustersim"));
   trace.metadata.push_back(string_attribute("clustersim_scenario", options_.scenario));
   trace.metadata.push_back(int64_attribute("clustersim_rank", rank));
@@ -353,17 +382,24 @@ Trace StepExporter::trace(int64_t rank) const {
     names.push_back(pg_name(c.role, c.stream, rank));
     descs.push_back(pg_desc(c.role, c.stream, rank));
   }
-  for (size_t k = 0; k < collective_nodes_.size(); ++k) {
-    Node& node = trace.nodes[collective_nodes_[k]];
-    node.pg_name = names[static_cast<size_t>(collective_channel_[k])];
-    node.pg_desc = descs[static_cast<size_t>(collective_channel_[k])];
+  for (size_t k = 0; k < stage.collective_nodes.size(); ++k) {
+    Node& node = trace.nodes[stage.collective_nodes[k]];
+    node.pg_name = names[static_cast<size_t>(stage.collective_channel[k])];
+    node.pg_desc = descs[static_cast<size_t>(stage.collective_channel[k])];
+  }
+  for (const P2pNode& p : stage.p2p) {
+    Node& node = trace.nodes[p.node];
+    const int64_t peer = layout.ring_neighbor(p.role, rank, p.shift);
+    node.comm_src = p.send ? rank : peer;
+    node.comm_dst = p.send ? peer : rank;
   }
   return trace;
 }
 
 void StepExporter::add_groups(int64_t rank, CommGroups& groups, GroupDescs* descs) const {
   const Layout layout = step::mesh_layout(config_.workload);
-  for (const Channel& c : channels_) {
+  for (const int32_t index : at(layout.stage_of(rank)).channels) {
+    const Channel& c = channels_[static_cast<size_t>(index)];
     const std::string name = pg_name(c.role, c.stream, rank);
     if (groups.contains(name)) continue;
     if (descs) (*descs)[name] = pg_desc(c.role, c.stream, rank);
@@ -381,7 +417,7 @@ ExportedStep export_step(const topology::Cluster& cluster,
   const StepExporter exporter(cluster, profile, config, options);
   ExportedStep out;
   out.ranks.assign(ranks.begin(), ranks.end());
-  out.tasks_per_rank = exporter.schedule().size();
+  out.tasks_per_rank = exporter.schedule().size();  // stage 0's
   out.launches_per_rank = exporter.launches_per_rank();
   out.traces.reserve(ranks.size());
   for (const int64_t r : ranks) {

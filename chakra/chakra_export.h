@@ -3,8 +3,10 @@
 // (ASTRA-sim, `clustersim replay`) can run, describing exactly what
 // simulate_step (schedules/step_simulator.h) runs for that rank.
 //
-// Node mapping. Every task of the rank's FsdpSchedule becomes one node, in
-// host issue order, plus the host's launch nodes:
+// Node mapping. Every task of the rank's FsdpSchedule (its pipeline stage's:
+// a graph per stage) becomes one node, in host issue order, plus the host's
+// launch nodes. A node's clustersim_stream is its stream in the step
+// program (a send/recv channel or CP's collectives get one of their own):
 //   kKernel, kOptimizer  COMP_NODE; duration = kernel_time(kernel,
 //                        config.compute) (clustersim_duration_ns exact,
 //                        duration_micros rounded to the nearest us),
@@ -28,6 +30,12 @@
 //                        clustersim_class = the role; duration_micros = the
 //                        tuner's uncontended time on idle links (a hint: a
 //                        replay times collectives itself), no duration_ns.
+//   kSend, kRecv         COMM_SEND_NODE, COMM_RECV_NODE (pipeline stages'
+//                        activations and gradients, CP's ring); comm_src /
+//                        comm_dst = the global ranks (the peer: Layout::
+//                        ring_neighbor of the op's peer_role and shift),
+//                        comm_tag = the program's tag, comm_size = bytes,
+//                        clustersim_class = the peer's role ("pp", "cp").
 //   kCopyToDevice        MEM_LOAD_NODE, kCopyToHost MEM_STORE_NODE;
 //                        tensor_size = bytes over PCIe, duration = bytes /
 //                        StepHostCosts::pcie_Bps.
@@ -68,7 +76,7 @@
 // order (launch chain, host waits, launch -> GPU node) is ctrl.
 //
 // Process groups (pg_name, CommGroups): ranks are laid out as the step
-// simulator's [replica, shard, tp] mesh (step_simulator.h). A collective of
+// simulator's device mesh (exec/mesh_layout.h). A collective of
 // role R on rank r runs on r's group of that role, g in step::Layout
 // numbering; a role's collectives on the separate reduce stream
 // (FsdpScheduleOptions::separate_reduce_stream) on a group of the same
@@ -79,7 +87,8 @@
 //    ASTRA-sim parses them): "0" is the group of every rank (world > 1) on
 //    the main stream -- ASTRA-sim takes "0" for the whole world whatever the
 //    comm-group file says. The others are numbered from 1 by channel --
-//    (role, stream) in enum order: shard, replica, tp; comm, reduce, tp --
+//    (role, stream) in enum order: shard, replica, tp, pp, cp; comm,
+//    reduce, tp, cp --
 //    then by g: a channel's groups take ids base .. base + group_count - 1.
 //    Ids do not depend on which ranks are exported.
 //  * clustersim_pg_desc, the name: "<R>_<g>" (shard_0, replica_3, tp_5), or
@@ -162,21 +171,27 @@ inline constexpr uint64_t kNoNode = ~uint64_t{0};  // a task without a node
 // Builds the schedule and the rank-independent part of the graph once;
 // trace(r) then costs one copy of it. Preconditions as simulate_step's
 // (InvariantError otherwise): world_size <= cluster GPUs, tp divides the
-// GPUs of a node, shard x replica x tp = world size.
+// GPUs of a node, shard x replica x tp x pp = world size; no async TP.
 class StepExporter {
  public:
   StepExporter(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
                const StepConfig& config, ExportOptions options = {});
 
   int64_t world_size() const { return config_.workload.world_size; }
-  const FsdpSchedule& schedule() const { return schedule_; }
-  int64_t launches_per_rank() const { return launches_; }
-  int64_t nodes_per_rank() const { return static_cast<int64_t>(template_.nodes.size()); }
+  // Pipeline stages: each has a graph of its own, shared by its ranks.
+  int64_t stage_count() const { return static_cast<int64_t>(stages_.size()); }
+  const FsdpSchedule& schedule(int64_t stage = 0) const { return at(stage).schedule; }
+  int64_t launches_per_rank(int64_t stage = 0) const { return at(stage).launches; }
+  int64_t nodes_per_rank(int64_t stage = 0) const {
+    return static_cast<int64_t>(at(stage).graph.nodes.size());
+  }
   // The id of the node of schedule task `task` (kNoNode: left out).
-  uint64_t task_node(int32_t task) const { return task_node_[static_cast<size_t>(task)]; }
+  uint64_t task_node(int32_t task, int64_t stage = 0) const {
+    return at(stage).task_node[static_cast<size_t>(task)];
+  }
   // Host time per rank the graph leaves out (without host nodes: the CPU
-  // optimizer), nanoseconds.
-  int64_t host_work_left_out_ns() const { return host_work_left_out_ns_; }
+  // optimizer), nanoseconds; the largest of the stages'.
+  int64_t host_work_left_out_ns() const;
 
   // The graph of `rank` (0 <= rank < world size; InvariantError otherwise).
   Trace trace(int64_t rank) const;
@@ -194,23 +209,40 @@ class StepExporter {
     GroupRole role;
     Stream stream;
   };
+  // A send or receive node: its peer is the member `shift` places on around
+  // the rank's group of `role` (exec/mesh_layout.h ring_neighbor).
+  struct P2pNode {
+    size_t node;  // position in the stage's graph
+    GroupRole role;
+    int64_t shift;
+    bool send;
+  };
+  // What the ranks of one pipeline stage share.
+  struct StageGraph {
+    FsdpSchedule schedule;
+    Trace graph;                               // pg_name and send/recv peers left empty
+    std::vector<uint64_t> task_node;           // by schedule task
+    std::vector<size_t> collective_nodes;      // positions in graph.nodes
+    std::vector<int32_t> collective_channel;   // index into channels_, parallel to the above
+    std::vector<int32_t> channels;             // the channels it uses, ascending
+    std::vector<P2pNode> p2p;
+    int64_t launches = 0;
+    int64_t host_work_left_out_ns = 0;
+  };
 
-  void build(const topology::Cluster& cluster, const collectives::HardwareProfile& profile);
+  const StageGraph& at(int64_t stage) const { return stages_.at(static_cast<size_t>(stage)); }
+  void build(StageGraph& stage, const topology::Cluster& cluster,
+             const collectives::HardwareProfile& profile);
+  int32_t channel_index(GroupRole role, Stream stream);
   void number_groups();
   bool spans_world(GroupRole role) const;
   size_t channel_of(GroupRole role, Stream stream) const;
 
   StepConfig config_;
   ExportOptions options_;
-  FsdpSchedule schedule_;
-  Trace template_;                           // pg_name of collectives left empty
-  std::vector<uint64_t> task_node_;          // by schedule task
-  std::vector<size_t> collective_nodes_;     // positions in template_.nodes
-  std::vector<int32_t> collective_channel_;  // index into channels_, parallel to the above
-  std::vector<Channel> channels_;
+  std::vector<StageGraph> stages_;
+  std::vector<Channel> channels_;      // of every stage
   std::vector<int64_t> channel_base_;  // by channel: the id of its group 0
-  int64_t launches_ = 0;
-  int64_t host_work_left_out_ns_ = 0;
 };
 
 // The traces of `ranks` (each < world size) and their groups.

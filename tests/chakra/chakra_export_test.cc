@@ -508,6 +508,31 @@ std::vector<Case> round_trip_cases() {
   WorkloadSpec tiny = small_spec(8, 8);
   tiny.seq_len = 128;
   cases.push_back({"tiny", 1, tiny});
+  // Pipeline stages (a graph each, sends and receives between them), also
+  // with the stages interleaved in the mesh; context parallelism (the K/V
+  // all-gather, or the ring of sends).
+  for (const PipelineSchedule p : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B,
+                                   PipelineSchedule::kInterleaved1F1B, PipelineSchedule::kZbv}) {
+    WorkloadSpec pp = small_spec(8, 2);
+    pp.model.layers = 8;
+    pp.pp = 4;
+    pp.grad_accum = 8;
+    pp.pipeline_schedule = p;
+    pp.virtual_stages = p == PipelineSchedule::kInterleaved1F1B || p == PipelineSchedule::kZbv ? 2 : 1;
+    pp.dp_size = 2;
+    pp.replica_group_size = 1;
+    pp.strategy = ShardingStrategy::kFullShard;
+    cases.push_back({pipeline_schedule_name(p).data(), 1, pp});
+    if (p != PipelineSchedule::k1F1B) continue;
+    EXPECT_EQ(parse_mesh_order("dp_shard pp dp_replicate cp tp", &pp.mesh_order), "");
+    cases.push_back({"1f1b_mesh_order", 1, pp});
+  }
+  WorkloadSpec cp = small_spec(8, 8);
+  cp.cp = 2;
+  cases.push_back({"cp_allgather", 1, cp});
+  cp.cp = 4;
+  cp.cp_rotate = CpRotateMethod::kAllToAll;
+  cases.push_back({"cp_ring", 1, cp});
   return cases;
 }
 

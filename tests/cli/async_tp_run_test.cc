@@ -27,6 +27,13 @@ TEST(AsyncTpRun, NeedsTensorParallelismAndTorchCompile) {
            "workload.torch_compile=false"});
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, "expected false with tp 8 and torch_compile false")) << r.err;
+  // Chakra has no node for a copy that takes no SMs: not exported.
+  r = run({"export-chakra", kTp, "-o", "/nonexistent-dir", "--set",
+           "workload.parallelism.async_tp=true"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "workload.parallelism.async_tp: expected false for export-chakra "
+                              "(async TP's copy-engine copies are not exported yet)"))
+      << r.err;
 }
 
 // The seconds on the report's "exposed TP" line.

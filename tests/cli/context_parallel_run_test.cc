@@ -62,11 +62,6 @@ TEST(ContextParallelRun, AStepWithCpReportsItsRing) {
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_TRUE(contains(text.out, "tp 1, cp 2 (alltoall) (8 ranks)")) << text.out;
   EXPECT_TRUE(contains(text.out, "exposed CP")) << text.out;
-  const auto exported = run({"export-chakra", kScenario, "-o", "/nonexistent-dir", "--set",
-                             "workload.parallelism.cp=2"});
-  EXPECT_EQ(exported.code, 1);
-  EXPECT_TRUE(contains(exported.err, "context-parallel rings are not exported yet"))
-      << exported.err;
 }
 
 }  // namespace

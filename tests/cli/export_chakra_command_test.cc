@@ -349,15 +349,23 @@ struct Case {
   std::vector<std::string> sets;
 };
 
-// torchtitan's Llama-3-8B on 8 H100, the same as HSDP 8 x 2 on 16, and
-// Llama-3-70B with TP 4 x FSDP 16 on 64.
+// torchtitan's Llama-3-8B on 8 H100, the same as HSDP 8 x 2 on 16, with 4
+// pipeline stages and with CP 2; Llama-3-70B with TP 8 x FSDP 8 on 64 and
+// with TP 8 x PP 2 x FSDP 4 (stages exchanging over the network).
 std::vector<Case> shipped_cases() {
   const std::string dir = CLUSTERSIM_SOURCE_DIR "/scenarios/";
   return {{dir + "llama3_8b_fsdp_8xh100.yaml", {}},
           {dir + "llama3_8b_fsdp_8xh100.yaml",
            {"cluster.nodes=2", "workload.parallelism.strategy=HYBRID_SHARD",
             "workload.parallelism.shard_group_size=8"}},
-          {dir + "llama3_70b_fsdp_tp_64xh100.yaml", {}}};
+          {dir + "llama3_8b_fsdp_8xh100.yaml",
+           {"workload.parallelism.pp=4", "workload.pipeline.microbatches=8",
+            "workload.local_batch=1"}},
+          {dir + "llama3_8b_fsdp_8xh100.yaml",
+           {"workload.parallelism.cp=2", "workload.seq_len=16384", "workload.local_batch=1"}},
+          {dir + "llama3_70b_fsdp_tp_64xh100.yaml", {}},
+          {dir + "llama3_70b_fsdp_tp_64xh100.yaml",
+           {"workload.parallelism.pp=2", "workload.pipeline.microbatches=4"}}};
 }
 
 // Without SM sharing: the same step time to the nanosecond.
