@@ -40,10 +40,20 @@ std::vector<TextField> split_commas(std::string_view line) {
   std::vector<TextField> fields;
   size_t start = 0;
   for (;;) {
+    size_t first = start;
+    while (first < line.size() && is_blank(line[first])) ++first;
+    if (first < line.size() && line[first] == '"') {
+      const size_t close = line.find('"', first + 1);
+      const size_t text_end = close == std::string_view::npos ? line.size() : close;
+      fields.push_back(TextField{line.substr(first + 1, text_end - first - 1),
+                                 static_cast<int>(first) + 2});
+      const size_t comma = close == std::string_view::npos ? close : line.find(',', close);
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+      continue;
+    }
     const size_t comma = line.find(',', start);
     const size_t end = comma == std::string_view::npos ? line.size() : comma;
-    size_t first = start;
-    while (first < end && is_blank(line[first])) ++first;
     fields.push_back(
         TextField{trim_blanks(line.substr(start, end - start)), static_cast<int>(first) + 1});
     if (comma == std::string_view::npos) break;

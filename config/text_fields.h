@@ -29,7 +29,11 @@ struct TextField {
 std::vector<TextLine> split_lines(std::string_view text);
 // Without leading and trailing spaces, tabs and carriage returns.
 std::string_view trim_blanks(std::string_view text);
-// Comma-separated fields (an empty line gives one empty field).
+// Comma-separated fields (an empty line gives one empty field). A field
+// whose first non-blank character is a double quote runs to the next double
+// quote, commas included, and its text is what lies between them (CSV's
+// quoting, without doubled quotes inside); an unclosed quote runs to the
+// end of the line.
 std::vector<TextField> split_commas(std::string_view line);
 // Whitespace-separated tokens.
 std::vector<TextField> split_blanks(std::string_view line);

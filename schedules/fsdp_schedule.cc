@@ -293,6 +293,7 @@ class Builder {
       if (ring_wait != kNone) d.push_back(ring_wait);
       if (i == 0 && last_ag_[slot(unit)] != kNone) d.push_back(last_ag_[slot(unit)]);
       if (i == 0 && received != kNone) d.push_back(received);
+      if (i == 0 && compute_waits_for_ != kNone) d.push_back(std::exchange(compute_waits_for_, kNone));
       if (i == 0) copy_out(unit, phase);
       if (tp_wait != kNone) d.push_back(tp_wait);
       tp_wait = kNone;
@@ -395,13 +396,43 @@ class Builder {
       grad_ready = add(kernel_task(unit, Phase::kBackward, mb_ == 0 ? cast : add_in), {grad_ready});
     }
     if (!last_mb && no_sync()) return;
+    if (pipelined()) {
+      deferred_.emplace_back(unit, grad_ready);  // reduced by post_backward()
+      return;
+    }
+    reduce_now(unit, grad_ready, kNone, last_mb);
+  }
+
+  // torch.distributed.pipelining with FSDP2 (stage.py,
+  // backward_maybe_with_nosync) runs FSDP's post-backward only after a
+  // stage's last backward: every unit's in module order (the root, then the
+  // blocks), each copy-in waiting for the previous unit's reduce-scatter
+  // (FSDP2's reduce_scatter_state), and then the compute stream waits for
+  // them all (_root_post_backward_final_callback).
+  void post_backward() {
+    std::sort(deferred_.begin(), deferred_.end());
+    int32_t previous = kNone;
+    for (const auto& [unit, grad_ready] : deferred_) {
+      previous = reduce_now(unit, grad_ready, previous, true);
+      compute_waits_for_ = final_reduction_[slot(unit)];
+    }
+    deferred_.clear();
+  }
+
+  // The unit's gradient reduction once grad_ready (and `previous`) are done;
+  // returns its reduce-scatter (or all-reduce).
+  int32_t reduce_now(int32_t unit, int32_t grad_ready, int32_t previous, bool last_mb) {
+    const auto and_previous = [&previous](int32_t d) {
+      return previous == kNone ? std::vector<int32_t>{d} : std::vector<int32_t>{d, previous};
+    };
     const Stream stream = opt_.separate_reduce_stream ? Stream::kReduce : Stream::kComm;
     const int64_t elem = dtype_bytes(spec_.dtype);
     const int64_t reduce_elem = dtype_bytes(spec_.reduce_dtype);
     const int64_t params_bytes = s_.unit_bytes(unit) / elem * reduce_elem;
     const int32_t copy_in = unit == kRootUnit ? s_.root_reduce_copy_in : s_.block_reduce_copy_in;
     if (sharded() && copy_in != kNoKernel) {
-      grad_ready = add(kernel_task(unit, Phase::kBackward, copy_in), {grad_ready});
+      grad_ready = add(kernel_task(unit, Phase::kBackward, copy_in), and_previous(grad_ready));
+      previous = kNone;
     }
     Task t;
     t.stream = stream;
@@ -409,16 +440,19 @@ class Builder {
     t.unit = unit;
     t.micro_batch = mb_;
     int32_t r = kNone;
+    int32_t reduced = kNone;
     if (!sharded()) {
       t.kind = TaskKind::kAllReduce;
       t.group = GroupRole::kReplica;
       t.bytes = params_bytes;
-      r = add(t, {grad_ready});
+      r = add(t, and_previous(grad_ready));
+      reduced = r;
     } else {
       t.kind = TaskKind::kReduceScatter;
       t.group = GroupRole::kShard;
       t.bytes = params_bytes;
-      r = add(t, {grad_ready});
+      r = add(t, and_previous(grad_ready));
+      reduced = r;
       if (spec_.strategy == ShardingStrategy::kHybridShard) {
         t.kind = TaskKind::kAllReduce;
         t.group = GroupRole::kReplica;
@@ -437,6 +471,7 @@ class Builder {
       r = add(copy, {r});
     }
     if (last_mb) final_reduction_[slot(unit)] = r;
+    return reduced;
   }
 
   void backward(bool last_mb) {
@@ -474,6 +509,7 @@ class Builder {
       reduce(b, grad_ready, last_mb);
     }
     if (st.has_embedding) embedding_backward(free_after, last_mb);
+    if (last_mb && pipelined()) post_backward();
   }
 
   void recompute(int32_t block) {
@@ -532,6 +568,7 @@ class Builder {
       reduce(b, grad_ready, last_mb);
     }
     if (st.has_embedding) embedding_backward(free_after, last_mb);
+    if (last_mb) post_backward();
   }
 
   const WorkloadSpec& spec_;
@@ -540,6 +577,8 @@ class Builder {
   int32_t mb_ = 0;
   int32_t chunk_ = 0;  // the pipeline chunk of the work being built
   int32_t first_kernel_waits_for_ = kNone;  // a receive the next unit's first kernel waits for
+  int32_t compute_waits_for_ = kNone;       // a reduction the next kernel waits for (post_backward)
+  std::vector<std::pair<int32_t, int32_t>> deferred_;  // (unit, grad ready) for post_backward()
   std::array<int32_t, kStreamCount> last_on_ = [] {
     std::array<int32_t, kStreamCount> a{};
     a.fill(kNone);

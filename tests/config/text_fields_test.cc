@@ -29,6 +29,18 @@ TEST(TextFields, CommaFieldsKeepTheColumnOfTheirFirstCharacter) {
   EXPECT_EQ(fields[3].column, 9);
 }
 
+TEST(TextFields, QuotedCommaFieldsKeepTheirCommas) {
+  // 1-based columns: the quoted text starts after its quote.
+  const auto fields = split_commas(R"(a, "x=1,2 y=3" ,b,"open)");
+  ASSERT_EQ(fields.size(), 4u);
+  EXPECT_EQ(fields[0].text, "a");
+  EXPECT_EQ(fields[1].text, "x=1,2 y=3");
+  EXPECT_EQ(fields[1].column, 5);
+  EXPECT_EQ(fields[2].text, "b");
+  EXPECT_EQ(fields[3].text, "open");  // unclosed: to the end of the line
+  EXPECT_EQ(split_commas(R"("a,b")").size(), 1u);
+}
+
 TEST(TextFields, BlankSeparatedTokens) {
   const auto tokens = split_blanks("  1024\t 256  float");
   ASSERT_EQ(tokens.size(), 3u);

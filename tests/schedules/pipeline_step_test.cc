@@ -129,13 +129,57 @@ TEST(PipelineStep, TheBubbleIsThePipelineFormulasShare) {
 TEST(PipelineStep, InterleavingShrinksTheBubbleByTheVirtualStages) {
   // v chunks per rank cut the bubble to (p - 1)(F + B) / v of m (F + B):
   // (p - 1) / (v m + p - 1) of the step (Narayanan et al., sec. 2.2), 3/19
-  // for p 4, v 2, m 8; within 3 points as above.
+  // for p 4, v 2, m 8; within 3 points as above. One rank a stage: no
+  // gradient reduction, whose post-backward blocks a rank after its chunk's
+  // last backward (below).
   WorkloadSpec w = pipeline_spec(4, 8, PipelineSchedule::kInterleaved1F1B);
   w.virtual_stages = 2;
+  w.world_size = 4;
+  w.dp_size = 1;
+  w.shard_group_size = 1;
   const StepResult r = simulate(w);
   EXPECT_NEAR(r.breakdown.pipeline_bubble_s / r.step_time_s, 3.0 / 19.0, 0.03);
-  const StepResult plain = simulate(pipeline_spec(4, 8, PipelineSchedule::k1F1B));
-  EXPECT_LT(r.step_time_s, plain.step_time_s);
+  WorkloadSpec plain = pipeline_spec(4, 8, PipelineSchedule::k1F1B);
+  plain.world_size = 4;
+  plain.dp_size = 1;
+  plain.shard_group_size = 1;
+  EXPECT_LT(r.step_time_s, simulate(plain).step_time_s);
+}
+
+TEST(PipelineStep, PostBackwardReducesAStagesGradientsAfterItsLastBackward) {
+  // torch.distributed.pipelining runs FSDP2's post-backward once a stage's
+  // last backward is done: every unit's reduce-scatter in module order (the
+  // root, then the blocks), each copy-in waiting for the previous unit's
+  // reduce-scatter.
+  WorkloadSpec w = pipeline_spec(4, 8, PipelineSchedule::k1F1B);
+  w.fsdp_version = 2;
+  FsdpScheduleOptions o;
+  o.stage = 0;
+  const FsdpSchedule s = build_fsdp_schedule(w, o);
+  std::vector<int32_t> units;
+  int32_t previous = -1;
+  int32_t last_backward_kernel = -1;
+  int32_t first_reduce = -1;
+  for (int32_t i = 0; i < s.size(); ++i) {
+    const Task& t = s.tasks[static_cast<size_t>(i)];
+    const bool copy_in = t.kernel != kNoKernel && (t.kernel == s.block_reduce_copy_in ||
+                                                   t.kernel == s.root_reduce_copy_in);
+    if (copy_in && previous >= 0) {
+      const auto deps = s.deps_of(i);
+      EXPECT_NE(std::find(deps.begin(), deps.end(), previous), deps.end()) << i;
+    }
+    if (t.kind == TaskKind::kKernel && t.phase == Phase::kBackward && !copy_in) {
+      last_backward_kernel = i;
+    }
+    if (t.kind != TaskKind::kReduceScatter) continue;
+    EXPECT_EQ(t.micro_batch, 7);
+    if (first_reduce < 0) first_reduce = i;
+    units.push_back(t.unit);
+    previous = i;
+  }
+  // Stage 0 holds the root (the embedding) and blocks 0 and 1.
+  EXPECT_EQ(units, (std::vector<int32_t>{kRootUnit, 0, 1}));
+  EXPECT_GT(first_reduce, last_backward_kernel);
 }
 
 TEST(PipelineStep, ZeroBubbleFillsTheBubbleWithWeightGradients) {
