@@ -250,9 +250,11 @@ class TrialEngine : public sim::EventHandler {
     ++result_.failures;
     if (f.blast == BlastRadius::kDegradeBandwidth) return;  // routed around (see the header)
     const size_t cause = f.cause >= 0 ? static_cast<size_t>(f.cause) : model_.causes.size();
-    const NodeRange nodes = f.blast == BlastRadius::kJob
-                                ? NodeRange{0, 0}
-                                : model_.job.nodes_of(f.component, f.component_index);
+    const NodeRange nodes = f.blast == BlastRadius::kJob    ? NodeRange{0, 0}
+                            : f.blast == BlastRadius::kLeaf ? model_.job.leaf_nodes_of(
+                                                                  f.component, f.component_index)
+                                                            : model_.job.nodes_of(
+                                                                  f.component, f.component_index);
     const bool full = mode_ == Mode::kRecovering || mode_ == Mode::kWaitingSpares;
     if (!ft_ || f.blast == BlastRadius::kJob || full) {
       ++result_.interruptions;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "config/config_error.h"
 #include "failures/llama3_fit.h"
@@ -15,6 +16,7 @@ namespace {
 const char* const kPreset = "failures.preset";
 const char* const kScale = "failures.scale";
 const char* const kJobMtbf = "failures.job_mtbf";
+const char* const kJobBlast = "failures.job_mtbf_blast_radius";
 const char* const kStragglerRate = "failures.stragglers.rate_per_node_hour";
 const char* const kStragglerSlowdown = "failures.stragglers.slowdown";
 const char* const kStragglerDetection = "failures.stragglers.detection";
@@ -22,6 +24,23 @@ const char* const kStragglerDetection = "failures.stragglers.detection";
 // The three ways to give a category's rate, in the order they are checked.
 constexpr std::array<std::string_view, 3> kRateForms = {"rate_per_hour", "mtbf",
                                                         "per_1000_node_days"};
+
+std::vector<std::string> blast_names() {
+  std::vector<std::string> names;
+  for (const BlastRadius b : {BlastRadius::kProcess, BlastRadius::kNode, BlastRadius::kLeaf,
+                              BlastRadius::kDegradeBandwidth, BlastRadius::kJob}) {
+    names.emplace_back(blast_radius_name(b));
+  }
+  return names;
+}
+
+BlastRadius blast_of(const std::string& name) {
+  for (const BlastRadius b : {BlastRadius::kProcess, BlastRadius::kNode, BlastRadius::kLeaf,
+                              BlastRadius::kDegradeBandwidth, BlastRadius::kJob}) {
+    if (blast_radius_name(b) == name) return b;
+  }
+  return BlastRadius::kJob;  // unreachable: the schema checked the name
+}
 
 std::string key(std::string_view category, std::string_view name) {
   return "failures." + std::string(category) + "." + std::string(name);
@@ -85,6 +104,14 @@ void add_failure_keys(sim::ConfigSchema& schema) {
                "replaces the preset, the categories and failures.scale.")
       .in_unit("h")
       .positive();
+  schema
+      .add_key(kJobBlast, ValueType::kEnum,
+               "What each failure of failures.job_mtbf strikes: job (the whole job stops, as a "
+               "user who knows only the MTBF must assume), or one node drawn uniformly: node and "
+               "process take that node out (under FT-HSDP its replica group), leaf every node "
+               "behind its leaf switch. The job still fails once per job_mtbf.")
+      .one_of({"process", "node", "leaf", "job"})
+      .default_to(std::string("job"));
 
   const FailureFit fit = llama3_h100_fit();
   const std::span<const FailureCategory> categories = failure_categories();
@@ -120,6 +147,15 @@ void add_failure_keys(sim::ConfigSchema& schema) {
                  "Weibull shape k (< 1: early failures, > 1: wear-out); only with distribution "
                  "weibull.")
         .positive();
+    schema
+        .add_key(key(c.name, "blast_radius"), ValueType::kEnum,
+                 "What a failure takes out, replacing the category's own (" +
+                     std::string(blast_radius_name(c.blast)) +
+                     "): process or node (the " + component +
+                     "'s node; under FT-HSDP its replica group), leaf (every node behind its "
+                     "leaf switch), degrade_bandwidth (nothing dies, the fabric slows; spine, "
+                     "core and fabric links only) or job (the whole job stops).")
+        .one_of(blast_names());
   }
 
   schema.add_section("failures.stragglers",
@@ -202,6 +238,19 @@ FailureModel read_failure_model(const sim::ConfigValues& values, const topology:
     } else if (values.has(distribution)) {
       cause.distribution = InterArrival::kExponential;
     }
+
+    const std::string blast = key(c.name, "blast_radius");
+    if (values.has(blast)) {
+      const BlastRadius b = blast_of(values.get_string(blast));
+      const std::string_view problem = blast_problem(c.component, b);
+      if (problem.empty()) {
+        cause.blast = b;
+      } else {
+        sink.add(values.where(blast), blast,
+                 "expected a blast radius a " + std::string(component_kind_name(c.component)) +
+                     " can have (" + std::string(problem) + "), found " + values.get_string(blast));
+      }
+    }
   }
 
   model.stragglers.rate_per_node_hour = values.get_float(kStragglerRate);
@@ -210,7 +259,8 @@ FailureModel read_failure_model(const sim::ConfigValues& values, const topology:
   sink.throw_if_any();
 
   if (values.has(kJobMtbf)) {
-    FailureModel replaced = job_mtbf_failure_model(job, values.get_duration(kJobMtbf));
+    FailureModel replaced = job_mtbf_failure_model(job, values.get_duration(kJobMtbf),
+                                                   blast_of(values.get_string(kJobBlast)));
     replaced.stragglers = model.stragglers;
     return replaced;
   }

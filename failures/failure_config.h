@@ -16,10 +16,15 @@
 //    1 / rate: the rate stays the long-run rate whatever the shape.
 //  * failures.scale (default 1): multiplies every category's rate, after the
 //    preset and the overrides (for what-if studies: 0.5 = twice as reliable).
+//  * failures.<category>.blast_radius (process | node | leaf |
+//    degrade_bandwidth | job): replaces the category's own; a combination
+//    its component cannot have (blast_problem(), failure_model.h) is an
+//    error at the key.
 //  * failures.job_mtbf: one exponential process of this mean for the whole
-//    job, blast radius job. It REPLACES the preset, the categories and the
-//    scale (their keys are still checked), for users who know only that
-//    number. Stragglers are separate and stay.
+//    job, blast radius failures.job_mtbf_blast_radius (job by default; node,
+//    process or leaf: one node drawn uniformly). It REPLACES the preset, the
+//    categories and the scale (their keys are still checked), for users who
+//    know only that number. Stragglers are separate and stay.
 //  * failures.stragglers.rate_per_node_hour (default 0), .slowdown (>= 1,
 //    default 1.2), .detection (default 15min): see StragglerProcess. Not the
 //    top-level `stragglers` section, which fixes slow ranks for one step.

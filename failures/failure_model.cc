@@ -110,19 +110,48 @@ FailureModel empty_failure_model(const JobComponents& job) {
   return model;
 }
 
-FailureModel job_mtbf_failure_model(const JobComponents& job, sim::SimTime mtbf) {
+FailureModel job_mtbf_failure_model(const JobComponents& job, sim::SimTime mtbf,
+                                    BlastRadius blast) {
   CLUSTERSIM_CHECK(mtbf > sim::SimTime::zero(), "job MTBF must be positive");
+  CLUSTERSIM_CHECK(blast != BlastRadius::kDegradeBandwidth, "a job MTBF that kills something");
   FailureModel model;
   model.job = job;
   FailureCause cause;
   cause.name = "job_mtbf";
   cause.group = "job";
-  cause.component = ComponentKind::kJobSoftware;
-  cause.blast = BlastRadius::kJob;
-  cause.components = 1;
-  cause.rate_per_hour = rate_from_mtbf(mtbf);
+  cause.blast = blast;
+  if (blast == BlastRadius::kJob) {
+    cause.component = ComponentKind::kJobSoftware;
+    cause.components = 1;
+    cause.rate_per_hour = rate_from_mtbf(mtbf);
+  } else {
+    cause.component = ComponentKind::kHost;
+    cause.components = job.nodes();
+    cause.rate_per_hour = rate_from_mtbf(mtbf) / static_cast<double>(job.nodes());
+  }
   model.causes.push_back(cause);
   return model;
+}
+
+std::string_view blast_problem(ComponentKind component, BlastRadius blast) {
+  const bool fabric = component == ComponentKind::kSpineSwitch ||
+                      component == ComponentKind::kCoreSwitch ||
+                      component == ComponentKind::kFabricLink;
+  switch (blast) {
+    case BlastRadius::kJob:
+      return "";
+    case BlastRadius::kDegradeBandwidth:
+      return fabric ? "" : "degrade_bandwidth needs a fabric component (spine_switch, core_switch or fabric_link)";
+    case BlastRadius::kLeaf:
+      if (fabric) return "a spine, core or switch-to-switch link takes out no node";
+      return component == ComponentKind::kJobSoftware ? "the job as a whole names no node" : "";
+    case BlastRadius::kProcess:
+    case BlastRadius::kNode:
+      if (fabric) return "a spine, core or switch-to-switch link takes out no node";
+      if (component == ComponentKind::kLeafSwitch) return "a leaf switch takes out every node behind it (leaf)";
+      return component == ComponentKind::kJobSoftware ? "the job as a whole names no node" : "";
+  }
+  return "";
 }
 
 double hours_of(sim::SimTime t) { return static_cast<double>(t.count_ns()) / kNsPerHour; }

@@ -115,9 +115,21 @@ struct FailureModel {
 FailureModel empty_failure_model(const JobComponents& job);
 
 // The failures.job_mtbf model: one exponential cause "job_mtbf" of mean
-// `mtbf` (> 0) for the whole job (component kJobSoftware, blast kJob): a user
-// who knows only the job's MTBF cannot say what fails, so the job restarts.
-FailureModel job_mtbf_failure_model(const JobComponents& job, sim::SimTime mtbf);
+// `mtbf` (> 0) for the whole job. With blast kJob (the default: a user who
+// knows only the job's MTBF cannot say what fails) its component is the job
+// (kJobSoftware) and the job restarts. With kProcess, kNode or kLeaf it
+// strikes one of the job's nodes (kHost) drawn uniformly, at a rate per node
+// of 1 / (mtbf x nodes), so the job still fails once per mtbf on average.
+// kDegradeBandwidth is not a job MTBF's (InvariantError; the config rejects it).
+FailureModel job_mtbf_failure_model(const JobComponents& job, sim::SimTime mtbf,
+                                    BlastRadius blast = BlastRadius::kJob);
+
+// Whether a cause striking `component` can have blast radius `blast`: job
+// always; degrade_bandwidth only for spine, core and switch-to-switch
+// links; leaf for what sits in or serves a node (a leaf switch too);
+// process and node for what sits in a node. "" when it can, otherwise the
+// reason (for the config's message).
+std::string_view blast_problem(ComponentKind component, BlastRadius blast);
 
 // --- Unit conversions (exact formulas; every argument > 0 unless said) ---
 

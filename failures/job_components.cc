@@ -101,6 +101,15 @@ NodeRange JobComponents::nodes_of(ComponentKind kind, int64_t index) const {
   return {0, 0};
 }
 
+NodeRange JobComponents::leaf_nodes_of(ComponentKind kind, int64_t index) const {
+  if (kind == ComponentKind::kLeafSwitch) return nodes_of(kind, index);
+  const NodeRange struck = nodes_of(kind, index);
+  if (count(ComponentKind::kLeafSwitch) == 0 || struck.count == 0) return struck;
+  if (tiers_ == 1) return nodes_of(ComponentKind::kLeafSwitch, 0);
+  const int64_t endpoint = rail_optimized_ ? struck.first : struck.first * nics_per_node_;
+  return nodes_of(ComponentKind::kLeafSwitch, endpoint / half_radix_);
+}
+
 double JobComponents::capacity_left_after(ComponentKind kind) const {
   switch (kind) {
     case ComponentKind::kSpineSwitch:

@@ -86,6 +86,11 @@ class JobComponents {
   // none for a spine, core or switch-to-switch cable (the fabric routes
   // around them at reduced bandwidth). InvariantError if index is out of range.
   NodeRange nodes_of(ComponentKind kind, int64_t index) const;
+  // The nodes a failure of component `index` of `kind` with blast radius
+  // kLeaf takes out: every job node behind the leaf switch that serves the
+  // component's first node (on its first rail); a leaf switch's own nodes
+  // for a leaf switch; the node alone when the job has no leaf switch.
+  NodeRange leaf_nodes_of(ComponentKind kind, int64_t index) const;
 
   // Fraction of its tier's uplink capacity that the tree (or pod) struck by a
   // failed spine, core or switch-to-switch link keeps: (k/2 - 1) / (k/2),

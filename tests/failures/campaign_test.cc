@@ -163,5 +163,37 @@ TEST(Campaign, FtHsdpBeatsCheckpointRestartOnNodeFailures) {
   for (const TrialResult& t : b.trials) EXPECT_NEAR(sum_of(t.seconds), t.wall_s, 1e-6 * t.wall_s);
 }
 
+// failures.job_mtbf_blast_radius: the same failure times, each striking one
+// node instead of the job. Checkpoint-restart restarts the job either way
+// (the same ETTR to the last bit); FT-HSDP loses one replica group instead,
+// where with blast radius job it can only restart as well.
+TEST(Campaign, AJobMtbfStrikingNodesLetsFtHsdpAct) {
+  const JobComponents job = h100_job(96);
+  const FailureModel whole = job_mtbf_failure_model(job, SimTime::minutes(150));
+  const FailureModel node = job_mtbf_failure_model(job, SimTime::minutes(150), BlastRadius::kNode);
+  RecoveryPolicy restart =
+      fixed_restart(SimTime::minutes(15), SimTime::minutes(1), SimTime::minutes(30), 768);
+  restart.replica_groups = 12;
+  restart.gpus_per_replica_group = 64;
+  RecoveryPolicy ft = restart;
+  ft.kind = RecoveryPolicyKind::kFtHsdp;
+  ft.ft_stall_override = SimTime::minutes(3);
+  ft.replica_recovery_override = SimTime::minutes(20);
+  ft.ft_min_replicas = 7;
+  ft.ft_max_failed_replicas = 5;
+  CampaignSpec spec = spec_for(SimTime::days(10), 20);
+  spec.replica_groups = 12;
+  const CampaignResult restart_whole = run_campaign(whole, restart, spec, 2);
+  const CampaignResult restart_node = run_campaign(node, restart, spec, 2);
+  const CampaignResult ft_whole = run_campaign(whole, ft, spec, 2);
+  const CampaignResult ft_node = run_campaign(node, ft, spec, 2);
+  EXPECT_DOUBLE_EQ(restart_node.ettr_mean, restart_whole.ettr_mean);
+  EXPECT_DOUBLE_EQ(ft_whole.ettr_mean, restart_whole.ettr_mean);
+  EXPECT_GT(ft_node.ettr_mean, restart_whole.ettr_mean + 0.05)
+      << restart_whole.ettr_mean << " vs " << ft_node.ettr_mean;
+  EXPECT_EQ(ft_whole.seconds_mean[kFtStall], 0);
+  EXPECT_GT(ft_node.seconds_mean[kFtStall], 0);
+}
+
 }  // namespace
 }  // namespace clustersim::failures

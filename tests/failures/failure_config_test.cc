@@ -118,6 +118,41 @@ TEST(FailureConfig, JobMtbfReplacesEverything) {
   EXPECT_DOUBLE_EQ(read("name: t\nfailures:\n  job_mtbf: 2\n").total_rate_per_hour(), 0.5);
 }
 
+TEST(FailureConfig, JobMtbfStrikingOneNode) {
+  // 2,048 nodes: one failure per 18 minutes of the job, 1 / (0.3 h x 2,048)
+  // per node-hour, each taking out the node drawn.
+  const FailureModel model =
+      read("name: t\nfailures:\n  job_mtbf: 18min\n  job_mtbf_blast_radius: node\n");
+  ASSERT_EQ(model.causes.size(), 1u);
+  EXPECT_EQ(model.causes[0].blast, BlastRadius::kNode);
+  EXPECT_EQ(model.causes[0].component, ComponentKind::kHost);
+  EXPECT_EQ(model.causes[0].components, 2'048);
+  EXPECT_DOUBLE_EQ(model.causes[0].rate_per_hour, 1.0 / (0.3 * 2'048));
+  EXPECT_DOUBLE_EQ(model.total_rate_per_hour(), 1.0 / 0.3);
+  EXPECT_EQ(read("name: t\nfailures:\n  job_mtbf: 18min\n").causes[0].blast, BlastRadius::kJob);
+}
+
+TEST(FailureConfig, ABlastRadiusReplacesTheCategorysOwn) {
+  const FailureModel model = read(
+      "name: t\nfailures:\n  preset: llama3_h100\n  faulty_gpu:\n    blast_radius: leaf\n"
+      "  software_bug:\n    blast_radius: job\n");
+  EXPECT_EQ(model.causes[index_of("faulty_gpu")].blast, BlastRadius::kLeaf);
+  EXPECT_EQ(model.causes[index_of("software_bug")].blast, BlastRadius::kJob);
+  // One the component cannot have is an error at the key.
+  EXPECT_EQ(error_of("name: t\nfailures:\n  faulty_gpu:\n    blast_radius: degrade_bandwidth\n"),
+            "s.yaml:4:19: error: failures.faulty_gpu.blast_radius: expected a blast radius a gpu "
+            "can have (degrade_bandwidth needs a fabric component (spine_switch, core_switch or "
+            "fabric_link)), found degrade_bandwidth");
+  EXPECT_EQ(error_of("name: t\nfailures:\n  spine_switch:\n    blast_radius: node\n"),
+            "s.yaml:4:19: error: failures.spine_switch.blast_radius: expected a blast radius a "
+            "spine_switch can have (a spine, core or switch-to-switch link takes out no node), "
+            "found node");
+  EXPECT_NE(error_of("name: t\nfailures:\n  job_mtbf: 1h\n  job_mtbf_blast_radius: "
+                     "degrade_bandwidth\n")
+                .find("failures.job_mtbf_blast_radius: expected one of process, node, leaf, job"),
+            std::string::npos);
+}
+
 TEST(FailureConfig, Stragglers) {
   const FailureModel model = read(
       "name: t\nfailures:\n  stragglers:\n    rate_per_node_hour: 2e-5\n    slowdown: 1.5\n"

@@ -117,5 +117,27 @@ TEST(JobComponents, NodesOfAComponent) {
   EXPECT_EQ(small.nodes_of(ComponentKind::kLeafSwitch, 2).count, 1);
 }
 
+TEST(JobComponents, LeafNodesOfAComponent) {
+  // Rail-optimized, 32 nodes a leaf: GPU 8 x 40 + 5 sits on node 40, whose
+  // leaf serves nodes 32..63; a leaf switch's own nodes for a leaf switch.
+  const JobComponents job(llama3_fitting_cluster(), 16'384);
+  const NodeRange gpu = job.leaf_nodes_of(ComponentKind::kGpu, 8 * 40 + 5);
+  EXPECT_EQ(gpu.first, 32);
+  EXPECT_EQ(gpu.count, 32);
+  EXPECT_EQ(job.leaf_nodes_of(ComponentKind::kHost, 2'047).first, 2'016);
+  EXPECT_EQ(job.leaf_nodes_of(ComponentKind::kLeafSwitch, 3 * 64 + 5).first, 160);
+  // Fat tree, 2 NICs a node, 4 endpoints a leaf: node 3's NICs 6, 7 are on
+  // leaf 1 (nodes 2 and 3).
+  topology::ClusterSpec fat;
+  fat.nodes = 5;
+  fat.node = {"custom", 2, 1e11, 2, 1e10, 1e10};
+  fat.fabric.type = topology::FabricType::kFatTree;
+  fat.fabric.switch_radix = 8;
+  const JobComponents small(fat, 10);
+  const NodeRange leaf = small.leaf_nodes_of(ComponentKind::kNic, 7);
+  EXPECT_EQ(leaf.first, 2);
+  EXPECT_EQ(leaf.count, 2);
+}
+
 }  // namespace
 }  // namespace clustersim::failures
