@@ -100,8 +100,9 @@ void add_failure_keys(sim::ConfigSchema& schema) {
       .default_to(1.0);
   schema
       .add_key(kJobMtbf, ValueType::kDuration,
-               "One exponential failure process of this mean for the whole job, which it stops; "
-               "replaces the preset, the categories and failures.scale.")
+               "One exponential failure process of this mean for the whole job, striking what "
+               "failures.job_mtbf_blast_radius says (the whole job by default); replaces the "
+               "preset, the categories and failures.scale.")
       .in_unit("h")
       .positive();
   schema
