@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config_error.h"
+#include "failures/ft_hsdp_preset.h"
 #include "failures/llama3_fit.h"
 
 namespace clustersim::failures {
@@ -90,8 +91,12 @@ void add_failure_keys(sim::ConfigSchema& schema) {
       .add_key(kPreset, ValueType::kEnum,
                "none: no failures unless a category sets a rate; llama3_h100: per-category rates "
                "fitted to the 419 unexpected interruptions of Llama 3 405B on 16,384 H100 in 54 "
-               "days (arXiv:2407.21783, Table 5), per GPU, node, NIC cable or job.")
-      .one_of({"none", "llama3_h100"})
+               "days (arXiv:2407.21783, Table 5), per GPU, node, NIC cable or job; ft_hsdp_100k: "
+               "the FT-HSDP paper's eleven root causes at ~100k H100 (arXiv:2602.00277), each "
+               "with its blast radius under FT-HSDP, at a job rate growing with its nodes through "
+               "the paper's two points (2.3 per 1,000 node-days at 4,096 nodes, one per 18 min "
+               "at 12,288; failures/ft_hsdp_preset.h).")
+      .one_of({"none", "llama3_h100", "ft_hsdp_100k"})
       .default_to(std::string("none"));
   schema
       .add_key(kScale, ValueType::kFloat,
@@ -187,8 +192,10 @@ FailureModel read_failure_model(const sim::ConfigValues& values, const topology:
                                 int64_t job_gpus) {
   const JobComponents job(spec, job_gpus);
   sim::DiagnosticSink sink;
-  FailureModel model = values.get_string(kPreset) == "llama3_h100" ? llama3_h100_model(job)
-                                                                   : empty_failure_model(job);
+  const std::string preset = values.get_string(kPreset);
+  FailureModel model = preset == "llama3_h100"    ? llama3_h100_model(job)
+                       : preset == "ft_hsdp_100k" ? ft_hsdp_100k_model(job)
+                                                  : empty_failure_model(job);
 
   const std::span<const FailureCategory> categories = failure_categories();
   for (size_t i = 0; i < categories.size(); ++i) {

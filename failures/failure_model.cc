@@ -29,7 +29,11 @@ using BR = BlastRadius;
 //    chance that some process hits a bug or stalls a collective grows with the
 //    number of processes; both stop the whole job. dependency (an external
 //    service such as storage) is per job: its rate does not grow with size.
-constexpr std::array<FailureCategory, 23> kCategories = {{
+//  * pcie, kernel_fault, unexpected_reboot and other are causes of the
+//    FT-HSDP paper's table (arXiv:2602.00277) that the Llama 3 table does
+//    not name: a GPU falling off its PCIe link, an OS kernel fault and a
+//    reboot take the node; "other" is unknown, so it stops the job.
+constexpr std::array<FailureCategory, 27> kCategories = {{
     {"faulty_gpu", "gpu", CK::kGpu, BR::kProcess},
     {"gpu_hbm3_memory", "gpu", CK::kGpuHbm, BR::kProcess},
     {"software_bug", "software", CK::kNodeSoftware, BR::kJob},
@@ -54,6 +58,11 @@ constexpr std::array<FailureCategory, 23> kCategories = {{
     {"spine_switch", "network", CK::kSpineSwitch, BR::kDegradeBandwidth},
     {"core_switch", "network", CK::kCoreSwitch, BR::kDegradeBandwidth},
     {"fabric_link", "network", CK::kFabricLink, BR::kDegradeBandwidth},
+    // Not in the Llama 3 table either (the ft_hsdp_100k preset's).
+    {"pcie", "host", CK::kHost, BR::kNode},
+    {"kernel_fault", "host", CK::kHost, BR::kNode},
+    {"unexpected_reboot", "host", CK::kHost, BR::kNode},
+    {"other", "software", CK::kNodeSoftware, BR::kJob},
 }};
 
 }  // namespace

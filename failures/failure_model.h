@@ -9,9 +9,12 @@
 // can be declared per category and causes keep their index across models.
 // The first 18 are the root causes of the Llama 3 54-day table
 // (arXiv:2407.21783, Table 5; the llama3_h100 preset fits their rates, see
-// failures/llama3_fit.h); the last five are fabric parts that table does not
+// failures/llama3_fit.h); the next five are fabric parts that table does not
 // separate (nvswitch, leaf/spine/core switch, switch-to-switch cable), rate 0
-// unless a scenario sets one. A FailureModel holds one FailureCause per
+// unless a scenario sets one; the last four are causes of the FT-HSDP
+// paper's table that Llama 3's does not name (pcie, kernel_fault,
+// unexpected_reboot, other; the ft_hsdp_100k preset,
+// failures/ft_hsdp_preset.h). A FailureModel holds one FailureCause per
 // category in that order (index = category index), or, for failures.job_mtbf,
 // the single cause "job_mtbf".
 //
