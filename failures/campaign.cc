@@ -37,7 +37,16 @@ enum EventKind : sim::EventKind {
   kCampaignEnds,
 };
 
-enum class Mode : uint8_t { kRunning, kSaving, kRecovering, kWaitingSpares, kStalled, kDone };
+// kRejoining: training paused while a recovered replica group rejoins.
+enum class Mode : uint8_t {
+  kRunning,
+  kSaving,
+  kRecovering,
+  kWaitingSpares,
+  kStalled,
+  kRejoining,
+  kDone
+};
 
 class TrialEngine : public sim::EventHandler {
  public:
@@ -103,7 +112,10 @@ class TrialEngine : public sim::EventHandler {
         if (event.data == recovery_generation_) end_recovery();
         break;
       case kStallEnds:
-        if (event.data == stall_generation_ && mode_ == Mode::kStalled) enter_running();
+        if (event.data == stall_generation_ &&
+            (mode_ == Mode::kStalled || mode_ == Mode::kRejoining)) {
+          enter_running();
+        }
         break;
       case kGroupRejoins:
         rejoin(static_cast<int64_t>(event.data >> 32), event.data & 0xffffffffu);
@@ -177,6 +189,9 @@ class TrialEngine : public sim::EventHandler {
         break;
       case Mode::kStalled:
         acc[kFtStall] += seconds(dt);
+        break;
+      case Mode::kRejoining:
+        acc[kFtRejoin] += seconds(dt);
         break;
       case Mode::kDone:
         return;
@@ -314,6 +329,19 @@ class TrialEngine : public sim::EventHandler {
     if (!group_down_[static_cast<size_t>(g)]) return;
     group_down_[static_cast<size_t>(g)] = false;
     --down_groups_;
+    // The others pause while it catches up (recovery.ft_rejoin_stall); a
+    // rejoin during a stall lengthens the stall.
+    const int64_t pause = policy_.ft_rejoin_stall.count_ns();
+    if (pause == 0) return;
+    if (mode_ == Mode::kRunning || mode_ == Mode::kSaving) {
+      leave_running();
+      mode_ = Mode::kRejoining;
+    } else if (mode_ != Mode::kStalled && mode_ != Mode::kRejoining) {
+      return;
+    }
+    stall_until_ns_ = std::max(stall_until_ns_, now() + pause);
+    ++stall_generation_;
+    sim_.schedule_at(SimTime::ns(stall_until_ns_), handler_, kStallEnds, stall_generation_);
   }
 
   void full_restart(int64_t nodes_lost) {
@@ -477,6 +505,8 @@ const char* campaign_account_name(CampaignAccount account) {
       return "ft_stall";
     case kSparesWait:
       return "spares_wait";
+    case kFtRejoin:
+      return "ft_rejoin";
     case kCampaignAccounts:
       break;
   }

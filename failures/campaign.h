@@ -76,10 +76,11 @@ enum CampaignAccount : uint8_t {
   kDegraded,
   kFtStall,
   kSparesWait,
+  kFtRejoin,
   kCampaignAccounts
 };
 // "productive", "lost_work", "detection", "restart", "checkpoint_saves",
-// "degraded", "ft_stall", "spares_wait".
+// "degraded", "ft_stall", "spares_wait", "ft_rejoin".
 const char* campaign_account_name(CampaignAccount account);
 
 struct TrialResult {

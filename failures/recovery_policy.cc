@@ -52,6 +52,7 @@ const char* const kFtReconfiguration = "recovery.ft_reconfiguration";
 const char* const kFtRedo = "recovery.ft_redo";
 const char* const kFtStall = "recovery.ft_stall";
 const char* const kFtQuorum = "recovery.ft_quorum";
+const char* const kFtRejoinStall = "recovery.ft_rejoin_stall";
 const char* const kFtQuorumOverlapped = "recovery.ft_quorum_overlapped";
 const char* const kStateCopyBandwidth = "recovery.state_copy_bandwidth";
 const char* const kReplicaRecovery = "recovery.replica_recovery";
@@ -255,6 +256,10 @@ void add_recovery_keys(sim::ConfigSchema& schema) {
            "ft_hsdp: whole stall of the healthy groups per failure; when given it replaces "
            "ft_detection + ft_reconfiguration + ft_redo. Published: ~3 min at ~100k GPUs "
            "(arXiv:2602.00277).");
+  duration(kFtRejoinStall,
+           "ft_hsdp: training paused while a recovered replica group rejoins (catches up and "
+           "the groups reconfigure). ~100 s: arXiv:2602.00277. The campaign's ft_rejoin line.")
+      .default_to(SimTime::s(100));
   duration(kFtQuorum, "ft_hsdp: the per-step quorum (torchft Manager). 0.7 s: arXiv:2602.00277.")
       .default_to(SimTime::ms(700));
   schema
@@ -354,6 +359,7 @@ RecoveryPolicy read_recovery_policy(const sim::ConfigValues& values, int64_t job
   p.ft_detection = values.get_duration(kFtDetection);
   p.ft_reconfiguration = values.get_duration(kFtReconfiguration);
   p.ft_redo = values.has(kFtRedo) ? values.get_duration(kFtRedo) : workload.step_time;
+  p.ft_rejoin_stall = values.get_duration(kFtRejoinStall);
   p.ft_stall_override = optional_duration(values, kFtStall);
   const SimTime quorum = values.get_duration(kFtQuorum);
   p.ft_step_overhead = values.get_bool(kFtQuorumOverlapped)

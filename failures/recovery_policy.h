@@ -29,7 +29,7 @@
 // from the end of detection, pays teardown + reallocation + process start +
 // communicator initialisation of one group + state copy from a healthy peer
 // + warm-up (replica_recovery(), or `recovery.replica_recovery`), then rejoins
-// at the next step boundary. While running under ft_hsdp every step pays
+// at the next step boundary, when every group pauses for ft_rejoin_stall. While running under ft_hsdp every step pays
 // ft_step_overhead (the exposed part of the per-step quorum). When more
 // groups are down at once than ft_max_failed_replicas (so fewer than the
 // quorum, ft_min_replicas, would remain), the policy falls back to a full
@@ -132,6 +132,8 @@ struct RecoveryPolicy {
   sim::SimTime ft_reconfiguration;
   sim::SimTime ft_redo;
   std::optional<sim::SimTime> ft_stall_override;  // recovery.ft_stall
+  // Training paused while a recovered group rejoins (recovery.ft_rejoin_stall).
+  sim::SimTime ft_rejoin_stall;
   // Exposed per-step quorum cost: ft_quorum, less the step it overlaps with
   // when overlapped (never below zero).
   sim::SimTime ft_step_overhead;

@@ -195,5 +195,37 @@ TEST(Campaign, AJobMtbfStrikingNodesLetsFtHsdpAct) {
   EXPECT_GT(ft_node.seconds_mean[kFtStall], 0);
 }
 
+// recovery.ft_rejoin_stall: every group pauses when a recovered one
+// rejoins, on a line of its own. Rejoins are rarer than failures (a group
+// struck again while down, or a full restart, rejoins no one), and a
+// rejoin during a stall lengthens the stall instead, so the line is at
+// most one pause per interruption; with failures 2.5 h apart and 100 s
+// pauses nearly every contained failure pays it.
+TEST(Campaign, ARejoiningGroupPausesTheOthers) {
+  const JobComponents job = h100_job(96);
+  const FailureModel node = job_mtbf_failure_model(job, SimTime::minutes(150), BlastRadius::kNode);
+  RecoveryPolicy ft =
+      fixed_restart(SimTime::minutes(15), SimTime::minutes(1), SimTime::minutes(30), 768);
+  ft.replica_groups = 12;
+  ft.gpus_per_replica_group = 64;
+  ft.kind = RecoveryPolicyKind::kFtHsdp;
+  ft.ft_stall_override = SimTime::minutes(3);
+  ft.replica_recovery_override = SimTime::minutes(20);
+  ft.ft_min_replicas = 7;
+  ft.ft_max_failed_replicas = 5;
+  CampaignSpec spec = spec_for(SimTime::days(10), 20);
+  spec.replica_groups = 12;
+  const CampaignResult none = run_campaign(node, ft, spec, 2);
+  ft.ft_rejoin_stall = SimTime::s(100);
+  const CampaignResult paused = run_campaign(node, ft, spec, 2);
+  EXPECT_EQ(none.seconds_mean[kFtRejoin], 0);
+  EXPECT_LE(paused.seconds_mean[kFtRejoin], paused.interruptions_mean * 100);
+  EXPECT_GE(paused.seconds_mean[kFtRejoin], 0.9 * paused.interruptions_mean * 100);
+  EXPECT_LT(paused.ettr_mean, none.ettr_mean);
+  for (const TrialResult& t : paused.trials) {
+    EXPECT_NEAR(sum_of(t.seconds), t.wall_s, 1e-6 * t.wall_s);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::failures

@@ -260,9 +260,9 @@ TEST(RecoveryPolicy, EveryKeyIsDocumented) {
     ++keys;
     EXPECT_FALSE(spec.doc.empty()) << path;
   }
-  EXPECT_EQ(keys, 29);
+  EXPECT_EQ(keys, 30);
   for (const char* issue_key : {"recovery.policy", "recovery.restart_overhead", "recovery.ft_stall",
-                                "recovery.replica_recovery", "recovery.checkpoint_interval",
+                                "recovery.replica_recovery", "recovery.ft_rejoin_stall", "recovery.checkpoint_interval",
                                 "recovery.checkpoint_save_blocking", "recovery.async_checkpoint",
                                 "recovery.spare_nodes", "recovery.repair_time"}) {
     EXPECT_NE(schema.find_key(issue_key), nullptr) << issue_key;
