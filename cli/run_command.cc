@@ -125,7 +125,9 @@ std::string summary(const RunInputs& in, const StepResult& r) {
                       std::string(workloads::backward_prefetch_name(w.backward_prefetch)) +
                       ", forward_prefetch " + on_off(w.forward_prefetch) + ", limit_all_gathers " +
                       on_off(w.limit_all_gathers) + ", reshard_after_forward " +
-                      on_off(w.reshard_after_forward) + ", separate_reduce_stream " +
+                      // Pipeline stages keep their units gathered (torchtitan under PP).
+                      (w.pp > 1 ? std::string("off (pp)") : on_off(w.reshard_after_forward)) +
+                      ", separate_reduce_stream " +
                       on_off(w.separate_reduce_stream) + ", no_sync " + on_off(w.no_sync));
   text +=
       row("options",
