@@ -1,7 +1,9 @@
 #include "model/pipeline_stages.h"
 
 #include <algorithm>
+#include <deque>
 #include <string>
+#include <utility>
 
 #include "sim/check.h"
 
@@ -73,7 +75,70 @@ std::vector<PipelineWork> zbv_order(int64_t pp, int64_t stage, int64_t microbatc
   return order;
 }
 
+// DualPipeV's order for rank-stage `stage` (see the header), in the steps
+// of dualpipev.py.
+std::vector<PipelineWork> dualpipev_order(int64_t pp, int64_t stage, int64_t microbatches) {
+  CLUSTERSIM_CHECK(microbatches >= 2 * pp, "DualPipeV runs at least 2 pp micro-batches");
+  std::vector<PipelineWork> order;
+  int32_t f[2] = {0, 0};  // next forward and backward per chunk
+  int32_t b[2] = {0, 0};
+  std::deque<std::pair<int32_t, int32_t>> deferred;  // (micro-batch, chunk) of split backwards
+  const auto forward = [&](int32_t c) { order.push_back({Kind::kForward, f[c]++, c}); };
+  const auto backward = [&](int32_t c, bool split) {
+    if (split) deferred.emplace_back(b[c], c);
+    order.push_back({split ? Kind::kBackwardInput : Kind::kBackward, b[c]++, c});
+  };
+  const auto weight = [&]() {
+    CLUSTERSIM_CHECK(!deferred.empty(), "a DualPipeV weight gradient with a backward deferred");
+    order.push_back({Kind::kBackwardWeight, deferred.front().first, deferred.front().second});
+    deferred.pop_front();
+  };
+  const int64_t later = pp - stage - 1;  // ranks after this one
+  for (int64_t i = 0; i < 2 * later; ++i) forward(0);
+  for (int64_t i = 0; i <= stage; ++i) {
+    forward(0);
+    forward(1);
+  }
+  for (int64_t i = 0; i < later; ++i) {
+    backward(1, true);
+    weight();
+    forward(1);
+  }
+  for (int64_t i = 0; i < microbatches - 2 * pp + stage + 1; ++i) {
+    forward(0);
+    backward(1, false);
+    forward(1);
+    backward(0, false);
+  }
+  for (int64_t i = 0; i < later; ++i) {
+    backward(1, false);
+    forward(1);
+    backward(0, false);
+  }
+  const int64_t pairs = stage + 1;
+  bool split = false;
+  for (int64_t i = 0; i < pairs; ++i) {
+    if (i == pairs / 2 && stage % 2 == 1) split = true;
+    backward(1, split);
+    if (i == pairs / 2 && stage % 2 == 0) split = true;
+    backward(0, split);
+  }
+  for (int64_t i = 0; i < later; ++i) {
+    weight();
+    backward(0, true);
+  }
+  while (!deferred.empty()) weight();
+  CLUSTERSIM_CHECK(f[0] == microbatches && f[1] == microbatches && b[0] == microbatches &&
+                       b[1] == microbatches,
+                   "DualPipeV runs every micro-batch through both chunks once");
+  return order;
+}
+
 }  // namespace
+
+bool v_shaped(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::kZbv || schedule == PipelineSchedule::kDualPipeV;
+}
 
 std::string_view pipeline_schedule_name(PipelineSchedule schedule) {
   switch (schedule) {
@@ -85,12 +150,14 @@ std::string_view pipeline_schedule_name(PipelineSchedule schedule) {
       return "interleaved_1f1b";
     case PipelineSchedule::kZbv:
       return "zbv";
+    case PipelineSchedule::kDualPipeV:
+      return "dualpipev";
   }
   return "?";
 }
 
 int64_t rank_of_chunk(PipelineSchedule schedule, int64_t pp, int64_t chunk) {
-  if (schedule == PipelineSchedule::kZbv && chunk >= pp) return 2 * pp - 1 - chunk;
+  if (v_shaped(schedule) && chunk >= pp) return 2 * pp - 1 - chunk;
   return chunk % pp;
 }
 
@@ -104,7 +171,7 @@ std::vector<PipelineStage> stage_chunks(int64_t layers, int64_t pp, int64_t virt
                        " layers");
   std::vector<PipelineStage> chunks;
   for (int64_t k = 0; k < virtual_stages; ++k) {
-    const bool v_arm = schedule == PipelineSchedule::kZbv && k == 1;
+    const bool v_arm = v_shaped(schedule) && k == 1;
     const int64_t index = v_arm ? 2 * pp - 1 - stage : k * pp + stage;
     PipelineStage c = chunk_of(layers, pp * virtual_stages, index);
     if (!split.empty()) {
@@ -160,6 +227,7 @@ std::vector<PipelineWork> pipeline_order(PipelineSchedule schedule, int64_t pp,
     return order;
   }
   if (schedule == PipelineSchedule::kZbv) return zbv_order(pp, stage, microbatches);
+  if (schedule == PipelineSchedule::kDualPipeV) return dualpipev_order(pp, stage, microbatches);
   CLUSTERSIM_CHECK(microbatches % pp == 0, "interleaved 1F1B needs micro-batches in rounds of pp");
   const int64_t v = virtual_stages;
   const int64_t total = microbatches * v;

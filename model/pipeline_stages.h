@@ -38,6 +38,17 @@
 //          while forwards remain (F0? I0 W0 F1 I1 W1); then s pairs (I0, I1),
 //          pp - s pairs (I0, W0), and the weight gradients left, chunk 1's
 //          first; over max(m, 2 pp - 1) micro-batches, those past m dropped.
+//   DualPipeV (DeepSeek-V3's DualPipe cut in half: deepseek-ai/DualPipe,
+//          dualpipev.py; torch's ScheduleDualPipeV; 2 chunks per rank in a V,
+//          m >= 2 pp): rank s runs 2 (pp - s - 1) forwards of chunk 0;
+//          s + 1 pairs (F0, F1); pp - s - 1 triples (I1, W, F1); then
+//          m - 2 pp + s + 1 rounds (F0, B1, F1, B0), where DualPipe overlaps
+//          each forward with the other chunk's backward; pp - s - 1 rounds
+//          (B1, F1, B0); s + 1 pairs (B1, B0), the second half of them split
+//          into I and a W deferred; pp - s - 1 pairs (W, I0); then the
+//          deferred W left. W runs the oldest deferred weight gradient. In
+//          a sequential model of one GPU's compute, the overlap is the
+//          order: forward, then backward.
 // Alive at the peak: the most chunk-micro-batches forwarded and not yet
 // through their (weight-)backward, walking the order.
 //
@@ -51,7 +62,9 @@
 
 namespace clustersim::workloads {
 
-enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B, kZbv };
+enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B, kZbv, kDualPipeV };
+// Whether the schedule places each rank's two chunks in a V (s, 2 pp - 1 - s).
+bool v_shaped(PipelineSchedule schedule);
 std::string_view pipeline_schedule_name(PipelineSchedule schedule);
 
 // One chunk of blocks (a stage without virtual stages).

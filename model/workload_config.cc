@@ -37,11 +37,12 @@ constexpr std::array<Named<Float8Recipe>, 3> kFloat8Recipes = {
     {{Float8Recipe::kNone, "none"},
      {Float8Recipe::kTensorwise, "tensorwise"},
      {Float8Recipe::kRowwise, "rowwise"}}};
-constexpr std::array<Named<PipelineSchedule>, 4> kPipelineSchedules = {
+constexpr std::array<Named<PipelineSchedule>, 5> kPipelineSchedules = {
     {{PipelineSchedule::kGpipe, "gpipe"},
      {PipelineSchedule::k1F1B, "1f1b"},
      {PipelineSchedule::kInterleaved1F1B, "interleaved_1f1b"},
-     {PipelineSchedule::kZbv, "zbv"}}};
+     {PipelineSchedule::kZbv, "zbv"},
+     {PipelineSchedule::kDualPipeV, "dualpipev"}}};
 constexpr std::array<Named<ActivationCheckpointing>, 3> kCheckpointing = {
     {{ActivationCheckpointing::kNone, "none"},
      {ActivationCheckpointing::kFull, "full"},
@@ -213,7 +214,7 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
                  str(w.pp));
   }
   const bool interleaved = w.pipeline_schedule == PipelineSchedule::kInterleaved1F1B;
-  const bool zbv = w.pipeline_schedule == PipelineSchedule::kZbv;
+  const bool zbv = v_shaped(w.pipeline_schedule);  // zbv or dualpipev
   const bool chunks_ok = zbv           ? w.virtual_stages == 2
                          : interleaved ? w.virtual_stages >= 2
                                        : w.virtual_stages == 1;
@@ -225,8 +226,9 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
   }
   if (zbv && w.torch_compile) {
     sink.add(values.where("workload.torch_compile"), "workload.torch_compile",
-             "expected false with schedule zbv (torch.distributed.pipelining does not split the "
-             "backward into input and weight gradients under torch.compile), found true");
+             "expected false with schedule " + values.get_string(kPipelineSchedule) +
+                 " (torch.distributed.pipelining does not split the backward into input and "
+                 "weight gradients under torch.compile), found true");
   }
   if (w.grad_accum != 1) {
     sink.add(values.where(kGradAccum), kGradAccum,
@@ -245,6 +247,13 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
              "expected a multiple of pp " + str(w.pp) +
                  " with interleaved_1f1b (micro-batches run in rounds of one per stage), found " +
                  str(w.grad_accum));
+  }
+  if (w.pipeline_schedule == PipelineSchedule::kDualPipeV && w.grad_accum < 2 * w.pp) {
+    sink.add(values.has(kMicrobatches) ? values.where(kMicrobatches) : values.where(kPp),
+             kMicrobatches,
+             "expected at least 2 x pp = " + str(2 * w.pp) +
+                 " with dualpipev (its warm-up sends 2 (pp - 1) micro-batches down the V before "
+                 "the first backward), found " + str(w.grad_accum));
   }
 }
 
@@ -392,8 +401,10 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "interleaved_1f1b: the same over virtual_stages chunks per rank, micro-batches in "
                "rounds of pp; zbv: zero bubble in a V (2 chunks per rank, s and 2 pp - 1 - s, the "
                "backward split into input and weight gradients, which fill the bubbles; eager "
-               "only) (torch.distributed.pipelining's ScheduleGPipe, Schedule1F1B, "
-               "ScheduleInterleaved1F1B and ScheduleZBVZeroBubble).")
+               "only); dualpipev: DeepSeek's DualPipe cut in half (the same V, at least 2 pp "
+               "micro-batches, forwards paired with the other chunk's backwards; eager only) "
+               "(torch.distributed.pipelining's ScheduleGPipe, Schedule1F1B, "
+               "ScheduleInterleaved1F1B, ScheduleZBVZeroBubble and ScheduleDualPipeV).")
       .one_of(names(kPipelineSchedules))
       .default_to(std::string("1f1b"));
   schema
@@ -404,9 +415,9 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .positive();
   schema
       .add_key(kVirtualStages, ValueType::kInt,
-               "Model chunks per rank (interleaved_1f1b: at least 2; zbv: 2): the layers split "
-               "into pp x virtual_stages chunks, rank-stage s holding chunks s, s + pp, ... (zbv: "
-               "s and 2 pp - 1 - s); 1 for gpipe and 1f1b.")
+               "Model chunks per rank (interleaved_1f1b: at least 2; zbv, dualpipev: 2): the "
+               "layers split into pp x virtual_stages chunks, rank-stage s holding chunks s, s + "
+               "pp, ... (zbv, dualpipev: s and 2 pp - 1 - s); 1 for gpipe and 1f1b.")
       .positive()
       .default_to(int64_t{1});
   schema.add_key(kLayersPerStage, ValueType::kString,

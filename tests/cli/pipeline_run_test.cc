@@ -54,6 +54,18 @@ TEST(PipelineRun, ZbvRunsEagerOnTwoChunks) {
   EXPECT_TRUE(contains(err, "workload.torch_compile: expected false with schedule zbv")) << err;
 }
 
+TEST(PipelineRun, DualPipeVNeedsTwoMicrobatchesPerStage) {
+  const std::string err =
+      rejected({"workload.parallelism.pp=4", "workload.pipeline.schedule=dualpipev",
+                "workload.pipeline.virtual_stages=2", "workload.pipeline.microbatches=6",
+                "workload.torch_compile=true"});
+  EXPECT_TRUE(contains(err, "workload.pipeline.microbatches: expected at least 2 x pp = 8 with "
+                            "dualpipev"))
+      << err;
+  EXPECT_TRUE(contains(err, "workload.torch_compile: expected false with schedule dualpipev"))
+      << err;
+}
+
 TEST(PipelineRun, ALayerSplitNeedsACountPerChunkSummingToTheLayers) {
   std::string err =
       rejected({"workload.parallelism.pp=2", "workload.pipeline.layers_per_stage=16,15"});

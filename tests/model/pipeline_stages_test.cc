@@ -105,6 +105,25 @@ TEST(PipelineStages, ZbvPlacesChunksInAVAndSplitsTheBackward) {
   EXPECT_EQ(microbatches_alive(PipelineSchedule::kZbv, 2, 2, 1, 3), 4);
 }
 
+TEST(PipelineStages, DualPipeVFollowsDualpipevPyStepByStep) {
+  // 2 stages, 4 micro-batches, hand-derived from the header's steps. Rank 0:
+  // 2 F0; 1 pair (F0, F1); 1 triple (I1, W, F1); 1 round (F0, B1, F1, B0);
+  // 1 round (B1, F1, B0); 1 pair (B1, I0), its second half split; 1 pair
+  // (W, I0); the W left. A W runs the oldest deferred weight gradient.
+  EXPECT_EQ(order_text(PipelineSchedule::kDualPipeV, 2, 0, 4, 2),
+            "F0c0 F1c0 F2c0 F0c1 I0c1 W0c1 F1c1 F3c0 B1c1 F2c1 B0c0 B2c1 F3c1 B1c0 B3c1 I2c0 "
+            "W2c0 I3c0 W3c0 ");
+  // Rank 1 (the V's turn): 2 pairs (F0, F1); 2 rounds; 2 pairs (B1, B0), the
+  // second split (odd rank: before chunk 1's); the two W.
+  EXPECT_EQ(order_text(PipelineSchedule::kDualPipeV, 2, 1, 4, 2),
+            "F0c0 F0c1 F1c0 F1c1 F2c0 B0c1 F2c1 B0c0 F3c0 B1c1 F3c1 B1c0 B2c1 B2c0 I3c1 I3c0 "
+            "W3c1 W3c0 ");
+  EXPECT_TRUE(v_shaped(PipelineSchedule::kDualPipeV));
+  EXPECT_EQ(rank_of_chunk(PipelineSchedule::kDualPipeV, 2, 3), 0);
+  // Rank 0's peak: 5 chunk-micro-batches, after F2c1.
+  EXPECT_EQ(microbatches_alive(PipelineSchedule::kDualPipeV, 2, 2, 0, 4), 5);
+}
+
 TEST(PipelineStages, MicrobatchesAliveFollowTheSchedule) {
   EXPECT_EQ(microbatches_alive(PipelineSchedule::kGpipe, 4, 1, 0, 8), 8);
   EXPECT_EQ(microbatches_alive(PipelineSchedule::k1F1B, 4, 1, 0, 8), 4);

@@ -199,6 +199,23 @@ TEST(PipelineStep, ZeroBubbleFillsTheBubbleWithWeightGradients) {
   EXPECT_NEAR(z.breakdown.compute_s, plain.breakdown.compute_s, 1e-3 * plain.breakdown.compute_s);
 }
 
+TEST(PipelineStep, DualPipeVFillsTheBubbleAsZbvDoes) {
+  // DualPipeV on 8 stages x 2 chunks (16 layers), 16 micro-batches: it
+  // finishes (its sends alternate between both neighbours), runs every
+  // kernel once (1F1B's compute) and idles well under 1F1B's 7/23.
+  WorkloadSpec dual = pipeline_spec(8, 16, PipelineSchedule::kDualPipeV);
+  dual.model.layers = 16;
+  dual.virtual_stages = 2;
+  WorkloadSpec plain = pipeline_spec(8, 16, PipelineSchedule::k1F1B);
+  plain.model.layers = 16;
+  const StepResult d = simulate(dual, 2);
+  const StepResult p = simulate(plain, 2);
+  EXPECT_NEAR(d.breakdown.compute_s, p.breakdown.compute_s, 1e-3 * p.breakdown.compute_s);
+  EXPECT_LT(d.breakdown.pipeline_bubble_s / d.step_time_s,
+            0.5 * p.breakdown.pipeline_bubble_s / p.step_time_s);
+  EXPECT_LT(d.step_time_s, p.step_time_s);
+}
+
 TEST(PipelineStep, ZbvOnEightStagesFinishes) {
   // 8 stages x 2 chunks, 16 micro-batches: the order sends to the next and
   // the previous rank in turns; with one FIFO per channel (per peer and
