@@ -65,9 +65,12 @@ std::string summary(const CampaignInputs& in, const CampaignResult& r) {
                                  (in.policy.async_checkpoint ? " (async)" : ""));
   std::string step = fixed(spec.step_time.to_seconds(), 3) + " s";
   if (in.step_simulated) step += " (simulated)";
-  if (in.reduced_step_s > 0) {
-    step += "; " + fixed(in.reduced_step_s, 3) + " s with " +
-            std::to_string(in.replica_groups - 1) + " groups";
+  if (in.live) {
+    // The steps with k of R groups the trials ran with, simulated when first needed.
+    for (const LiveThroughput::Simulated& k : in.live->simulated()) {
+      step += "; " + (k.step_s > 0 ? fixed(k.step_s, 3) + " s" : "k/R (" + k.note + ")") +
+              " with " + std::to_string(k.groups) + " groups";
+    }
   }
   text += row("step", step + ", " + fixed(spec.tokens_per_step / 1e6, 2) + " M tokens");
   text += row(

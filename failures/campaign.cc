@@ -141,7 +141,9 @@ class TrialEngine : public sim::EventHandler {
     double f = 1.0;
     if (ft_) {
       const int64_t alive = spec_.replica_groups - down_groups_;
-      f = spec_.throughput_by_live.empty()
+      f = alive < spec_.replica_groups && spec_.throughput_of_live
+              ? spec_.throughput_of_live(alive)
+          : spec_.throughput_by_live.empty()
               ? static_cast<double>(alive) / static_cast<double>(spec_.replica_groups)
               : spec_.throughput_by_live[static_cast<size_t>(alive)];
       f *= quorum_factor_;

@@ -45,6 +45,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,11 @@ struct CampaignSpec {
   // Throughput (fraction of the full job's) with k replica groups alive,
   // k = 0..replica_groups; the last is 1. Empty: k / replica_groups.
   std::vector<double> throughput_by_live;
+  // When set, replaces throughput_by_live: the fraction with k < replica_groups
+  // groups alive, asked for when a trial first runs with k. It must be safe
+  // to call from several threads at once and give the same answer for the
+  // same k (so results do not depend on the thread count).
+  std::function<double(int64_t live)> throughput_of_live;
   int64_t replica_groups = 1;
 };
 

@@ -1,13 +1,11 @@
 #include "scenario/campaign_inputs.h"
 
-#include <algorithm>
+#include <memory>
 
-#include "collectives/group_collectives.h"
 #include "failures/campaign_config.h"
 #include "failures/failure_config.h"
 #include "model/memory_model.h"
 #include "model/workload_config.h"
-#include "schedules/step_program.h"
 #include "scenario/step_config.h"
 #include "topology/cluster_config.h"
 
@@ -15,29 +13,6 @@ namespace clustersim::cli {
 
 using failures::CampaignSpec;
 using sim::SimTime;
-
-namespace {
-
-// Whether every group of the job with one replica group fewer has the same
-// number of members on each node it uses (the collective model's
-// precondition): not so when groups smaller than a node leave the last node
-// partly filled. Then the campaign runs at k / R of the full throughput
-// instead of simulating the reduced job.
-bool groups_even(const topology::Cluster& cluster, const workloads::Layout& layout) {
-  using workloads::GroupRole;
-  for (const GroupRole role : {GroupRole::kShard, GroupRole::kReplica, GroupRole::kTp,
-                               GroupRole::kPp, GroupRole::kCp}) {
-    const int64_t size = layout.group_size(role);
-    std::vector<int64_t> gpus(static_cast<size_t>(size));
-    for (int64_t g = 0; g < layout.group_count(role); ++g) {
-      for (int64_t i = 0; i < size; ++i) gpus[static_cast<size_t>(i)] = layout.member(role, g, i);
-      if (collectives::uniform_ranks_per_node(cluster, gpus) == 0) return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
 
 CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigValues& values,
                                     const StepPlatformOf& platform,
@@ -78,7 +53,7 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
   spec.replica_groups = in.replica_groups;
   in.model = failures::read_failure_model(values, cluster_spec, in.job_gpus);
 
-  // The step: given, or simulated (and for ft_hsdp once more with a group fewer).
+  // The step: given, or simulated (and for ft_hsdp with k groups when a trial needs it).
   const bool ft = values.get_string("recovery.policy") == "ft_hsdp";
   if (settings.step_time && simulated == nullptr) {
     spec.step_time = *settings.step_time;
@@ -97,27 +72,9 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
         simulated != nullptr ? *simulated
                              : workloads::simulate_step(on.cluster, on.profile, config);
     spec.step_time = SimTime::from_seconds_rounded(full.step_time_s);
-    const int64_t r = in.replica_groups;
-    workloads::StepConfig fewer = config;
-    workloads::WorkloadSpec& w = fewer.workload;
-    w.replica_group_size = r - 1;
-    w.dp_size = w.shard_group_size * (r - 1);
-    w.world_size = w.dp_size * w.tp * w.pp;
-    if (r - 1 == 1) w.strategy = workloads::ShardingStrategy::kFullShard;
-    if (ft && r >= 2 && groups_even(on.cluster, workloads::step::mesh_layout(w))) {
-      fewer.stragglers.erase(
-          std::remove_if(fewer.stragglers.begin(), fewer.stragglers.end(),
-                         [&w](const workloads::Straggler& s) { return s.rank >= w.world_size; }),
-          fewer.stragglers.end());
-      const workloads::StepResult reduced = workloads::simulate_step(on.cluster, on.profile, fewer);
-      in.reduced_step_s = reduced.step_time_s;
-      spec.throughput_by_live.resize(static_cast<size_t>(r + 1));
-      for (int64_t k = 0; k <= r; ++k) {
-        const double f = k == r ? 1.0
-                                : static_cast<double>(k) / static_cast<double>(r) *
-                                      full.step_time_s / reduced.step_time_s;
-        spec.throughput_by_live[static_cast<size_t>(k)] = std::clamp(f, 0.0, 1.0);
-      }
+    if (ft && in.replica_groups >= 2) {
+      in.live = std::make_shared<LiveThroughput>(on.cluster, on.profile, config, full.step_time_s);
+      spec.throughput_of_live = [live = in.live](int64_t k) { return (*live)(k); };
     }
   }
   failures::WorkloadFacts facts;

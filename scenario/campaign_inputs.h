@@ -4,9 +4,10 @@
 // (`campaign.step_time`) or simulated. Shared by `campaign` and `sweep
 // --campaign`.
 //
-// The step, when simulated, is simulated with every replica group and, for
-// ft_hsdp, once more with one group fewer; the job at k of R groups runs at
-// (k / (R - 1)) x that reduced throughput (spec.throughput_by_live).
+// The step, when simulated, is simulated with every replica group; for
+// ft_hsdp the job with k of R groups is simulated when a trial first runs
+// with k (scenario/live_throughput.h, spec.throughput_of_live). A given
+// step time leaves the throughput linear in k / R.
 // Errors: sim::ConfigError naming the scenario's key (and `path`).
 // Thread safety: a pure function of its arguments (and of what
 // `platform` returns); may run concurrently.
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "config/config_values.h"
@@ -21,6 +23,7 @@
 #include "failures/failure_model.h"
 #include "failures/recovery_policy.h"
 #include "hardware/hardware_profile.h"
+#include "scenario/live_throughput.h"
 #include "schedules/step_simulator.h"
 #include "topology/cluster.h"
 
@@ -31,7 +34,8 @@ struct CampaignInputs {
   int64_t job_gpus = 0;
   int64_t replica_groups = 1;
   bool step_simulated = false;
-  double reduced_step_s = 0;  // with one replica group fewer (ft_hsdp, simulated)
+  // ft_hsdp with a simulated step: the steps with k of R groups, as asked for.
+  std::shared_ptr<LiveThroughput> live;
   failures::FailureModel model;
   failures::RecoveryPolicy policy;
   failures::CampaignSpec spec;
