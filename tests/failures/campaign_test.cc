@@ -7,21 +7,14 @@
 
 #include "failures/checkpoint_interval.h"
 #include "failures/job_components.h"
+#include "tests/support/failure_fixtures.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::failures {
 namespace {
 
 using sim::SimTime;
-
-JobComponents h100_job(int64_t nodes) {
-  topology::ClusterSpec spec;
-  spec.nodes = nodes;
-  EXPECT_TRUE(topology::node_preset("hgx_h100", spec.node));
-  spec.fabric.type = topology::FabricType::kRailOptimized;
-  spec.fabric.switch_radix = 64;
-  return JobComponents(spec, nodes * 8);
-}
+using test_support::h100_job;
 
 RecoveryPolicy fixed_restart(SimTime restart, SimTime save, SimTime interval, int64_t gpus) {
   RecoveryPolicy p;
@@ -44,6 +37,33 @@ CampaignSpec spec_for(SimTime duration, int64_t trials) {
   s.step_time = SimTime::s(10);
   s.tokens_per_step = 4e6;
   return s;
+}
+
+// 96 nodes in 12 replica groups of 64 GPUs: checkpoint-restart (15 min
+// restart, 1 min saves every 30 min) and FT-HSDP (3 min stall, 20 min back,
+// at most 5 groups down).
+RecoveryPolicy restart_12_groups() {
+  RecoveryPolicy p =
+      fixed_restart(SimTime::minutes(15), SimTime::minutes(1), SimTime::minutes(30), 768);
+  p.replica_groups = 12;
+  p.gpus_per_replica_group = 64;
+  return p;
+}
+
+RecoveryPolicy ft_12_groups() {
+  RecoveryPolicy ft = restart_12_groups();
+  ft.kind = RecoveryPolicyKind::kFtHsdp;
+  ft.ft_stall_override = SimTime::minutes(3);
+  ft.replica_recovery_override = SimTime::minutes(20);
+  ft.ft_min_replicas = 7;
+  ft.ft_max_failed_replicas = 5;
+  return ft;
+}
+
+CampaignSpec spec_12_groups() {
+  CampaignSpec spec = spec_for(SimTime::days(10), 20);
+  spec.replica_groups = 12;
+  return spec;
 }
 
 double sum_of(const std::array<double, kCampaignAccounts>& a) {
@@ -142,18 +162,9 @@ TEST(Campaign, FtHsdpBeatsCheckpointRestartOnNodeFailures) {
   for (FailureCause& c : model.causes) {
     if (c.name == "host_maintenance") c.rate_per_hour = 1.0 / 40.0 / 96.0 * 4;  // job MTBF 10 h/4
   }
-  RecoveryPolicy restart =
-      fixed_restart(SimTime::minutes(15), SimTime::minutes(1), SimTime::minutes(30), 768);
-  restart.replica_groups = 12;
-  restart.gpus_per_replica_group = 64;
-  RecoveryPolicy ft = restart;
-  ft.kind = RecoveryPolicyKind::kFtHsdp;
-  ft.ft_stall_override = SimTime::minutes(3);
-  ft.replica_recovery_override = SimTime::minutes(20);
-  ft.ft_min_replicas = 7;
-  ft.ft_max_failed_replicas = 5;
-  CampaignSpec spec = spec_for(SimTime::days(10), 20);
-  spec.replica_groups = 12;
+  const RecoveryPolicy restart = restart_12_groups();
+  const RecoveryPolicy ft = ft_12_groups();
+  const CampaignSpec spec = spec_12_groups();
   const CampaignResult a = run_campaign(model, restart, spec, 2);
   const CampaignResult b = run_campaign(model, ft, spec, 2);
   EXPECT_GT(b.ettr_mean, a.ettr_mean + 0.02) << a.ettr_mean << " vs " << b.ettr_mean;
@@ -171,18 +182,9 @@ TEST(Campaign, AJobMtbfStrikingNodesLetsFtHsdpAct) {
   const JobComponents job = h100_job(96);
   const FailureModel whole = job_mtbf_failure_model(job, SimTime::minutes(150));
   const FailureModel node = job_mtbf_failure_model(job, SimTime::minutes(150), BlastRadius::kNode);
-  RecoveryPolicy restart =
-      fixed_restart(SimTime::minutes(15), SimTime::minutes(1), SimTime::minutes(30), 768);
-  restart.replica_groups = 12;
-  restart.gpus_per_replica_group = 64;
-  RecoveryPolicy ft = restart;
-  ft.kind = RecoveryPolicyKind::kFtHsdp;
-  ft.ft_stall_override = SimTime::minutes(3);
-  ft.replica_recovery_override = SimTime::minutes(20);
-  ft.ft_min_replicas = 7;
-  ft.ft_max_failed_replicas = 5;
-  CampaignSpec spec = spec_for(SimTime::days(10), 20);
-  spec.replica_groups = 12;
+  const RecoveryPolicy restart = restart_12_groups();
+  const RecoveryPolicy ft = ft_12_groups();
+  const CampaignSpec spec = spec_12_groups();
   const CampaignResult restart_whole = run_campaign(whole, restart, spec, 2);
   const CampaignResult restart_node = run_campaign(node, restart, spec, 2);
   const CampaignResult ft_whole = run_campaign(whole, ft, spec, 2);
@@ -204,17 +206,8 @@ TEST(Campaign, AJobMtbfStrikingNodesLetsFtHsdpAct) {
 TEST(Campaign, ARejoiningGroupPausesTheOthers) {
   const JobComponents job = h100_job(96);
   const FailureModel node = job_mtbf_failure_model(job, SimTime::minutes(150), BlastRadius::kNode);
-  RecoveryPolicy ft =
-      fixed_restart(SimTime::minutes(15), SimTime::minutes(1), SimTime::minutes(30), 768);
-  ft.replica_groups = 12;
-  ft.gpus_per_replica_group = 64;
-  ft.kind = RecoveryPolicyKind::kFtHsdp;
-  ft.ft_stall_override = SimTime::minutes(3);
-  ft.replica_recovery_override = SimTime::minutes(20);
-  ft.ft_min_replicas = 7;
-  ft.ft_max_failed_replicas = 5;
-  CampaignSpec spec = spec_for(SimTime::days(10), 20);
-  spec.replica_groups = 12;
+  RecoveryPolicy ft = ft_12_groups();
+  const CampaignSpec spec = spec_12_groups();
   const CampaignResult none = run_campaign(node, ft, spec, 2);
   ft.ft_rejoin_stall = SimTime::s(100);
   const CampaignResult paused = run_campaign(node, ft, spec, 2);

@@ -7,19 +7,12 @@
 
 #include <cmath>
 
-#include "topology/cluster_config.h"
+#include "tests/support/failure_fixtures.h"
 
 namespace clustersim::failures {
 namespace {
 
-JobComponents h100_job(int64_t nodes) {
-  topology::ClusterSpec spec;
-  spec.nodes = nodes;
-  EXPECT_TRUE(topology::node_preset("hgx_h100", spec.node));
-  spec.fabric.type = topology::FabricType::kRailOptimized;
-  spec.fabric.switch_radix = 64;
-  return JobComponents(spec, nodes * 8);
-}
+using test_support::h100_job;
 
 TEST(FtHsdpPreset, TheLawPassesThroughThePapersTwoPoints) {
   // One failure per 18 min on 12,288 nodes: 80 a day, 6.5104 per 1,000

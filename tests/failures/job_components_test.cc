@@ -85,6 +85,17 @@ TEST(JobComponents, PartOfTheCluster) {
   EXPECT_EQ(hundred.count(ComponentKind::kFabricLink), 8 * 4 * 32);
 }
 
+// A fat tree of 5 nodes with 2 NICs each and radix-8 switches (4 endpoints
+// a leaf), every GPU in the job.
+JobComponents small_fat_tree() {
+  topology::ClusterSpec fat;
+  fat.nodes = 5;
+  fat.node = {"custom", 2, 1e11, 2, 1e10, 1e10};
+  fat.fabric.type = topology::FabricType::kFatTree;
+  fat.fabric.switch_radix = 8;
+  return JobComponents(fat, 10);
+}
+
 TEST(JobComponents, NodesOfAComponent) {
   const JobComponents job(llama3_fitting_cluster(), 16'384);
   EXPECT_EQ(job.nodes_of(ComponentKind::kGpu, 17).first, 2);
@@ -104,12 +115,7 @@ TEST(JobComponents, NodesOfAComponent) {
   // Fat tree, 2 NICs per node, radix 8 (4 endpoints per leaf): leaf 1 holds
   // NICs 4..7, i.e. nodes 2 and 3; the last leaf of a 5-node job only NIC 8
   // and 9 (node 4).
-  topology::ClusterSpec fat;
-  fat.nodes = 5;
-  fat.node = {"custom", 2, 1e11, 2, 1e10, 1e10};
-  fat.fabric.type = topology::FabricType::kFatTree;
-  fat.fabric.switch_radix = 8;
-  const JobComponents small(fat, 10);
+  const JobComponents small = small_fat_tree();
   EXPECT_EQ(small.count(ComponentKind::kLeafSwitch), 3);
   EXPECT_EQ(small.nodes_of(ComponentKind::kLeafSwitch, 1).first, 2);
   EXPECT_EQ(small.nodes_of(ComponentKind::kLeafSwitch, 1).count, 2);
@@ -128,12 +134,7 @@ TEST(JobComponents, LeafNodesOfAComponent) {
   EXPECT_EQ(job.leaf_nodes_of(ComponentKind::kLeafSwitch, 3 * 64 + 5).first, 160);
   // Fat tree, 2 NICs a node, 4 endpoints a leaf: node 3's NICs 6, 7 are on
   // leaf 1 (nodes 2 and 3).
-  topology::ClusterSpec fat;
-  fat.nodes = 5;
-  fat.node = {"custom", 2, 1e11, 2, 1e10, 1e10};
-  fat.fabric.type = topology::FabricType::kFatTree;
-  fat.fabric.switch_radix = 8;
-  const JobComponents small(fat, 10);
+  const JobComponents small = small_fat_tree();
   const NodeRange leaf = small.leaf_nodes_of(ComponentKind::kNic, 7);
   EXPECT_EQ(leaf.first, 2);
   EXPECT_EQ(leaf.count, 2);
