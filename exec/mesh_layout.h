@@ -94,9 +94,15 @@ struct Layout {
   // The group of `role` that rank r belongs to.
   int64_t group_of(GroupRole role, int64_t r) const {
     if (role == GroupRole::kNone) return 0;
-    int64_t c[kMeshDims];  // r's coordinates, by position in `order`
+    // r's coordinates, by position in `order`; dims of size 1 cost no
+    // division (this runs for every collective a rank joins).
+    int64_t c[kMeshDims];
     for (int k = kMeshDims - 1; k >= 0; --k) {
       const int64_t n = dim_size(order[static_cast<size_t>(k)]);
+      if (n == 1) {
+        c[k] = 0;
+        continue;
+      }
       c[k] = r % n;
       r /= n;
     }
@@ -140,7 +146,9 @@ struct Layout {
       const MeshDim d = order[static_cast<size_t>(k)];
       const int64_t n = dim_size(d);
       int64_t c = 0;
-      if (spans(role, d)) {
+      if (n == 1) {
+        // coordinate 0
+      } else if (spans(role, d)) {
         c = role != GroupRole::kShard ? i : d == MeshDim::kDpShard ? i / cp : i % cp;
       } else {
         c = g % n;
