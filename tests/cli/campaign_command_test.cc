@@ -88,6 +88,34 @@ TEST(CampaignCommand, OneThreadAndTwoGiveTheSameResults) {
   EXPECT_EQ(rows, 25u);  // header + 24 trials
 }
 
+// A simulated step and failures that take out one node: the trials ask for
+// the steps with 7, 6, ... of the 8 groups, each simulated once, whichever
+// thread asks first; the report names them and the results are the same on
+// 1 and 2 threads.
+TEST(CampaignCommand, StepsWithGroupsMissingAreSimulatedOnceWhateverTheThreads) {
+  const ScratchDir dir;
+  const std::string path = dir.write(
+      "s.yaml",
+      "name: live\nhardware: " + kHardware +
+          "\ncluster:\n  nodes: 8\n  node: hgx_h100\n"
+          "workload:\n  model: custom\n  custom_model: {layers: 4, hidden: 1024, heads: 8, "
+          "kv_heads: 8, ffn_hidden: 2816, vocab: 32000, activation: swiglu}\n"
+          "  seq_len: 1024\n  local_batch: 1\n"
+          "  parallelism:\n    strategy: HYBRID_SHARD\n    shard_group_size: 8\n"
+          "failures:\n  job_mtbf: 1h\n  job_mtbf_blast_radius: node\n"
+          "recovery:\n  policy: ft_hsdp\n"
+          "campaign:\n  duration: 2d\n  trials: 16\n");
+  std::string outs[2];
+  for (int i = 0; i < 2; ++i) {
+    const Outcome r =
+        run({"campaign", path, "--threads", std::to_string(i + 1), "--no-wall-time"});
+    ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+    outs[i] = r.out;
+  }
+  EXPECT_EQ(outs[0], outs[1]);
+  EXPECT_NE(outs[0].find(" s with 7 groups"), std::string::npos) << outs[0];
+}
+
 TEST(CampaignCommand, FtHsdpNeedsTwoReplicaGroups) {
   const ScratchDir dir;
   const std::string path = dir.write("s.yaml", scenario("ft_hsdp"));
