@@ -304,10 +304,16 @@ class TrialEngine : public sim::EventHandler {
     }
     serve_waiting_groups();
     // The healthy groups stall (a save in progress is abandoned).
-    if (mode_ == Mode::kRunning || mode_ == Mode::kSaving) leave_running();
     ++durable_generation_;  // a save not yet durable is lost with the group
-    mode_ = Mode::kStalled;
-    stall_until_ns_ = std::max(stall_until_ns_, now() + ft_stall(policy_).count_ns());
+    pause_for(ft_stall(policy_).count_ns(), Mode::kStalled);
+  }
+
+  // Pauses training (kStalled or kRejoining) until now + pause_ns, or the
+  // end of the pause already running if that is later.
+  void pause_for(int64_t pause_ns, Mode mode) {
+    if (mode_ == Mode::kRunning || mode_ == Mode::kSaving) leave_running();
+    mode_ = mode;
+    stall_until_ns_ = std::max(stall_until_ns_, now() + pause_ns);
     ++stall_generation_;
     sim_.schedule_at(SimTime::ns(stall_until_ns_), handler_, kStallEnds, stall_generation_);
   }
@@ -334,16 +340,10 @@ class TrialEngine : public sim::EventHandler {
     // The others pause while it catches up (recovery.ft_rejoin_stall); a
     // rejoin during a stall lengthens the stall.
     const int64_t pause = policy_.ft_rejoin_stall.count_ns();
-    if (pause == 0) return;
-    if (mode_ == Mode::kRunning || mode_ == Mode::kSaving) {
-      leave_running();
-      mode_ = Mode::kRejoining;
-    } else if (mode_ != Mode::kStalled && mode_ != Mode::kRejoining) {
-      return;
-    }
-    stall_until_ns_ = std::max(stall_until_ns_, now() + pause);
-    ++stall_generation_;
-    sim_.schedule_at(SimTime::ns(stall_until_ns_), handler_, kStallEnds, stall_generation_);
+    const bool training = mode_ == Mode::kRunning || mode_ == Mode::kSaving ||
+                          mode_ == Mode::kStalled || mode_ == Mode::kRejoining;
+    if (pause == 0 || !training) return;
+    pause_for(pause, mode_ == Mode::kStalled ? Mode::kStalled : Mode::kRejoining);
   }
 
   void full_restart(int64_t nodes_lost) {

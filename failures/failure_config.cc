@@ -26,18 +26,19 @@ const char* const kStragglerDetection = "failures.stragglers.detection";
 constexpr std::array<std::string_view, 3> kRateForms = {"rate_per_hour", "mtbf",
                                                         "per_1000_node_days"};
 
+constexpr std::array<BlastRadius, 5> kBlastRadii = {BlastRadius::kProcess, BlastRadius::kNode,
+                                                    BlastRadius::kLeaf,
+                                                    BlastRadius::kDegradeBandwidth,
+                                                    BlastRadius::kJob};
+
 std::vector<std::string> blast_names() {
   std::vector<std::string> names;
-  for (const BlastRadius b : {BlastRadius::kProcess, BlastRadius::kNode, BlastRadius::kLeaf,
-                              BlastRadius::kDegradeBandwidth, BlastRadius::kJob}) {
-    names.emplace_back(blast_radius_name(b));
-  }
+  for (const BlastRadius b : kBlastRadii) names.emplace_back(blast_radius_name(b));
   return names;
 }
 
 BlastRadius blast_of(const std::string& name) {
-  for (const BlastRadius b : {BlastRadius::kProcess, BlastRadius::kNode, BlastRadius::kLeaf,
-                              BlastRadius::kDegradeBandwidth, BlastRadius::kJob}) {
+  for (const BlastRadius b : kBlastRadii) {
     if (blast_radius_name(b) == name) return b;
   }
   return BlastRadius::kJob;  // unreachable: the schema checked the name

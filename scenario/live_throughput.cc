@@ -4,31 +4,10 @@
 #include <exception>
 #include <utility>
 
-#include "collectives/group_collectives.h"
 #include "schedules/step_program.h"
 #include "sim/check.h"
 
 namespace clustersim::cli {
-
-namespace {
-
-// Whether every group of the layout has as many members on each node it
-// uses (see the header).
-bool groups_even(const topology::Cluster& cluster, const workloads::Layout& layout) {
-  using workloads::GroupRole;
-  for (const GroupRole role : {GroupRole::kShard, GroupRole::kReplica, GroupRole::kTp,
-                               GroupRole::kPp, GroupRole::kCp}) {
-    const int64_t size = layout.group_size(role);
-    std::vector<int64_t> gpus(static_cast<size_t>(size));
-    for (int64_t g = 0; g < layout.group_count(role); ++g) {
-      for (int64_t i = 0; i < size; ++i) gpus[static_cast<size_t>(i)] = layout.member(role, g, i);
-      if (collectives::uniform_ranks_per_node(cluster, gpus) == 0) return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
 
 LiveThroughput::LiveThroughput(const topology::Cluster& cluster,
                                const collectives::HardwareProfile& profile,
@@ -68,7 +47,8 @@ void LiveThroughput::compute(int64_t live) {
   if (live == 1) w.strategy = workloads::ShardingStrategy::kFullShard;
   std::erase_if(fewer.stragglers,
                 [&w](const workloads::Straggler& s) { return s.rank >= w.world_size; });
-  if (!groups_even(cluster_, workloads::step::mesh_layout(w))) {
+  if (workloads::step::uneven_group(cluster_, workloads::step::mesh_layout(w),
+                                    /*every_group=*/true)) {
     out.note = "groups uneven over the nodes";
   } else {
     try {

@@ -1,6 +1,5 @@
 #include "scenario/step_config.h"
 
-#include "collectives/group_collectives.h"
 #include "collectives/tuner.h"
 #include "config/config_error.h"
 #include "model/compute_model.h"
@@ -13,33 +12,29 @@ namespace clustersim::cli {
 
 namespace {
 
-// Every group must hold as many of its members on each node it uses (the
-// collective model's rings per rail, collectives/group_collectives.h). In
+// Every group must hold as many of its members on each node it uses. In
 // torchtitan's order that holds whenever the sizes pass read_workload_spec's
 // checks; another mesh_order can break it (tp of 8 strided by a cp of 3 on
-// 8-GPU nodes puts 3, 3 and 2 members on its nodes). Groups of one role are
-// translates of each other, so the first of each role is checked.
+// 8-GPU nodes puts 3, 3 and 2 members on its nodes).
 void check_mesh_groups(const sim::ConfigValues& values, const topology::Cluster& cluster,
                        const workloads::WorkloadSpec& w) {
-  using workloads::GroupRole;
   const workloads::Layout layout = workloads::step::mesh_layout(w);
-  for (const GroupRole role : {GroupRole::kShard, GroupRole::kReplica, GroupRole::kTp,
-                               GroupRole::kPp, GroupRole::kCp}) {
-    const int64_t size = layout.group_size(role);
-    std::vector<int64_t> gpus(static_cast<size_t>(size));
-    for (int64_t i = 0; i < size; ++i) gpus[static_cast<size_t>(i)] = layout.member(role, 0, i);
-    if (collectives::uniform_ranks_per_node(cluster, gpus) > 0) continue;
-    std::string ranks;
-    for (size_t i = 0; i < gpus.size() && i < 4; ++i) ranks += std::to_string(gpus[i]) + ", ";
-    const char* const key = "workload.parallelism.mesh_order";
-    sim::DiagnosticSink sink;
-    sink.add(values.where(key), key,
-        "expected an order that puts as many members of each group on every node it uses, "
-        "found \"" + values.get_string(key) + "\", whose " +
-            std::string(workloads::group_role_name(role)) + " group of rank 0 (ranks " + ranks +
-            "...) does not with " + std::to_string(cluster.gpus_per_node()) + " GPUs per node");
-    sink.throw_if_any();
-  }
+  const std::optional<workloads::step::UnevenGroup> uneven =
+      workloads::step::uneven_group(cluster, layout, /*every_group=*/false);
+  if (!uneven) return;
+  const std::vector<int64_t> gpus =
+      workloads::step::group_members(layout, uneven->role, uneven->group);
+  std::string ranks;
+  for (size_t i = 0; i < gpus.size() && i < 4; ++i) ranks += std::to_string(gpus[i]) + ", ";
+  const char* const key = "workload.parallelism.mesh_order";
+  sim::DiagnosticSink sink;
+  sink.add(values.where(key), key,
+           "expected an order that puts as many members of each group on every node it uses, "
+           "found \"" + values.get_string(key) + "\", whose " +
+               std::string(workloads::group_role_name(uneven->role)) + " group of rank " +
+               std::to_string(gpus.front()) + " (ranks " + ranks + "...) does not with " +
+               std::to_string(cluster.gpus_per_node()) + " GPUs per node");
+  sink.throw_if_any();
 }
 
 void check_forced_choice(const sim::ConfigValues& values, const topology::Cluster& cluster,

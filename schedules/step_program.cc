@@ -374,12 +374,32 @@ Layout mesh_layout(const WorkloadSpec& w) {
   return layout;
 }
 
+std::vector<int64_t> group_members(const Layout& layout, GroupRole role, int64_t g) {
+  std::vector<int64_t> gpus(static_cast<size_t>(layout.group_size(role)));
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    gpus[i] = layout.member(role, g, static_cast<int64_t>(i));
+  }
+  return gpus;
+}
+
 collectives::GroupGeometry group_geometry(const Layout& layout, GroupRole role,
                                           const topology::Cluster& cluster) {
-  const int64_t size = layout.group_size(role);
-  std::vector<int64_t> gpus(static_cast<size_t>(size));
-  for (int64_t i = 0; i < size; ++i) gpus[static_cast<size_t>(i)] = layout.member(role, 0, i);
-  return collectives::geometry_of(cluster, gpus);
+  return collectives::geometry_of(cluster, group_members(layout, role, 0));
+}
+
+std::optional<UnevenGroup> uneven_group(const topology::Cluster& cluster, const Layout& layout,
+                                        bool every_group) {
+  for (const GroupRole role : {GroupRole::kShard, GroupRole::kReplica, GroupRole::kTp,
+                               GroupRole::kPp, GroupRole::kCp}) {
+    if (layout.group_size(role) == 1) continue;  // one member: even
+    const int64_t groups = every_group ? layout.group_count(role) : 1;
+    for (int64_t g = 0; g < groups; ++g) {
+      if (collectives::uniform_ranks_per_node(cluster, group_members(layout, role, g)) == 0) {
+        return UnevenGroup{role, g};
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 StepProgram compile_program(const FsdpSchedule& schedule, const StepConfig& config,

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <optional>
 #include <vector>
 
 #include "collectives/collective_cost.h"
@@ -45,6 +46,22 @@ Layout step_layout(const WorkloadSpec& w, const topology::Cluster& cluster);
 // same shape (the layout is regular), so the tuner needs only this one.
 collectives::GroupGeometry group_geometry(const Layout& layout, GroupRole role,
                                           const topology::Cluster& cluster);
+
+// The ranks of group g of `role`, in ring order.
+std::vector<int64_t> group_members(const Layout& layout, GroupRole role, int64_t g);
+
+// A group that does not hold as many of its members on each node it uses
+// (the collective model's precondition, collectives/group_collectives.h).
+struct UnevenGroup {
+  GroupRole role = GroupRole::kNone;
+  int64_t group = 0;
+};
+// The first such group, role by role (shard, replica, tp, pp, cp), or
+// nullopt; only group 0 of each role unless `every_group` (the engine
+// tunes every group of a role on group 0's shape, so the full job needs
+// that one even; a job with groups removed can leave a later one uneven).
+std::optional<UnevenGroup> uneven_group(const topology::Cluster& cluster, const Layout& layout,
+                                        bool every_group);
 
 // Precondition: the layout matches config.workload and fits the cluster.
 StepProgram compile_program(const FsdpSchedule& schedule, const StepConfig& config,
