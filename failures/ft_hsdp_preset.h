@@ -14,7 +14,8 @@
 // per 1,000 servers per day at 32,768 GPUs (4,096 servers) but one every
 // ~18 minutes at 98,304 (12,288 servers), 6.51 per 1,000 servers per day:
 // 2.8 times the per-server rate at 3 times the servers. The law here is the
-// power law through those two anchor points,
+// power law fitted to those two anchor points (two constants, two points:
+// it reproduces them by construction),
 //   per_1000_node_days(n) = 2.3 * (n / 4,096)^a,  a = ln(6.51 / 2.3) / ln 3
 //   = 0.947,
 // so the job's rate grows as n^1.947. Outside 4,096-12,288 servers it is an

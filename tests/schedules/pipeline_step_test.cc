@@ -199,17 +199,21 @@ TEST(PipelineStep, ZeroBubbleFillsTheBubbleWithWeightGradients) {
   EXPECT_NEAR(z.breakdown.compute_s, plain.breakdown.compute_s, 1e-3 * plain.breakdown.compute_s);
 }
 
+// 8 stages over 16 layers, 16 micro-batches, 2 chunks a rank for the V
+// schedules.
+WorkloadSpec eight_stages(PipelineSchedule schedule) {
+  WorkloadSpec w = pipeline_spec(8, 16, schedule);
+  w.model.layers = 16;
+  w.virtual_stages = v_shaped(schedule) ? 2 : 1;
+  return w;
+}
+
 TEST(PipelineStep, DualPipeVFillsTheBubbleAsZbvDoes) {
   // DualPipeV on 8 stages x 2 chunks (16 layers), 16 micro-batches: it
   // finishes (its sends alternate between both neighbours), runs every
   // kernel once (1F1B's compute) and idles well under 1F1B's 7/23.
-  WorkloadSpec dual = pipeline_spec(8, 16, PipelineSchedule::kDualPipeV);
-  dual.model.layers = 16;
-  dual.virtual_stages = 2;
-  WorkloadSpec plain = pipeline_spec(8, 16, PipelineSchedule::k1F1B);
-  plain.model.layers = 16;
-  const StepResult d = simulate(dual, 2);
-  const StepResult p = simulate(plain, 2);
+  const StepResult d = simulate(eight_stages(PipelineSchedule::kDualPipeV), 2);
+  const StepResult p = simulate(eight_stages(PipelineSchedule::k1F1B), 2);
   EXPECT_NEAR(d.breakdown.compute_s, p.breakdown.compute_s, 1e-3 * p.breakdown.compute_s);
   EXPECT_LT(d.breakdown.pipeline_bubble_s / d.step_time_s,
             0.5 * p.breakdown.pipeline_bubble_s / p.step_time_s);
@@ -221,13 +225,8 @@ TEST(PipelineStep, ZbvOnEightStagesFinishes) {
   // the previous rank in turns; with one FIFO per channel (per peer and
   // kind) no send waits behind another's peer, so the step finishes (it
   // deadlocked while a rank's activation sends shared one stream).
-  WorkloadSpec zbv = pipeline_spec(8, 16, PipelineSchedule::kZbv);
-  zbv.model.layers = 16;
-  zbv.virtual_stages = 2;
-  WorkloadSpec plain = pipeline_spec(8, 16, PipelineSchedule::k1F1B);
-  plain.model.layers = 16;
-  const StepResult z = simulate(zbv, 2);
-  const StepResult p = simulate(plain, 2);
+  const StepResult z = simulate(eight_stages(PipelineSchedule::kZbv), 2);
+  const StepResult p = simulate(eight_stages(PipelineSchedule::k1F1B), 2);
   EXPECT_LT(z.breakdown.pipeline_bubble_s, p.breakdown.pipeline_bubble_s);
   EXPECT_NEAR(z.breakdown.compute_s, p.breakdown.compute_s, 1e-3 * p.breakdown.compute_s);
 }

@@ -13,17 +13,14 @@
 #include "model/workload_config.h"
 #include "sim/sim_time.h"
 #include "topology/cluster.h"
+#include "tests/support/cluster_fixtures.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::test_support {
 
 // `nodes` HGX H100 nodes; switch latencies 100 / 200 / 500 ns by tier.
 inline topology::Cluster hgx_h100(int64_t nodes) {
-  topology::ClusterSpec spec;
-  spec.nodes = nodes;
-  EXPECT_TRUE(topology::node_preset("hgx_h100", spec.node));
-  spec.fabric.type = topology::FabricType::kRailOptimized;
-  spec.fabric.switch_radix = 64;
+  topology::ClusterSpec spec = hgx_h100_spec(nodes);
   spec.latency = {sim::SimTime::ns(100), sim::SimTime::ns(200), sim::SimTime::ns(500)};
   return topology::build_cluster(spec);
 }
