@@ -46,6 +46,36 @@ std::string hours_text(double seconds) {
   return seconds >= 86400 * 2 ? fixed(seconds / 86400, 2) + " d" : fixed(seconds / 3600, 2) + " h";
 }
 
+// What one recovery costs, piece by piece, in the order paid: the full
+// restart, and under ft_hsdp the healthy groups' stall and the failed group's
+// way back.
+std::string pieces_table(const RecoveryPolicy& policy) {
+  const auto block = [](std::string_view title, const std::vector<failures::CostPiece>& pieces) {
+    sim::SimTime sum;
+    for (const failures::CostPiece& piece : pieces) sum += piece.time;
+    std::string text = row("  " + std::string(title), pad(fixed(sum.to_seconds(), 1), 12) + " s");
+    for (const failures::CostPiece& piece : pieces) {
+      text += row("    " + std::string(piece.name), pad(fixed(piece.time.to_seconds(), 1), 10) + " s");
+    }
+    return text;
+  };
+  std::string text = block("restart", failures::restart_pieces(policy));
+  if (policy.kind == failures::RecoveryPolicyKind::kFtHsdp) {
+    text += block("ft stall", failures::ft_stall_pieces(policy));
+    text += block("replica back", failures::replica_recovery_pieces(policy));
+  }
+  return text;
+}
+
+void pieces_json(sim::JsonWriter& json, std::string_view key,
+                 const std::vector<failures::CostPiece>& pieces) {
+  json.key(key).begin_object();
+  for (const failures::CostPiece& piece : pieces) {
+    json.key(piece.name).number(piece.time.to_seconds());
+  }
+  json.end_object();
+}
+
 std::string summary(const CampaignInputs& in, const CampaignResult& r) {
   const CampaignSpec& spec = in.spec;
   std::string text = "# clustersim campaign: " + in.scenario_path + "\n";
@@ -59,6 +89,7 @@ std::string summary(const CampaignInputs& in, const CampaignResult& r) {
                              " s, replica back after " +
                              fixed(failures::replica_recovery(in.policy).to_seconds(), 0) + " s"
                        : ""));
+  text += pieces_table(in.policy);
   text += row("checkpoints", "every " + fixed(in.policy.checkpoint_interval.to_seconds() / 60, 1) +
                                  " min, blocking " +
                                  fixed(in.policy.checkpoint_save_blocking.to_seconds(), 1) + " s" +
@@ -142,6 +173,12 @@ std::string report_json(const CampaignInputs& in, const CampaignResult& r, doubl
   }
   json.end_object();
   json.key("policy").str(failures::recovery_policy_name(in.policy.kind));
+  // Seconds per recovery, by piece (the summary's table).
+  pieces_json(json, "restart_pieces_s", failures::restart_pieces(in.policy));
+  if (in.policy.kind == failures::RecoveryPolicyKind::kFtHsdp) {
+    pieces_json(json, "ft_stall_pieces_s", failures::ft_stall_pieces(in.policy));
+    pieces_json(json, "replica_recovery_pieces_s", failures::replica_recovery_pieces(in.policy));
+  }
   json.key("step_time_s").number(in.spec.step_time.to_seconds());
   json.key("tokens_per_step").number(in.spec.tokens_per_step);
   json.key("job_gpus").int64(in.job_gpus);

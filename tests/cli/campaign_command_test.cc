@@ -103,7 +103,8 @@ TEST(CampaignCommand, StepsWithGroupsMissingAreSimulatedOnceWhateverTheThreads) 
           "  seq_len: 1024\n  local_batch: 1\n"
           "  parallelism:\n    strategy: HYBRID_SHARD\n    shard_group_size: 8\n"
           "failures:\n  job_mtbf: 1h\n  job_mtbf_blast_radius: node\n"
-          "recovery:\n  policy: ft_hsdp\n"
+          // Longer than the 150 s stall, so that the others train without it.
+          "recovery:\n  policy: ft_hsdp\n  replica_recovery: 5min\n"
           "campaign:\n  duration: 2d\n  trials: 16\n");
   std::string outs[2];
   for (int i = 0; i < 2; ++i) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -42,20 +43,21 @@ std::string error_of(std::string_view yaml, int64_t gpus = k16k, int64_t replica
 
 double seconds(SimTime t) { return t.to_seconds(); }
 
-// Defaults at 16,384 GPUs, 1 GB of state per GPU:
-// 60 + 30 + 60 + 120 + 17 (comm init) + 8.192 (16384 GB / 2 TB/s) + 60 = 355.192 s.
+// Defaults at 16,384 GPUs (the orchestration pieces' reference size), 1 GB of
+// state per GPU: 60 + 15 + 20 + 43 + 17 (comm init) + 8.192 (16384 GB / 2 TB/s)
+// + 60 = 223.192 s.
 TEST(RecoveryPolicy, DefaultsAt16kGpus) {
   const RecoveryPolicy p = read("name: t\n");
   EXPECT_EQ(p.kind, RecoveryPolicyKind::kCheckpointRestart);
   EXPECT_EQ(p.detection, SimTime::s(60));
-  EXPECT_EQ(p.teardown, SimTime::s(30));
-  EXPECT_EQ(p.reallocation, SimTime::s(60));
-  EXPECT_EQ(p.process_start, SimTime::s(120));
+  EXPECT_EQ(p.teardown, SimTime::s(15));
+  EXPECT_EQ(p.reallocation, SimTime::s(20));
+  EXPECT_EQ(p.process_start, SimTime::s(43));
   EXPECT_EQ(p.comm_init, SimTime::s(17));
   EXPECT_EQ(p.checkpoint_load, SimTime::ms(8192));
   EXPECT_EQ(p.warmup, SimTime::s(60));
   EXPECT_FALSE(p.restart_overhead.has_value());
-  EXPECT_EQ(restart_cost(p), SimTime::ms(355192));
+  EXPECT_EQ(restart_cost(p), SimTime::ms(223192));
   EXPECT_FALSE(p.spare_nodes.has_value());
   EXPECT_EQ(p.repair_time, SimTime::days(1));
   EXPECT_EQ(p.checkpoint_interval, SimTime::minutes(30));
@@ -65,13 +67,57 @@ TEST(RecoveryPolicy, DefaultsAt16kGpus) {
   EXPECT_EQ(p.checkpoint_bytes_per_gpu, 1'000'000'000);
 }
 
-// At 98,304 GPUs: 60 + 30 + 60 + 120 + 200 + 49.152 + 60 = 579.152 s, about
-// the ~10 min synchronous recovery of arXiv:2602.00277.
+// At 98,304 GPUs the orchestration pieces are 6 times theirs at 16,384
+// (growth 1): 60 + (15 + 20 + 43) x 6 + 200 + 49.152 + 60 = 837.152 s.
 TEST(RecoveryPolicy, DefaultsAt98kGpus) {
   const RecoveryPolicy p = read("name: t\n", k98k);
+  EXPECT_EQ(p.teardown, SimTime::s(90));
+  EXPECT_EQ(p.reallocation, SimTime::s(120));
+  EXPECT_EQ(p.process_start, SimTime::s(258));
   EXPECT_NEAR(seconds(p.comm_init), 200.0, 1e-6);
   EXPECT_EQ(p.checkpoint_load, SimTime::ms(49152));
-  EXPECT_NEAR(seconds(restart_cost(p)), 579.152, 1e-6);
+  EXPECT_NEAR(seconds(restart_cost(p)), 837.152, 1e-6);
+}
+
+// Fitted: the orchestration pieces' 78 s at 16,384 GPUs (growth 1) is the
+// sum that minimises the largest error against arXiv:2602.00277's
+// synchronous cold recovery (Fig. 2, as reported: ~200 / 300 / 600 / 900 s
+// at 16k / 22k / 64k / 98k GPUs; 22k read as 2,816 nodes). The restart by
+// hand, 120 s (detection, warm-up) + 17 s x (N/16384)^1.3758 + N GB / 2 TB/s
+// + 78 s x N/16384: 223.19 / 264.86 / 579.26 / 837.15 s, errors +11.6% /
+// -11.7% / -3.5% / -7.0%; within the issue's 15% at all four, in sample.
+TEST(RecoveryPolicy, ColdRecoveryFittedToFtHsdpFigure2) {
+  const struct {
+    int64_t gpus;
+    double published_s;
+    double restart_s;
+  } points[] = {{16384, 200, 223.192}, {22528, 300, 264.861}, {65536, 600, 579.257},
+                {98304, 900, 837.152}};
+  for (const auto& point : points) {
+    const double restart = seconds(restart_cost(read("name: t\n", point.gpus)));
+    EXPECT_NEAR(restart, point.restart_s, 0.01) << point.gpus;
+    EXPECT_LT(std::abs(restart / point.published_s - 1), 0.118) << point.gpus;
+  }
+}
+
+// Growth 0 keeps the pieces as given at any size; another reference size
+// scales from there (8,192 GPUs at half of 16,384's: 30 s at 8,192 is 60 s
+// at 16,384).
+TEST(RecoveryPolicy, OrchestrationGrowthAndReference) {
+  const RecoveryPolicy flat = read("name: t\nrecovery:\n  orchestration_growth: 0\n", k98k);
+  EXPECT_EQ(flat.process_start, SimTime::s(43));
+  EXPECT_EQ(flat.teardown, SimTime::s(15));
+  const RecoveryPolicy half = read(
+      "name: t\nrecovery:\n  orchestration_reference_gpus: 8192\n  process_start: 30s\n"
+      "  orchestration_growth: 0.5\n",
+      32768);
+  EXPECT_EQ(half.process_start, SimTime::s(60));  // 30 s x (32768 / 8192)^0.5
+  EXPECT_NE(error_of("name: t\nrecovery:\n  orchestration_growth: -1\n").find(
+                "recovery.orchestration_growth"),
+            std::string::npos);
+  EXPECT_NE(error_of("name: t\nrecovery:\n  orchestration_reference_gpus: 0\n")
+                .find("recovery.orchestration_reference_gpus"),
+            std::string::npos);
 }
 
 // The stock law passes through both published points (17 s at 16k, 200 s at
@@ -103,7 +149,7 @@ TEST(RecoveryPolicy, PieceOverridesAndThePiecesSum) {
       "  teardown: 0s\n");
   EXPECT_EQ(p.comm_init, SimTime::s(45));
   EXPECT_EQ(p.checkpoint_load, SimTime::minutes(2));
-  EXPECT_EQ(restart_cost(p), SimTime::s(600 + 0 + 60 + 120 + 45 + 120 + 60));
+  EXPECT_EQ(restart_cost(p), SimTime::s(600 + 0 + 20 + 43 + 45 + 120 + 60));
   SimTime sum;
   for (const CostPiece& piece : restart_pieces(p)) sum += piece.time;
   EXPECT_EQ(sum, restart_cost(p));
@@ -155,7 +201,8 @@ TEST(RecoveryPolicy, AsyncSaveBlocksForTheDcpFraction) {
 
 // 98,304 GPUs in 12 groups of 8,192, step 30 s:
 //   stall = 60 + 90 + 30 = 180 s (arXiv:2602.00277's ~3 min);
-//   replica = 30 + 60 + 120 + comm_init(8192) 6.5508 + 1 GB / 46 GB/s 0.021739 + 60.
+//   replica = (15 + 20 + 43) x 8192/16384 + comm_init(8192) 6.5508
+//             + 1 GB / 46 GB/s 0.021739 + 60 (one group's GPUs restart).
 TEST(RecoveryPolicy, FtHsdpStallAndReplicaRecovery) {
   const RecoveryPolicy p =
       read("name: t\nrecovery:\n  policy: ft_hsdp\n", k98k, 12, WorkloadFacts{SimTime::s(30), 0});
@@ -165,7 +212,8 @@ TEST(RecoveryPolicy, FtHsdpStallAndReplicaRecovery) {
   EXPECT_EQ(ft_stall(p), SimTime::minutes(3));
   EXPECT_EQ(p.replica_comm_init, comm_init_time(CommInitPreset::kStock, 8192));
   EXPECT_EQ(p.state_copy, SimTime::from_seconds_rounded(1e9 / 46e9));
-  EXPECT_NEAR(seconds(replica_recovery(p)), 270 + 6.5508 + 0.021739, 1e-3);
+  EXPECT_EQ(p.replica_process_start, SimTime::ms(21500));
+  EXPECT_NEAR(seconds(replica_recovery(p)), 39 + 60 + 6.5508 + 0.021739, 1e-3);
   EXPECT_EQ(replica_recovery_pieces(p).size(), 6u);
   EXPECT_EQ(ft_stall_pieces(p).size(), 3u);
   EXPECT_EQ(p.ft_step_overhead, SimTime::zero());  // 0.7 s quorum hidden behind a 30 s step
@@ -260,7 +308,7 @@ TEST(RecoveryPolicy, EveryKeyIsDocumented) {
     ++keys;
     EXPECT_FALSE(spec.doc.empty()) << path;
   }
-  EXPECT_EQ(keys, 30);
+  EXPECT_EQ(keys, 32);
   for (const char* issue_key : {"recovery.policy", "recovery.restart_overhead", "recovery.ft_stall",
                                 "recovery.replica_recovery", "recovery.ft_rejoin_stall", "recovery.checkpoint_interval",
                                 "recovery.checkpoint_save_blocking", "recovery.async_checkpoint",
