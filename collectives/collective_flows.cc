@@ -48,6 +48,7 @@ void CollectiveFlows::build_resources() {
   resource_index_.assign(cluster_.vertex_count() * kinds, kNoLink);
   // Even edge ids go up (from the lower end of the link), odd ones down.
   for (topology::EdgeId e = 0; e < cluster_.edge_count(); e += 2) {
+    if (cluster_.is_down(e)) continue;  // a failed link adds no capacity (routes avoid it)
     const topology::LinkKind kind = cluster_.link_kind(e);
     uint32_t& index = resource_index_[cluster_.source(e) * kinds + static_cast<size_t>(kind)];
     if (index == kNoLink) {

@@ -168,4 +168,13 @@ Cluster build_cluster(const ClusterSpec& spec) {
   return c;
 }
 
+void Cluster::take_down(EdgeId e) {
+  CLUSTERSIM_CHECK(e < edge_count(), "take_down of edge " + std::to_string(e) + " of " +
+                                         std::to_string(edge_count()));
+  if (link_down_.empty()) link_down_.assign(links_.size(), 0);
+  uint8_t& down = link_down_[e >> 1];
+  if (down == 0) ++down_links_;
+  down = 1;
+}
+
 }  // namespace clustersim::topology

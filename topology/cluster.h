@@ -27,9 +27,13 @@
 // end. Leaves fill in order: NIC endpoint e sits on leaf e / (k/2).
 // Oversubscription o divides each uplink's bandwidth by o (cumulatively:
 // spine uplinks carry nic/(planes * o_leaf * o_spine)).
+// Fabric faults: take_down() marks a physical link failed (both directions);
+// routes avoid failed links (routing.h), so a failed spine or core switch is
+// all of its links taken down (topology/fabric_faults.h).
 // Units: bandwidth bytes/s per direction, latency SimTime per traversal.
 // Ownership: a Cluster owns its graph; it is movable, not copyable.
-// Thread safety: immutable after build_cluster(); share freely for reading.
+// Thread safety: immutable after build_cluster() and any take_down() calls;
+// share freely for reading.
 #pragma once
 
 #include <array>
@@ -149,6 +153,13 @@ class Cluster {
     return shape_.tiers == 3 ? leaf / shape_.half_radix : 0;
   }
 
+  // Failed links (see the header). take_down(e) fails e's physical link;
+  // call it before the cluster is shared.
+  void take_down(EdgeId e);
+  bool has_down_links() const { return down_links_ > 0; }
+  int64_t down_link_count() const { return down_links_; }
+  bool is_down(EdgeId e) const { return down_links_ > 0 && link_down_[e >> 1] != 0; }
+
   // Memory held by the graph and arrays, in bytes (approximate: counts
   // vector capacities, not allocator overhead).
   size_t memory_bytes() const;
@@ -180,6 +191,8 @@ class Cluster {
   std::array<int64_t, kLinkKinds + 1> block_{};    // first link of each kind; [6] = total
   std::vector<LinkClass> classes_;
   std::vector<Link> links_;
+  std::vector<uint8_t> link_down_;  // per physical link; empty until a take_down()
+  int64_t down_links_ = 0;
   // Behind a pointer so that moving a Cluster never copies the graph
   // (Boost 1.74's adjacency_list copies on assignment).
   std::unique_ptr<Graph> graph_;

@@ -13,8 +13,29 @@ constexpr uint64_t kPlaneSalt = 0x9e3779b97f4a7c15ULL;
 constexpr uint64_t kLeafSalt = 0xbf58476d1ce4e5b9ULL;
 constexpr uint64_t kSpineSalt = 0x94d049bb133111ebULL;
 
+constexpr uint64_t kLeafRehashSalt = 0xd6e8feb86659fd93ULL;
+constexpr uint64_t kSpineRehashSalt = 0xa0761d6478bd642fULL;
+
 int64_t pick(uint64_t hash, int64_t choices) {
   return static_cast<int64_t>(hash % static_cast<uint64_t>(choices));
+}
+
+// Resilient ECMP: a pair whose hashed choice is up keeps it; the pairs of a
+// failed choice re-hash over the choices that are up, so only they move and
+// they spread evenly. `up(i)` says whether choice i can be taken.
+template <typename Up>
+int64_t pick_up(const Cluster& c, int64_t first, int64_t choices, int64_t src, int64_t dst,
+                uint64_t rehash_salt, Up up) {
+  if (!c.has_down_links() || up(first)) return first;
+  int64_t alive = 0;
+  for (int64_t i = 0; i < choices; ++i) alive += up(i) ? 1 : 0;
+  CLUSTERSIM_CHECK(alive > 0, "no route between GPUs " + std::to_string(src) + " and " +
+                                  std::to_string(dst) + ": every uplink of the path is down");
+  int64_t n = pick(ecmp_hash(src, dst, rehash_salt), alive);
+  for (int64_t i = 0; i < choices; ++i) {
+    if (up(i) && n-- == 0) return i;
+  }
+  return first;  // unreachable
 }
 
 }  // namespace
@@ -61,12 +82,31 @@ void route(const Cluster& c, int64_t src, int64_t dst, std::vector<EdgeId>& out)
   const int64_t leaf_d = c.leaf_of_endpoint(c.endpoint_of_nic(nic_d));
   if (leaf_s != leaf_d) {
     const int64_t h = s.half_radix;
-    const int64_t j = pick(ecmp_hash(src, dst, kLeafSalt), h);
-    out.push_back(c.leaf_up(tree, leaf_s, j));
     const int64_t pod_s = c.pod_of_leaf(leaf_s);
     const int64_t pod_d = c.pod_of_leaf(leaf_d);
+    // With failed links: spine j must be reachable from both leaves and,
+    // across pods, have an uplink up on both sides.
+    const auto spine_up_both = [&](int64_t j, int64_t m) {
+      return !c.is_down(c.spine_up(tree, pod_s * h + j, m)) &&
+             !c.is_down(c.spine_up(tree, pod_d * h + j, m));
+    };
+    const auto leaf_ok = [&](int64_t j) {
+      if (c.is_down(c.leaf_up(tree, leaf_s, j)) || c.is_down(c.leaf_up(tree, leaf_d, j))) {
+        return false;
+      }
+      if (pod_s == pod_d) return true;
+      for (int64_t m = 0; m < h; ++m) {
+        if (spine_up_both(j, m)) return true;
+      }
+      return false;
+    };
+    const int64_t j = pick_up(c, pick(ecmp_hash(src, dst, kLeafSalt), h), h, src, dst,
+                              kLeafRehashSalt, leaf_ok);
+    out.push_back(c.leaf_up(tree, leaf_s, j));
     if (pod_s != pod_d) {
-      const int64_t m = pick(ecmp_hash(src, dst, kSpineSalt), h);
+      const int64_t m =
+          pick_up(c, pick(ecmp_hash(src, dst, kSpineSalt), h), h, src, dst, kSpineRehashSalt,
+                  [&](int64_t mm) { return spine_up_both(j, mm); });
       out.push_back(c.spine_up(tree, pod_s * h + j, m));
       out.push_back(Cluster::reverse(c.spine_up(tree, pod_d * h + j, m)));
     }

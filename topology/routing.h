@@ -11,6 +11,10 @@
 //    chosen by ecmp_hash(src, dst, decision) modulo the number of choices;
 //    the same pair always takes the same path, and different pairs spread.
 //    Down-going hops are then fixed by the tree.
+//  * Failed links (Cluster::take_down, topology/fabric_faults.h): a pair
+//    whose hashed uplink is down, or leads to a spine that cannot reach the
+//    destination, re-hashes over the uplinks that can (resilient ECMP: the
+//    other pairs keep their paths). InvariantError if none can.
 // Hops = number of edges.
 // Thread safety: pure functions of an immutable Cluster.
 #pragma once
