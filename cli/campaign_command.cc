@@ -104,6 +104,16 @@ std::string summary(const CampaignInputs& in, const CampaignResult& r) {
     }
   }
   text += row("step", step + ", " + fixed(spec.tokens_per_step / 1e6, 2) + " M tokens");
+  if (in.fabric) {
+    // The steps with one fabric component down, simulated when first struck.
+    for (const FabricFaultSteps::Simulated& f : in.fabric->simulated()) {
+      text += row("  with one " + std::string(failures::component_kind_name(f.kind)) + " down",
+                  f.step_s > 0 ? fixed(f.step_s, 3) + " s (x" +
+                                     fixed(std::max(1.0, f.step_s / spec.step_time.to_seconds()), 4) +
+                                     ")"
+                               : "no slowdown (" + f.note + ")");
+    }
+  }
   text += row(
       "failures",
       fixed(in.model.total_rate_per_hour(), 3) + " per hour (job MTBF " +

@@ -35,12 +35,17 @@ std::vector<NodeRun> node_runs(const topology::Cluster& cluster, std::span<const
 }  // namespace
 
 CollectiveFlows::CollectiveFlows(const topology::Cluster& cluster, const HardwareProfile& profile,
-                                 Routing routing)
+                                 Routing routing, const topology::Cluster* healthy)
     : cluster_(cluster),
       profile_(profile),
       routing_(routing),
       link_ids_(cluster.edge_count(), kNoLink) {
   if (routing_ == Routing::kAdaptive) build_resources();
+  if (healthy != nullptr && cluster.has_down_links()) {
+    CLUSTERSIM_CHECK(healthy->edge_count() == cluster.edge_count() && !healthy->has_down_links(),
+                     "the healthy fabric is the same cluster without failed links");
+    reference_ = std::make_unique<CollectiveFlows>(*healthy, profile, routing);
+  }
 }
 
 void CollectiveFlows::build_resources() {
@@ -106,7 +111,13 @@ LinkId CollectiveFlows::link_of(topology::EdgeId edge) {
 
 Footprint CollectiveFlows::footprint(std::span<const int64_t> gpus) {
   CLUSTERSIM_CHECK(!gpus.empty(), "a collective group needs at least one GPU");
-  if (routing_ == Routing::kAdaptive) return adaptive_footprint(gpus);
+  Footprint out = routing_ == Routing::kAdaptive ? adaptive_footprint(gpus) : ecmp_footprint(gpus);
+  out.reference_rate_Bps =
+      reference_ ? reference_->footprint(gpus).solo_rate_Bps : out.solo_rate_Bps;
+  return out;
+}
+
+Footprint CollectiveFlows::ecmp_footprint(std::span<const int64_t> gpus) {
   Footprint out;
   std::vector<LinkLoad>& loads = out.loads;
   if (gpus.size() > 1) {
@@ -210,7 +221,7 @@ FlowId CollectiveFlows::start(const Footprint& footprint, double busbw_factor,
   const auto id = static_cast<size_t>(flow);
   if (rates_.size() <= id) rates_.resize(id + 1);
   rates_[id].alone_Bps = alone_rate_Bps;
-  rates_[id].solo_Bps = std::min(alone_rate_Bps, footprint.solo_rate_Bps / busbw_factor);
+  rates_[id].solo_Bps = std::min(alone_rate_Bps, footprint.reference_rate_Bps / busbw_factor);
   return flow;
 }
 

@@ -12,7 +12,9 @@
 // buffer / the tuner's transfer time). Its progress rate is that rate times
 // its share: its max-min rate over its max-min rate as the only flow on the
 // same links, at most 1 -- so that, as in predict_concurrent(), only links
-// shared with other collectives slow it down. start() and finish() re-solve
+// shared with other collectives slow it down. On a fabric with failed links
+// the denominator is its rate alone on the healthy fabric, so that losing
+// links slows it as sharing them would. start() and finish() re-solve
 // only the flows coupled to the one that changed; last_changed() lists the
 // flows whose progress rate may have changed.
 //
@@ -23,6 +25,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -37,6 +40,10 @@ struct Footprint {
   // The rate (bytes of buffer per second, factor 1) its tightest link allows
   // when it is the only flow; infinite with no loads.
   double solo_rate_Bps = std::numeric_limits<double>::infinity();
+  // The same on the healthy fabric the tuner's rates assume (see
+  // CollectiveFlows' `healthy`); solo_rate_Bps when the fabric has no failed
+  // links.
+  double reference_rate_Bps = std::numeric_limits<double>::infinity();
 };
 
 // How traffic between switches is spread over parallel links:
@@ -58,8 +65,13 @@ enum class Routing { kEcmp, kAdaptive };
 
 class CollectiveFlows {
  public:
+  // `healthy`: when `cluster` has failed links (Cluster::take_down), the same
+  // cluster without them. A flow's uncontended rate is the tuner's, which
+  // knows nothing of failed links; relative to the flow's rate on the healthy
+  // fabric, the links it is left with can only slow it (rate() below). Null:
+  // the fabric is what the tuner assumed. Must outlive this object.
   CollectiveFlows(const topology::Cluster& cluster, const HardwareProfile& profile,
-                  Routing routing = Routing::kEcmp);
+                  Routing routing = Routing::kEcmp, const topology::Cluster* healthy = nullptr);
 
   // Precondition as geometry_of(): non-empty, distinct GPUs, the same number
   // per node. One GPU: no loads.
@@ -92,6 +104,7 @@ class CollectiveFlows {
   LinkId resource_of(topology::EdgeId edge);
   void build_resources();
   Footprint adaptive_footprint(std::span<const int64_t> gpus);
+  Footprint ecmp_footprint(std::span<const int64_t> gpus);
   // Sorts the loads, merges those on one link, sets solo_rate_Bps.
   void finish_footprint(Footprint& out) const;
 
@@ -108,8 +121,10 @@ class CollectiveFlows {
   std::vector<uint32_t> resource_link_;
   struct FlowRates {
     double alone_Bps = 0;
-    double solo_Bps = 0;  // min(alone, solo link rate)
+    double solo_Bps = 0;  // min(alone, solo link rate on the healthy fabric)
   };
+  // Footprints on the healthy fabric, for reference_rate_Bps (null: none).
+  std::unique_ptr<CollectiveFlows> reference_;
   std::vector<FlowRates> rates_;  // by flow id
   std::vector<LinkLoad> scratch_;
   std::vector<topology::EdgeId> path_;

@@ -23,7 +23,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
       job_(job),
       layout_(layout),
       rg_(job.groups),
-      flows_(cluster, profile, options.routing),
+      flows_(cluster, profile, options.routing, options.healthy_fabric),
       transfers_(sim_, flows_),
       ranks_(static_cast<size_t>(layout.world)),
       sm_(options.comm_overlap_slowdown),

@@ -47,6 +47,9 @@ struct Straggler {
 struct EngineOptions {
   // How collectives' traffic spreads over switch-to-switch links.
   collectives::Routing routing = collectives::Routing::kAdaptive;
+  // When the cluster has failed links: the same cluster without them
+  // (collectives::CollectiveFlows' `healthy`); must outlive the run.
+  const topology::Cluster* healthy_fabric = nullptr;
   double comm_overlap_slowdown = 1;   // compute slowdown while a transfer is in flight
   std::vector<Straggler> stragglers;  // ranks < world, each at most once
   // Per-rank factors (> 0) on the compute stream's segments before

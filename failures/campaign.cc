@@ -27,6 +27,7 @@ enum EventKind : sim::EventKind {
   kFailureArrives,
   kStragglerAppears,
   kStragglerRemoved,  // data: straggler id
+  kFabricRepaired,    // data: fault id
   kSaveStarts,        // data: generation
   kSaveEnds,          // data: generation
   kSaveDurable,       // data: generation
@@ -99,6 +100,10 @@ class TrialEngine : public sim::EventHandler {
       case kStragglerRemoved:
         on_straggler_removed(event.data);
         break;
+      case kFabricRepaired:
+        std::erase_if(fabric_faults_,
+                      [id = event.data](const FabricFault& x) { return x.id == id; });
+        break;
       case kSaveStarts:
         if (event.data == save_generation_) start_save();
         break;
@@ -148,12 +153,15 @@ class TrialEngine : public sim::EventHandler {
               : spec_.throughput_by_live[static_cast<size_t>(alive)];
       f *= quorum_factor_;
     }
-    return f / straggler_slowdown();
+    return f / slowdown();
   }
 
-  double straggler_slowdown() const {
+  // What slows the synchronous step: the slowest straggler or fabric fault
+  // in the job (the slowest counts; they do not compound).
+  double slowdown() const {
     double s = 1.0;
     for (const ActiveStraggler& a : active_stragglers_) s = std::max(s, a.slowdown);
+    for (const FabricFault& x : fabric_faults_) s = std::max(s, x.slowdown);
     return s;
   }
 
@@ -265,7 +273,10 @@ class TrialEngine : public sim::EventHandler {
 
   void on_failure(const Failure& f) {
     ++result_.failures;
-    if (f.blast == BlastRadius::kDegradeBandwidth) return;  // routed around (see the header)
+    if (f.blast == BlastRadius::kDegradeBandwidth) {
+      on_fabric_fault(f);
+      return;
+    }
     const size_t cause = f.cause >= 0 ? static_cast<size_t>(f.cause) : model_.causes.size();
     const NodeRange nodes = f.blast == BlastRadius::kJob    ? NodeRange{0, 0}
                             : f.blast == BlastRadius::kLeaf ? model_.job.leaf_nodes_of(
@@ -407,6 +418,19 @@ class TrialEngine : public sim::EventHandler {
     serve_waiting_groups();
   }
 
+  // ---- Fabric faults ----
+
+  // Nothing stops: the job runs at the degraded step until the repair.
+  void on_fabric_fault(const Failure& f) {
+    if (!spec_.slowdown_of_fabric_fault) return;  // counted, not simulated
+    const double s = spec_.slowdown_of_fabric_fault(f.component);
+    if (s <= 1.0) return;
+    const uint64_t id = next_fabric_fault_id_++;
+    fabric_faults_.push_back({id, s});
+    sim_.schedule_at(std::min(sim_.now() + policy_.fabric_repair_time, spec_.duration), handler_,
+                     kFabricRepaired, id);
+  }
+
   // ---- Stragglers ----
 
   void on_straggler(const StragglerEvent& s) {
@@ -428,6 +452,10 @@ class TrialEngine : public sim::EventHandler {
     uint64_t id;
     double slowdown;
     StragglerEvent event;
+  };
+  struct FabricFault {
+    uint64_t id;
+    double slowdown;
   };
   struct WaitingGroup {
     int64_t group;
@@ -469,6 +497,8 @@ class TrialEngine : public sim::EventHandler {
   int64_t restart_nodes_needed_ = 0;
   std::vector<ActiveStraggler> active_stragglers_;
   uint64_t next_straggler_id_ = 0;
+  std::vector<FabricFault> fabric_faults_;
+  uint64_t next_fabric_fault_id_ = 0;
 };
 
 void check_spec(const RecoveryPolicy& policy, const CampaignSpec& spec) {

@@ -22,8 +22,10 @@
 //    groups down at once than the policy tolerates (ft_tolerates()), falls
 //    back to a full restart as above, after which every group is back.
 //    Every step pays the policy's exposed per-step quorum cost.
-//  * Failures that only degrade bandwidth (spine, core, fabric cable) are
-//    counted, not simulated (the fabric routes around them).
+//  * Failures that only degrade bandwidth (spine, core, fabric cable) stop
+//    nothing: with slowdown_of_fabric_fault, the step runs that many times
+//    longer until the policy's fabric_repair_time after the fault (the slowest fault or
+//    straggler counts); without it they are counted only.
 //  * Spares: a node taken out needs a spare to restart or rejoin; with a
 //    finite pool, taken nodes come back repair_time after their failure and
 //    a job (or group) without spares waits for them.
@@ -70,6 +72,10 @@ struct CampaignSpec {
   // to call from several threads at once and give the same answer for the
   // same k (so results do not depend on the thread count).
   std::function<double(int64_t live)> throughput_of_live;
+  // When set: how many times longer the whole job's step takes while a
+  // component of this kind (spine, core switch, switch-to-switch cable) is
+  // down, >= 1; the same thread-safety contract as throughput_of_live.
+  std::function<double(ComponentKind kind)> slowdown_of_fabric_fault;
   int64_t replica_groups = 1;
 };
 

@@ -35,6 +35,7 @@ const char* const kTeardown = "recovery.teardown";
 const char* const kReallocation = "recovery.reallocation";
 const char* const kSpareNodes = "recovery.spare_nodes";
 const char* const kRepairTime = "recovery.repair_time";
+const char* const kFabricRepairTime = "recovery.fabric_repair_time";
 const char* const kProcessStart = "recovery.process_start";
 const char* const kOrchestrationGrowth = "recovery.orchestration_growth";
 const char* const kOrchestrationReferenceGpus = "recovery.orchestration_reference_gpus";
@@ -184,6 +185,12 @@ void add_recovery_keys(sim::ConfigSchema& schema) {
            "From a node's failure until it is back in the spare pool (diagnosis, part swap, "
            "burn-in). 1 d: assumed (no published figure); matters only with spare_nodes.")
       .default_to(SimTime::days(1));
+  duration(kFabricRepairTime,
+           "From a spine, core switch or switch-to-switch cable failure (blast radius "
+           "degrade_bandwidth) until it is repaired; meanwhile the step runs on the fabric "
+           "without it (simulated when the campaign simulates the step). 4 h: assumed (no "
+           "published figure; a spare switch or cable swapped within a shift).")
+      .default_to(SimTime::hours(4));
   duration(kProcessStart,
            "Launching the training processes (container and Python start-up, imports, CUDA "
            "init, model construction, rendezvous), at orchestration_reference_gpus GPUs; grows "
@@ -362,6 +369,7 @@ RecoveryPolicy read_recovery_policy(const sim::ConfigValues& values, int64_t job
   p.restart_overhead = optional_duration(values, kRestartOverhead);
   if (values.has(kSpareNodes)) p.spare_nodes = values.get_int(kSpareNodes);
   p.repair_time = values.get_duration(kRepairTime);
+  p.fabric_repair_time = values.get_duration(kFabricRepairTime);
 
   const CommInitPreset preset = value_of(kCommInitPresets, values.get_string(kCommInitPreset));
   p.comm_init =

@@ -141,6 +141,8 @@ struct RecoveryPolicy {
   // is back repair_time after its failure.
   std::optional<int64_t> spare_nodes;
   sim::SimTime repair_time;
+  // A failed spine, core switch or switch-to-switch cable: down this long.
+  sim::SimTime fabric_repair_time;
 
   // Checkpoints.
   sim::SimTime checkpoint_interval;       // training time between saves, saves excluded

@@ -72,6 +72,10 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
         simulated != nullptr ? *simulated
                              : workloads::simulate_step(on.cluster, on.profile, config);
     spec.step_time = SimTime::from_seconds_rounded(full.step_time_s);
+    in.fabric = std::make_shared<FabricFaultSteps>(on.cluster, on.profile, config, full.step_time_s);
+    spec.slowdown_of_fabric_fault = [fabric = in.fabric](failures::ComponentKind kind) {
+      return (*fabric)(kind);
+    };
     if (ft && in.replica_groups >= 2) {
       in.live = std::make_shared<LiveThroughput>(on.cluster, on.profile, config, full.step_time_s);
       spec.throughput_of_live = [live = in.live](int64_t k) { return (*live)(k); };

@@ -33,6 +33,7 @@ StepResult simulate_step(const topology::Cluster& cluster,
   }
   EngineOptions options;
   options.routing = config.routing;
+  options.healthy_fabric = config.healthy_fabric;
   options.comm_overlap_slowdown = config.compute.comm_overlap_slowdown;
   options.stragglers = config.stragglers;
   options.rank_time_factors =

@@ -83,6 +83,10 @@ struct StepConfig {
   // How collectives' traffic spreads over switch-to-switch links (see
   // collectives/collective_flows.h); adaptive by default.
   collectives::Routing routing = collectives::Routing::kAdaptive;
+  // When the step runs on a cluster with failed links (topology/
+  // fabric_faults.h): the same cluster without them, whose rates the tuner
+  // assumes (EngineOptions::healthy_fabric). Not owned; outlives the call.
+  const topology::Cluster* healthy_fabric = nullptr;
   FsdpScheduleOptions schedule_options;
   std::vector<Straggler> stragglers;  // ranks < world_size, each at most once
   uint64_t seed = 1;                  // the scenario's seed: per-GPU speeds (schedules/gpu_speed.h)

@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "exec/program.h"
 #include "exec/step_accounts.h"
 #include "sim/check.h"
 #include "tests/support/step_fixtures.h"
+#include "tests/topology/topology_test_util.h"
+#include "topology/fabric_faults.h"
 
 namespace clustersim::workloads {
 namespace {
@@ -222,6 +225,49 @@ TEST(Engine, ComputeRunsSlowerWhileATransferOfTheRankIsInFlight) {
   const TraceRecord& c = r.trace[0].track == "comm" ? r.trace[0] : r.trace[1];
   EXPECT_EQ(c.start.count_ns(), 0);
   EXPECT_EQ(c.duration.count_ns(), 1000);
+}
+
+// Six nodes of 2 GPUs behind one 50 GB/s NIC each, radix-4 leaves of two
+// nodes with two 25 GB/s uplinks (oversubscribed 2:1) to two spines: a ring
+// over the 12 GPUs leaves each leaf on two flows (one per ring, half the
+// bytes each), so a leaf's uplinks carry what its NICs do, 47 GB/s of busbw
+// (x 0.94, the network efficiency) and 47 x 12/11 GB/s of all-gather buffer.
+// Tuned at exactly that rate, the all-gather moves its bytes in
+// bytes / rate; with spine 0 down each leaf has one uplink for both flows,
+// half the capacity, so twice as long.
+TEST(Engine, AFailedSpineHalvesARingThroughOversubscribedLeaves) {
+  const std::string yaml =
+      "name: t\ncluster:\n  nodes: 6\n  node: custom\n  custom_node:\n    gpus_per_node: 2\n"
+      "    nvlink_bandwidth: 200GB/s\n    nics_per_node: 1\n    nic_bandwidth: 50GB/s\n"
+      "    pcie_bandwidth: 64GB/s\n  fabric:\n    type: fat_tree\n    switch_radix: 4\n"
+      "    leaf_oversubscription: 2\n";
+  const topology::Cluster healthy = topology::testing::cluster_from_yaml(yaml);
+  topology::Cluster degraded = topology::testing::cluster_from_yaml(yaml);
+  ASSERT_EQ(degraded.shape().tiers, 2);
+  topology::fail_spine(degraded, 0, 0);
+  ASSERT_DOUBLE_EQ(test_support::h100().network_efficiency, 0.94);
+  const double rate = 47e9 * 12 / 11;
+  const double bytes = 1e9;
+  Program p;
+  Op transfer = latency_collective(0);
+  transfer.op = collectives::CollectiveOp::kAllGather;
+  transfer.bytes = static_cast<int64_t>(bytes);
+  transfer.alone_Bps = rate;
+  transfer.transfer_ns = static_cast<int64_t>(bytes / rate * 1e9);
+  add(p, transfer);
+  finish(p);
+  EngineOptions options;
+  const int64_t healthy_ns =
+      run_program(p, mesh(12), healthy, test_support::h100(), options).step_end_ns;
+  EXPECT_NEAR(static_cast<double>(healthy_ns), bytes / rate * 1e9, 1.0);  // 21.28 ms
+  options.healthy_fabric = &healthy;
+  EXPECT_NEAR(
+      static_cast<double>(
+          run_program(p, mesh(12), degraded, test_support::h100(), options).step_end_ns),
+      2 * bytes / rate * 1e9, 1.0);
+  // Without the healthy reference the engine cannot tell a lost link from
+  // a fabric the tuner priced: the tuner's rate.
+  EXPECT_EQ(run_program(p, mesh(12), degraded, test_support::h100(), {}).step_end_ns, healthy_ns);
 }
 
 // A ring exchange on the context-parallel group of 4 ranks: each rank sends

@@ -220,5 +220,39 @@ TEST(Campaign, ARejoiningGroupPausesTheOthers) {
   }
 }
 
+// A spine down stops nothing: the job runs slowdown times slower until the
+// repair, 10 min later. At 2x, each fault costs half of its 600 s as
+// degraded time (faults rarely overlap or fall in a save: about 5 per 10-day
+// trial); without the simulated step they are counted only.
+TEST(Campaign, AFabricFaultSlowsTheStepUntilItsRepair) {
+  const JobComponents job = h100_job(128);  // 128 nodes per rail: 4 leaves of 32
+  ASSERT_GT(job.count(ComponentKind::kSpineSwitch), 0);
+  FailureModel model = empty_failure_model(job);
+  const std::span<const FailureCategory> categories = failure_categories();
+  size_t spine = 0;
+  while (categories[spine].component != ComponentKind::kSpineSwitch) ++spine;
+  FailureCause& cause = model.causes[spine];
+  cause.rate_per_hour = 5.0 / (240.0 * static_cast<double>(cause.components));
+  RecoveryPolicy policy =
+      fixed_restart(SimTime::minutes(10), SimTime::s(1), SimTime::hours(6), 1024);
+  policy.fabric_repair_time = SimTime::minutes(10);
+  CampaignSpec spec = spec_for(SimTime::days(10), 40);
+  const CampaignResult counted = run_campaign(model, policy, spec, 1);
+  EXPECT_EQ(counted.seconds_mean[kDegraded], 0);
+  EXPECT_EQ(counted.interruptions_mean, 0);
+
+  spec.slowdown_of_fabric_fault = [](ComponentKind kind) {
+    return kind == ComponentKind::kSpineSwitch ? 2.0 : 1.0;
+  };
+  const CampaignResult slowed = run_campaign(model, policy, spec, 2);
+  EXPECT_EQ(slowed.interruptions_mean, 0);
+  double faults = 0;
+  for (const TrialResult& t : slowed.trials) faults += static_cast<double>(t.failures);
+  faults /= static_cast<double>(slowed.trials.size());
+  EXPECT_GT(faults, 3);
+  EXPECT_NEAR(slowed.seconds_mean[kDegraded], 300 * faults, 0.02 * 300 * faults);
+  EXPECT_NEAR(slowed.ettr_mean, counted.ettr_mean - 300 * faults / (10 * 86400.0), 1e-4);
+}
+
 }  // namespace
 }  // namespace clustersim::failures

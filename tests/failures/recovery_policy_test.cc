@@ -308,7 +308,7 @@ TEST(RecoveryPolicy, EveryKeyIsDocumented) {
     ++keys;
     EXPECT_FALSE(spec.doc.empty()) << path;
   }
-  EXPECT_EQ(keys, 32);
+  EXPECT_EQ(keys, 33);
   for (const char* issue_key : {"recovery.policy", "recovery.restart_overhead", "recovery.ft_stall",
                                 "recovery.replica_recovery", "recovery.ft_rejoin_stall", "recovery.checkpoint_interval",
                                 "recovery.checkpoint_save_blocking", "recovery.async_checkpoint",
