@@ -104,14 +104,21 @@ std::string summary(const CampaignInputs& in, const CampaignResult& r) {
     }
   }
   text += row("step", step + ", " + fixed(spec.tokens_per_step / 1e6, 2) + " M tokens");
-  if (in.fabric) {
-    // The steps with one fabric component down, simulated when first struck.
-    for (const FabricFaultSteps::Simulated& f : in.fabric->simulated()) {
-      text += row("  with one " + std::string(failures::component_kind_name(f.kind)) + " down",
-                  f.step_s > 0 ? fixed(f.step_s, 3) + " s (x" +
-                                     fixed(std::max(1.0, f.step_s / spec.step_time.to_seconds()), 4) +
-                                     ")"
-                               : "no slowdown (" + f.note + ")");
+  if (in.degraded) {
+    // The steps with a fabric component down or a straggler node, simulated
+    // when first needed.
+    for (const DegradedSteps::Simulated& f : in.degraded->simulated()) {
+      const std::string what = f.kind == failures::ComponentKind::kHost
+                                   ? std::string("  with a straggler node")
+                                   : "  with one " +
+                                         std::string(failures::component_kind_name(f.kind)) +
+                                         " down";
+      text += row(what, f.step_s > 0 ? fixed(f.step_s, 3) + " s (x" +
+                                           fixed(std::max(1.0, f.step_s /
+                                                                   spec.step_time.to_seconds()),
+                                                 4) +
+                                           ")"
+                                     : "not simulated (" + f.note + ")");
     }
   }
   text += row(

@@ -435,7 +435,9 @@ class TrialEngine : public sim::EventHandler {
 
   void on_straggler(const StragglerEvent& s) {
     const uint64_t id = next_straggler_id_++;
-    active_stragglers_.push_back({id, s.slowdown, s});
+    const double step_factor =
+        spec_.slowdown_of_straggler ? spec_.slowdown_of_straggler(s.slowdown) : s.slowdown;
+    active_stragglers_.push_back({id, step_factor, s});
     sim_.schedule_at(std::min(s.removed, spec_.duration), handler_, kStragglerRemoved, id);
   }
 

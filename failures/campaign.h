@@ -30,8 +30,9 @@
 //    finite pool, taken nodes come back repair_time after their failure and
 //    a job (or group) without spares waits for them.
 //  * Stragglers (FailureModel::stragglers): while a slow node is in the job,
-//    the synchronous step runs `slowdown` times longer (the slowest one
-//    counts); at its detection it is removed like a failed node.
+//    the synchronous step runs slowdown_of_straggler(slowdown) times longer
+//    (`slowdown` times without it; the slowest one counts); at its detection
+//    it is removed like a failed node.
 //
 // Time accounting (TrialResult::seconds, summing to the trial's wall time):
 // productive (training, in full-throughput seconds kept), lost work (training
@@ -76,6 +77,10 @@ struct CampaignSpec {
   // component of this kind (spine, core switch, switch-to-switch cable) is
   // down, >= 1; the same thread-safety contract as throughput_of_live.
   std::function<double(ComponentKind kind)> slowdown_of_fabric_fault;
+  // When set: how many times longer the step takes with one node computing
+  // `slowdown` times slower (a straggler), >= 1; unset: `slowdown` itself.
+  // The same thread-safety contract.
+  std::function<double(double slowdown)> slowdown_of_straggler;
   int64_t replica_groups = 1;
 };
 

@@ -72,9 +72,12 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
         simulated != nullptr ? *simulated
                              : workloads::simulate_step(on.cluster, on.profile, config);
     spec.step_time = SimTime::from_seconds_rounded(full.step_time_s);
-    in.fabric = std::make_shared<FabricFaultSteps>(on.cluster, on.profile, config, full.step_time_s);
-    spec.slowdown_of_fabric_fault = [fabric = in.fabric](failures::ComponentKind kind) {
-      return (*fabric)(kind);
+    in.degraded = std::make_shared<DegradedSteps>(on.cluster, on.profile, config, full.step_time_s);
+    spec.slowdown_of_fabric_fault = [degraded = in.degraded](failures::ComponentKind kind) {
+      return (*degraded)(kind);
+    };
+    spec.slowdown_of_straggler = [degraded = in.degraded](double slowdown) {
+      return degraded->straggler(slowdown);
     };
     if (ft && in.replica_groups >= 2) {
       in.live = std::make_shared<LiveThroughput>(on.cluster, on.profile, config, full.step_time_s);

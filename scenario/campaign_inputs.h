@@ -8,8 +8,9 @@
 // ft_hsdp the job with k of R groups is simulated when a trial first runs
 // with k (scenario/live_throughput.h, spec.throughput_of_live), and the job
 // with a spine, core switch or switch-to-switch cable down when a trial first
-// sees such a fault (scenario/fabric_fault_steps.h). A given step time leaves
-// the throughput linear in k / R and fabric faults without effect.
+// sees such a fault, or a straggler (scenario/degraded_steps.h). A given step
+// time leaves the throughput linear in k / R, fabric faults without effect
+// and stragglers at their own slowdown.
 // Errors: sim::ConfigError naming the scenario's key (and `path`).
 // Thread safety: a pure function of its arguments (and of what
 // `platform` returns); may run concurrently.
@@ -25,7 +26,7 @@
 #include "failures/failure_model.h"
 #include "failures/recovery_policy.h"
 #include "hardware/hardware_profile.h"
-#include "scenario/fabric_fault_steps.h"
+#include "scenario/degraded_steps.h"
 #include "scenario/live_throughput.h"
 #include "schedules/step_simulator.h"
 #include "topology/cluster.h"
@@ -39,8 +40,9 @@ struct CampaignInputs {
   bool step_simulated = false;
   // ft_hsdp with a simulated step: the steps with k of R groups, as asked for.
   std::shared_ptr<LiveThroughput> live;
-  // A simulated step: the steps with one fabric component down, as asked for.
-  std::shared_ptr<FabricFaultSteps> fabric;
+  // A simulated step: the steps with one fabric component down or one
+  // straggler node, as asked for.
+  std::shared_ptr<DegradedSteps> degraded;
   failures::FailureModel model;
   failures::RecoveryPolicy policy;
   failures::CampaignSpec spec;

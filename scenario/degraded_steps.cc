@@ -1,4 +1,4 @@
-#include "scenario/fabric_fault_steps.h"
+#include "scenario/degraded_steps.h"
 
 #include <algorithm>
 #include <exception>
@@ -28,7 +28,7 @@ int slot_of(ComponentKind kind) {
 
 }  // namespace
 
-FabricFaultSteps::FabricFaultSteps(const topology::Cluster& cluster,
+DegradedSteps::DegradedSteps(const topology::Cluster& cluster,
                                    const collectives::HardwareProfile& profile,
                                    workloads::StepConfig config, double healthy_step_s)
     : cluster_(cluster),
@@ -39,7 +39,7 @@ FabricFaultSteps::FabricFaultSteps(const topology::Cluster& cluster,
   slowdown_.fill(1.0);
 }
 
-double FabricFaultSteps::operator()(ComponentKind kind) {
+double DegradedSteps::operator()(ComponentKind kind) {
   const int slot = slot_of(kind);
   if (slot < 0) return 1.0;
   const auto i = static_cast<size_t>(slot);
@@ -47,7 +47,7 @@ double FabricFaultSteps::operator()(ComponentKind kind) {
   return slowdown_[i];
 }
 
-void FabricFaultSteps::compute(int slot, ComponentKind kind) {
+void DegradedSteps::compute(int slot, ComponentKind kind) {
   const auto i = static_cast<size_t>(slot);
   Simulated& out = result_[i];
   out.kind = kind;
@@ -81,7 +81,37 @@ void FabricFaultSteps::compute(int slot, ComponentKind kind) {
   done_[i].store(true, std::memory_order_release);
 }
 
-std::vector<FabricFaultSteps::Simulated> FabricFaultSteps::simulated() const {
+double DegradedSteps::straggler(double slowdown) {
+  constexpr size_t kSlot = kKinds - 1;
+  std::call_once(once_[kSlot], [this, slowdown] { compute_straggler(slowdown); });
+  return slowdown_[kSlot];
+}
+
+void DegradedSteps::compute_straggler(double slowdown) {
+  constexpr size_t kSlot = kKinds - 1;
+  Simulated& out = result_[kSlot];
+  out.kind = ComponentKind::kHost;
+  workloads::StepConfig config = config_;
+  const int64_t gpus = std::min(cluster_.gpus_per_node(), config.workload.world_size);
+  std::erase_if(config.stragglers, [gpus](const workloads::Straggler& s) { return s.rank < gpus; });
+  for (int64_t r = 0; r < gpus; ++r) config.stragglers.push_back({r, slowdown});
+  std::sort(config.stragglers.begin(), config.stragglers.end(),
+            [](const workloads::Straggler& a, const workloads::Straggler& b) {
+              return a.rank < b.rank;
+            });
+  try {
+    out.step_s = workloads::simulate_step(cluster_, profile_, config).step_time_s;
+    slowdown_[kSlot] = std::max(1.0, out.step_s / healthy_step_s_);
+  } catch (const std::exception& e) {
+    // The scenario's own slowdown, as without a simulated step.
+    slowdown_[kSlot] = slowdown;
+    out.step_s = 0;
+    out.note = std::string("simulation failed: ") + e.what();
+  }
+  done_[kSlot].store(true, std::memory_order_release);
+}
+
+std::vector<DegradedSteps::Simulated> DegradedSteps::simulated() const {
   std::vector<Simulated> out;
   for (size_t i = 0; i < result_.size(); ++i) {
     if (done_[i].load(std::memory_order_acquire)) out.push_back(result_[i]);

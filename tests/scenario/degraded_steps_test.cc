@@ -1,7 +1,7 @@
-// FabricFaultSteps: the step with one spine, core switch or switch-to-switch
+// DegradedSteps: the step with one spine, core switch or switch-to-switch
 // cable down is a simulated step on the cluster without its links, once per
 // kind asked for.
-#include "scenario/fabric_fault_steps.h"
+#include "scenario/degraded_steps.h"
 
 #include <gtest/gtest.h>
 
@@ -38,11 +38,11 @@ workloads::StepConfig comm_bound_step() {
   return c;
 }
 
-TEST(FabricFaultSteps, ASpineDownIsTheStepOnTheClusterWithoutIt) {
+TEST(DegradedSteps, ASpineDownIsTheStepOnTheClusterWithoutIt) {
   const topology::Cluster cluster = topology::testing::cluster_from_yaml(kOversubscribed);
   const workloads::StepConfig config = comm_bound_step();
   const double healthy_s = workloads::simulate_step(cluster, h100(), config).step_time_s;
-  FabricFaultSteps steps(cluster, h100(), config, healthy_s);
+  DegradedSteps steps(cluster, h100(), config, healthy_s);
   EXPECT_TRUE(steps.simulated().empty());
   EXPECT_EQ(steps(ComponentKind::kGpu), 1.0);  // not a fabric part
 
@@ -77,16 +77,38 @@ TEST(FabricFaultSteps, ASpineDownIsTheStepOnTheClusterWithoutIt) {
 
 // Without oversubscription a leaf's two uplinks carry twice what its NICs
 // send: one left still carries all of it, and the step does not change.
-TEST(FabricFaultSteps, SpareUplinkCapacityHidesTheFault) {
+TEST(DegradedSteps, SpareUplinkCapacityHidesTheFault) {
   std::string yaml = kOversubscribed;
   yaml.replace(yaml.find("leaf_oversubscription: 2"), 24, "leaf_oversubscription: 1");
   const topology::Cluster cluster = topology::testing::cluster_from_yaml(yaml);
   const workloads::StepConfig config = comm_bound_step();
   const double healthy_s = workloads::simulate_step(cluster, h100(), config).step_time_s;
-  FabricFaultSteps steps(cluster, h100(), config, healthy_s);
+  DegradedSteps steps(cluster, h100(), config, healthy_s);
   EXPECT_DOUBLE_EQ(steps(ComponentKind::kSpineSwitch), 1.0);
   ASSERT_EQ(steps.simulated().size(), 1u);
   EXPECT_DOUBLE_EQ(steps.simulated()[0].step_s, healthy_s);
+}
+
+// A straggler node: the step with node 0's 8 GPUs computing 1.5 times
+// slower, simulated once; the slowest node gates the collectives, so the
+// step stretches by less than 1.5 where communication or latency is part of
+// it, and by more than 1 wherever compute is.
+TEST(DegradedSteps, AStragglerIsTheStepWithOneNodeSlowed) {
+  const topology::Cluster cluster = test_support::hgx_h100(2);
+  workloads::StepConfig config;
+  config.workload = test_support::small_spec(16, 16);
+  config.compute = workloads::compute_spec_from_profile(h100());
+  const double healthy_s = workloads::simulate_step(cluster, h100(), config).step_time_s;
+  DegradedSteps steps(cluster, h100(), config, healthy_s);
+  workloads::StepConfig slow = config;
+  for (int64_t r = 0; r < 8; ++r) slow.stragglers.push_back({r, 1.5});
+  const double slow_s = workloads::simulate_step(cluster, h100(), slow).step_time_s;
+  EXPECT_DOUBLE_EQ(steps.straggler(1.5), slow_s / healthy_s);
+  EXPECT_GT(steps.straggler(1.5), 1.2);
+  EXPECT_LT(steps.straggler(1.5), 1.5);
+  ASSERT_EQ(steps.simulated().size(), 1u);
+  EXPECT_EQ(steps.simulated()[0].kind, ComponentKind::kHost);
+  EXPECT_DOUBLE_EQ(steps.simulated()[0].step_s, slow_s);
 }
 
 }  // namespace
