@@ -121,6 +121,12 @@ std::string summary(const CampaignInputs& in, const CampaignResult& r) {
                                      : "not simulated (" + f.note + ")");
     }
   }
+  if (in.step_cache) {
+    text += row("step cache", in.step_cache->dir() + " (key " + in.step_cache->key() + "): " +
+                                  std::to_string(in.step_cache->hits()) + " read, " +
+                                  std::to_string(in.step_cache->writes()) +
+                                  " simulated and kept");
+  }
   text += row(
       "failures",
       fixed(in.model.total_rate_per_hour(), 3) + " per hour (job MTBF " +
@@ -275,6 +281,8 @@ CommandSpec campaign_command_spec() {
            {"--threads", "N", false, "trials in parallel (default: every core; same results)"},
            {"--optimize-checkpoint-interval", "", false,
             "also scan the checkpoint interval; print the best next to Young's and Daly's"},
+           {"--step-cache", "DIR", false,
+            "keep simulated steps in DIR and reuse them in later runs of the same steps"},
            {"--no-wall-time", "", false, "leave out the last line (wall time)"}},
           "ETTR (effective training time ratio) is the mean over trials of productive time over\n"
           "wall time, with a 95% confidence interval. JSON keys: ettr_mean, ettr_ci95_low,\n"
@@ -291,11 +299,19 @@ int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::os
   const std::string& path = parsed.positionals[0];
   const std::vector<std::string> overrides = parsed.values("--set");
   std::optional<NetworkScenario> net;
-  const CampaignInputs in =
-      read_campaign_inputs(path, load_scenario_values(path, overrides), [&]() -> StepPlatform {
+  const sim::ConfigValues values = load_scenario_values(path, overrides);
+  std::shared_ptr<const StepCache> cache;
+  if (parsed.has("--step-cache")) {
+    cache = std::make_shared<StepCache>(parsed.value_or("--step-cache", ""),
+                                        step_cache_key(path, values));
+  }
+  const CampaignInputs in = read_campaign_inputs(
+      path, values,
+      [&]() -> StepPlatform {
         net.emplace(load_network_scenario(path, overrides));
         return {net->cluster, net->profile};
-      });
+      },
+      nullptr, cache);
   const CampaignResult result = failures::run_campaign(in.model, in.policy, in.spec, threads);
   std::string text = summary(in, result);
   if (parsed.has("--optimize-checkpoint-interval")) text += optimize_interval(in, threads);

@@ -16,12 +16,14 @@ using sim::SimTime;
 
 CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigValues& values,
                                     const StepPlatformOf& platform,
-                                    const workloads::StepResult* simulated) {
+                                    const workloads::StepResult* simulated,
+                                    std::shared_ptr<const StepCache> step_cache) {
   const failures::CampaignSettings settings = failures::read_campaign_settings(values);
   const topology::ClusterSpec cluster_spec = topology::read_cluster_spec(values);
   const int64_t gpus_per_node = cluster_spec.node.gpus_per_node;
   CampaignInputs in;
   in.scenario_path = path;
+  in.step_cache = step_cache;
   CampaignSpec& spec = in.spec;
   spec.duration = settings.duration;
   spec.trials = settings.trials;
@@ -68,11 +70,15 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
     in.step_simulated = true;
     const StepPlatform on = platform();
     const workloads::StepConfig config = step_config_from_scenario(values, on.cluster, on.profile);
-    const workloads::StepResult full =
-        simulated != nullptr ? *simulated
-                             : workloads::simulate_step(on.cluster, on.profile, config);
-    spec.step_time = SimTime::from_seconds_rounded(full.step_time_s);
-    in.degraded = std::make_shared<DegradedSteps>(on.cluster, on.profile, config, full.step_time_s);
+    const double full_s =
+        simulated != nullptr
+            ? simulated->step_time_s
+            : cached_step(step_cache.get(), "full", [&] {
+                return workloads::simulate_step(on.cluster, on.profile, config).step_time_s;
+              });
+    spec.step_time = SimTime::from_seconds_rounded(full_s);
+    in.degraded =
+        std::make_shared<DegradedSteps>(on.cluster, on.profile, config, full_s, step_cache);
     spec.slowdown_of_fabric_fault = [degraded = in.degraded](failures::ComponentKind kind) {
       return (*degraded)(kind);
     };
@@ -80,7 +86,8 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
       return degraded->straggler(slowdown);
     };
     if (ft && in.replica_groups >= 2) {
-      in.live = std::make_shared<LiveThroughput>(on.cluster, on.profile, config, full.step_time_s);
+      in.live =
+          std::make_shared<LiveThroughput>(on.cluster, on.profile, config, full_s, step_cache);
       spec.throughput_of_live = [live = in.live](int64_t k) { return (*live)(k); };
     }
   }

@@ -28,6 +28,7 @@
 #include "hardware/hardware_profile.h"
 #include "scenario/degraded_steps.h"
 #include "scenario/live_throughput.h"
+#include "scenario/step_cache.h"
 #include "schedules/step_simulator.h"
 #include "topology/cluster.h"
 
@@ -43,6 +44,7 @@ struct CampaignInputs {
   // A simulated step: the steps with one fabric component down or one
   // straggler node, as asked for.
   std::shared_ptr<DegradedSteps> degraded;
+  std::shared_ptr<const StepCache> step_cache;  // null: none
   failures::FailureModel model;
   failures::RecoveryPolicy policy;
   failures::CampaignSpec spec;
@@ -59,8 +61,11 @@ using StepPlatformOf = std::function<StepPlatform()>;
 // `simulated`: the step with every group, already simulated on `platform`
 // (a sweep's point); when given, it is the step whatever campaign.step_time
 // says.
+// `step_cache`: where simulated steps are kept between runs (null: none;
+// scenario/step_cache.h).
 CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigValues& values,
                                     const StepPlatformOf& platform,
-                                    const workloads::StepResult* simulated = nullptr);
+                                    const workloads::StepResult* simulated = nullptr,
+                                    std::shared_ptr<const StepCache> step_cache = nullptr);
 
 }  // namespace clustersim::cli

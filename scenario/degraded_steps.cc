@@ -1,6 +1,7 @@
 #include "scenario/degraded_steps.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <utility>
 
@@ -30,11 +31,13 @@ int slot_of(ComponentKind kind) {
 
 DegradedSteps::DegradedSteps(const topology::Cluster& cluster,
                                    const collectives::HardwareProfile& profile,
-                                   workloads::StepConfig config, double healthy_step_s)
+                             workloads::StepConfig config, double healthy_step_s,
+                             std::shared_ptr<const StepCache> cache)
     : cluster_(cluster),
       profile_(profile),
       config_(std::move(config)),
-      healthy_step_s_(healthy_step_s) {
+      healthy_step_s_(healthy_step_s),
+      cache_(std::move(cache)) {
   CLUSTERSIM_CHECK(healthy_step_s_ > 0, "a healthy step time");
   slowdown_.fill(1.0);
 }
@@ -57,21 +60,23 @@ void DegradedSteps::compute(int slot, ComponentKind kind) {
     out.note = "the fabric has no such tier";
   } else {
     try {
-      topology::Cluster degraded = topology::build_cluster(cluster_.spec());
-      switch (kind) {
-        case ComponentKind::kSpineSwitch:
-          topology::fail_spine(degraded, 0, 0);
-          break;
-        case ComponentKind::kCoreSwitch:
-          topology::fail_core(degraded, 0, 0);
-          break;
-        default:
-          topology::fail_leaf_uplink(degraded, 0, 0, 0);
-          break;
-      }
-      workloads::StepConfig config = config_;
-      config.healthy_fabric = &cluster_;
-      out.step_s = workloads::simulate_step(degraded, profile_, config).step_time_s;
+      out.step_s = cached_step(cache_.get(), failures::component_kind_name(kind), [&] {
+        topology::Cluster degraded = topology::build_cluster(cluster_.spec());
+        switch (kind) {
+          case ComponentKind::kSpineSwitch:
+            topology::fail_spine(degraded, 0, 0);
+            break;
+          case ComponentKind::kCoreSwitch:
+            topology::fail_core(degraded, 0, 0);
+            break;
+          default:
+            topology::fail_leaf_uplink(degraded, 0, 0, 0);
+            break;
+        }
+        workloads::StepConfig config = config_;
+        config.healthy_fabric = &cluster_;
+        return workloads::simulate_step(degraded, profile_, config).step_time_s;
+      });
       slowdown_[i] = std::max(1.0, out.step_s / healthy_step_s_);
     } catch (const std::exception& e) {
       out.step_s = 0;
@@ -100,7 +105,11 @@ void DegradedSteps::compute_straggler(double slowdown) {
               return a.rank < b.rank;
             });
   try {
-    out.step_s = workloads::simulate_step(cluster_, profile_, config).step_time_s;
+    char item[48];
+    std::snprintf(item, sizeof item, "straggler_%.17g", slowdown);
+    out.step_s = cached_step(cache_.get(), item, [&] {
+      return workloads::simulate_step(cluster_, profile_, config).step_time_s;
+    });
     slowdown_[kSlot] = std::max(1.0, out.step_s / healthy_step_s_);
   } catch (const std::exception& e) {
     // The scenario's own slowdown, as without a simulated step.

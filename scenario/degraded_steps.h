@@ -27,12 +27,14 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "failures/job_components.h"
 #include "hardware/hardware_profile.h"
+#include "scenario/step_cache.h"
 #include "schedules/step_simulator.h"
 #include "topology/cluster.h"
 
@@ -41,8 +43,10 @@ namespace clustersim::cli {
 class DegradedSteps {
  public:
   // `config`: the healthy job's step; `healthy_step_s` its time (> 0).
+  // `cache`: where simulated steps are kept between runs (null: none).
   DegradedSteps(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
-                   workloads::StepConfig config, double healthy_step_s);
+                workloads::StepConfig config, double healthy_step_s,
+                std::shared_ptr<const StepCache> cache = nullptr);
 
   // slowdown(kind) >= 1 for kSpineSwitch, kCoreSwitch, kFabricLink; 1 for
   // any other kind.
@@ -70,6 +74,7 @@ class DegradedSteps {
   const collectives::HardwareProfile& profile_;
   workloads::StepConfig config_;
   double healthy_step_s_;
+  std::shared_ptr<const StepCache> cache_;
   std::array<std::once_flag, kKinds> once_;
   std::array<std::atomic<bool>, kKinds> done_{};
   std::array<double, kKinds> slowdown_{};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <string>
 #include <utility>
 
 #include "schedules/step_program.h"
@@ -11,11 +12,13 @@ namespace clustersim::cli {
 
 LiveThroughput::LiveThroughput(const topology::Cluster& cluster,
                                const collectives::HardwareProfile& profile,
-                               workloads::StepConfig config, double full_step_s)
+                               workloads::StepConfig config, double full_step_s,
+                               std::shared_ptr<const StepCache> cache)
     : cluster_(cluster),
       profile_(profile),
       config_(std::move(config)),
       full_step_s_(full_step_s),
+      cache_(std::move(cache)),
       groups_(config_.workload.replica_group_size),
       once_(std::make_unique<std::once_flag[]>(static_cast<size_t>(groups_ + 1))),
       done_(static_cast<size_t>(groups_ + 1)),
@@ -52,7 +55,9 @@ void LiveThroughput::compute(int64_t live) {
     out.note = "groups uneven over the nodes";
   } else {
     try {
-      out.step_s = workloads::simulate_step(cluster_, profile_, fewer).step_time_s;
+      out.step_s = cached_step(cache_.get(), "groups_" + std::to_string(live), [&] {
+        return workloads::simulate_step(cluster_, profile_, fewer).step_time_s;
+      });
       fraction_[k] = std::clamp(linear * full_step_s_ / out.step_s, 0.0, 1.0);
     } catch (const std::exception& e) {
       out.step_s = 0;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "hardware/hardware_profile.h"
+#include "scenario/step_cache.h"
 #include "schedules/step_simulator.h"
 #include "topology/cluster.h"
 
@@ -32,8 +33,10 @@ class LiveThroughput {
  public:
   // `config`: the full job's step (R = its replica_group_size >= 2);
   // `full_step_s`: that step's time.
+  // `cache`: where simulated steps are kept between runs (null: none).
   LiveThroughput(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
-                 workloads::StepConfig config, double full_step_s);
+                 workloads::StepConfig config, double full_step_s,
+                 std::shared_ptr<const StepCache> cache = nullptr);
 
   // f(k) for 0 <= k <= R (InvariantError otherwise); f(0) = 0, f(R) = 1.
   double operator()(int64_t live);
@@ -54,6 +57,7 @@ class LiveThroughput {
   const collectives::HardwareProfile& profile_;
   workloads::StepConfig config_;
   double full_step_s_;
+  std::shared_ptr<const StepCache> cache_;
   int64_t groups_;
   std::unique_ptr<std::once_flag[]> once_;
   std::vector<std::atomic<bool>> done_;

@@ -117,6 +117,50 @@ TEST(CampaignCommand, StepsWithGroupsMissingAreSimulatedOnceWhateverTheThreads) 
   EXPECT_NE(outs[0].find(" s with 7 groups"), std::string::npos) << outs[0];
 }
 
+// --step-cache: the first run simulates the steps and keeps them, the
+// second reads them back and reports the same campaign; another failure
+// rate reuses them (failures do not change a step).
+TEST(CampaignCommand, AStepCacheReplaysTheSimulatedSteps) {
+  const ScratchDir dir;
+  const std::string path = dir.write(
+      "s.yaml",
+      "name: cached\nhardware: " + kHardware +
+          "\ncluster:\n  nodes: 8\n  node: hgx_h100\n"
+          "workload:\n  model: custom\n  custom_model: {layers: 4, hidden: 1024, heads: 8, "
+          "kv_heads: 8, ffn_hidden: 2816, vocab: 32000, activation: swiglu}\n"
+          "  seq_len: 1024\n  local_batch: 1\n"
+          "  parallelism:\n    strategy: HYBRID_SHARD\n    shard_group_size: 8\n"
+          "failures:\n  job_mtbf: 1h\n  job_mtbf_blast_radius: node\n"
+          "recovery:\n  policy: ft_hsdp\n  replica_recovery: 5min\n"
+          "campaign:\n  duration: 2d\n  trials: 16\n");
+  const std::string cache = dir.file("cache");
+  const auto campaign = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"campaign", path, "--step-cache", cache, "--no-wall-time"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Outcome r = run(args);
+    EXPECT_EQ(r.code, cli::kExitOk) << r.err;
+    return r.out;
+  };
+  const auto without_cache_line = [](const std::string& text) {
+    std::string out;
+    for (const auto& line : sim::split_lines(text)) {
+      if (!line.text.starts_with("step cache")) out += std::string(line.text) + "\n";
+    }
+    return out;
+  };
+  const std::string first = campaign({});
+  EXPECT_NE(first.find(": 0 read, "), std::string::npos) << first;
+  const std::string second = campaign({});
+  EXPECT_NE(second.find(" simulated and kept"), std::string::npos);
+  EXPECT_EQ(second.find(", 0 simulated and kept") != std::string::npos, true) << second;
+  EXPECT_EQ(without_cache_line(first), without_cache_line(second));
+  const std::string rarer = campaign({"--set", "failures.job_mtbf=3h"});
+  EXPECT_NE(rarer.find(", 0 simulated and kept"), std::string::npos) << rarer;
+  // Another step (longer sequences) is a miss: simulated, and kept beside.
+  const std::string longer = campaign({"--set", "workload.seq_len=2048"});
+  EXPECT_NE(longer.find(": 0 read, "), std::string::npos) << longer;
+}
+
 TEST(CampaignCommand, FtHsdpNeedsTwoReplicaGroups) {
   const ScratchDir dir;
   const std::string path = dir.write("s.yaml", scenario("ft_hsdp"));
