@@ -88,24 +88,28 @@ TEST(CampaignCommand, OneThreadAndTwoGiveTheSameResults) {
   EXPECT_EQ(rows, 25u);  // header + 24 trials
 }
 
+// 8 nodes in 8 replica groups of a small model whose step is simulated,
+// one failure an hour striking one node, FT-HSDP.
+std::string live_scenario() {
+  return "name: live\nhardware: " + kHardware +
+         "\ncluster:\n  nodes: 8\n  node: hgx_h100\n"
+         "workload:\n  model: custom\n  custom_model: {layers: 4, hidden: 1024, heads: 8, "
+         "kv_heads: 8, ffn_hidden: 2816, vocab: 32000, activation: swiglu}\n"
+         "  seq_len: 1024\n  local_batch: 1\n"
+         "  parallelism:\n    strategy: HYBRID_SHARD\n    shard_group_size: 8\n"
+         "failures:\n  job_mtbf: 1h\n  job_mtbf_blast_radius: node\n"
+         // Longer than the 150 s stall, so that the others train without it.
+         "recovery:\n  policy: ft_hsdp\n  replica_recovery: 5min\n"
+         "campaign:\n  duration: 2d\n  trials: 16\n";
+}
+
 // A simulated step and failures that take out one node: the trials ask for
 // the steps with 7, 6, ... of the 8 groups, each simulated once, whichever
 // thread asks first; the report names them and the results are the same on
 // 1 and 2 threads.
 TEST(CampaignCommand, StepsWithGroupsMissingAreSimulatedOnceWhateverTheThreads) {
   const ScratchDir dir;
-  const std::string path = dir.write(
-      "s.yaml",
-      "name: live\nhardware: " + kHardware +
-          "\ncluster:\n  nodes: 8\n  node: hgx_h100\n"
-          "workload:\n  model: custom\n  custom_model: {layers: 4, hidden: 1024, heads: 8, "
-          "kv_heads: 8, ffn_hidden: 2816, vocab: 32000, activation: swiglu}\n"
-          "  seq_len: 1024\n  local_batch: 1\n"
-          "  parallelism:\n    strategy: HYBRID_SHARD\n    shard_group_size: 8\n"
-          "failures:\n  job_mtbf: 1h\n  job_mtbf_blast_radius: node\n"
-          // Longer than the 150 s stall, so that the others train without it.
-          "recovery:\n  policy: ft_hsdp\n  replica_recovery: 5min\n"
-          "campaign:\n  duration: 2d\n  trials: 16\n");
+  const std::string path = dir.write("s.yaml", live_scenario());
   std::string outs[2];
   for (int i = 0; i < 2; ++i) {
     const Outcome r =
@@ -122,17 +126,7 @@ TEST(CampaignCommand, StepsWithGroupsMissingAreSimulatedOnceWhateverTheThreads) 
 // rate reuses them (failures do not change a step).
 TEST(CampaignCommand, AStepCacheReplaysTheSimulatedSteps) {
   const ScratchDir dir;
-  const std::string path = dir.write(
-      "s.yaml",
-      "name: cached\nhardware: " + kHardware +
-          "\ncluster:\n  nodes: 8\n  node: hgx_h100\n"
-          "workload:\n  model: custom\n  custom_model: {layers: 4, hidden: 1024, heads: 8, "
-          "kv_heads: 8, ffn_hidden: 2816, vocab: 32000, activation: swiglu}\n"
-          "  seq_len: 1024\n  local_batch: 1\n"
-          "  parallelism:\n    strategy: HYBRID_SHARD\n    shard_group_size: 8\n"
-          "failures:\n  job_mtbf: 1h\n  job_mtbf_blast_radius: node\n"
-          "recovery:\n  policy: ft_hsdp\n  replica_recovery: 5min\n"
-          "campaign:\n  duration: 2d\n  trials: 16\n");
+  const std::string path = dir.write("s.yaml", live_scenario());
   const std::string cache = dir.file("cache");
   const auto campaign = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"campaign", path, "--step-cache", cache, "--no-wall-time"};
