@@ -66,16 +66,27 @@ TEST(PublishedRuns, TorchtitanLosesThroughputFrom8To128Gpus) {
   }
 }
 
-// The held-out rows (the 700 W H100's clock is derived from the 500 W fit,
-// not fitted to them): fms-fsdp's Llama-2-7B HSDP on 96 H100. Reported as they
-// are in the README: eager +13.3% (the model misses part of what eager costs at
-// 8,192 tokens per GPU), compiled +4.6%. Pinned so that a change shows up here.
-TEST(PublishedRuns, HeldOutFmsH100RunsAreWhereTheReadmeSays) {
+// Fitted: the 700 W H100's clock is fitted to fms-fsdp's two Llama-2-7B
+// HSDP runs on 96 H100 (h100.yaml), their median (mean) error zeroed by the
+// fit and what calibrate finds today. The two disagree with each other by
+// ~9.6%, eager predicted +4.8% and compiled -4.5% (the model's torch.compile
+// gain is x1.18 where fms measured x1.28): pinned tightly, as the README
+// reports them.
+TEST(PublishedRuns, FittedFmsH100RunsStayFitted) {
+  const collectives::HardwareProfile profile =
+      collectives::load_hardware_profile(kHardware + "h100.yaml");
+  const ProfileClockFit fit = fit_profile_clock({kRuns}, kHardware + "h100.yaml", 0);
+  EXPECT_NEAR(fit.fit.sustained_clock, profile.gpu.sustained_clock, 0.0011);
+  EXPECT_EQ(profile.gpu.sustained_clock_fitted_to,
+            "fms_7b_hsdp_96xh100 fms_7b_hsdp_96xh100_compile");
   const auto runs = runs_by_id();
   const TrainingRun& eager = runs.at("fms_7b_hsdp_96xh100");
   const TrainingRun& compiled = runs.at("fms_7b_hsdp_96xh100_compile");
-  EXPECT_NEAR(predicted(eager) / eager.tokens_per_s_per_gpu - 1, 0.133, 0.01);
-  EXPECT_NEAR(predicted(compiled) / compiled.tokens_per_s_per_gpu - 1, 0.046, 0.01);
+  const double e_eager = predicted(eager) / eager.tokens_per_s_per_gpu - 1;
+  const double e_compiled = predicted(compiled) / compiled.tokens_per_s_per_gpu - 1;
+  EXPECT_NEAR(e_eager, 0.048, 0.005);
+  EXPECT_NEAR(e_compiled, -0.045, 0.005);
+  EXPECT_LT(std::abs(e_eager + e_compiled) / 2, 0.005);
 }
 
 // Float8 (scenarios/measurements/training/published_runs_4d.csv): nothing is

@@ -194,7 +194,7 @@ TEST(StepSimulator, CpuOffloadAddsPcieTime) {
 TEST(StepSimulator, LaunchCostsBindWhenKernelsAreShortAndCudaGraphsHelp) {
   const Cluster cluster = hgx_h100(1);
   WorkloadSpec w = small_spec(8, 8);
-  w.seq_len = 128;  // kernels of a few microseconds
+  w.seq_len = 64;  // kernels of a few microseconds
   StepConfig c = config_for(w);
   c.host.kernel_launch = sim::SimTime::us(20);
   c.host.graph_launch = sim::SimTime::us(20);
