@@ -95,7 +95,6 @@ StepExporter::StepExporter(const topology::Cluster& cluster,
     : config_(config), options_(std::move(options)) {
   const WorkloadSpec& w = config_.workload;
   (void)step::step_layout(w, cluster);  // its invariant checks
-  CLUSTERSIM_CHECK(!w.async_tp, "no async TP in an export (its copies are not exported)");
   stages_.resize(static_cast<size_t>(w.pp));
   for (int64_t s = 0; s < w.pp; ++s) {
     FsdpScheduleOptions schedule_options = config_.schedule_options;
@@ -256,6 +255,7 @@ void StepExporter::build(StageGraph& stage, const topology::Cluster& cluster,
         node.type = static_cast<int32_t>(send ? NodeType::kCommSend : NodeType::kCommRecv);
         node.comm_size = t.bytes;
         node.comm_tag = op->tag;
+        if (op->copy_engine) node.copy_engine = 1;
         node.kernel_class = std::string(group_role_name(op->peer_role));
         stage.p2p.push_back(P2pNode{nodes.size(), op->peer_role, op->peer, send});
         break;

@@ -31,11 +31,14 @@
 //                        tuner's uncontended time on idle links (a hint: a
 //                        replay times collectives itself), no duration_ns.
 //   kSend, kRecv         COMM_SEND_NODE, COMM_RECV_NODE (pipeline stages'
-//                        activations and gradients, CP's ring); comm_src /
-//                        comm_dst = the global ranks (the peer: Layout::
-//                        ring_neighbor of the op's peer_role and shift),
-//                        comm_tag = the program's tag, comm_size = bytes,
-//                        clustersim_class = the peer's role ("pp", "cp").
+//                        activations and gradients, CP's ring, async TP's
+//                        copies); comm_src / comm_dst = the global ranks
+//                        (the peer: Layout::ring_neighbor of the op's
+//                        peer_role and shift), comm_tag = the program's
+//                        tag, comm_size = bytes, clustersim_class = the
+//                        peer's role ("pp", "cp", "tp");
+//                        clustersim_copy_engine = 1 on a copy a copy engine
+//                        moves (async TP's: no SMs taken from compute).
 //   kCopyToDevice        MEM_LOAD_NODE, kCopyToHost MEM_STORE_NODE;
 //                        tensor_size = bytes over PCIe, duration = bytes /
 //                        StepHostCosts::pcie_Bps.
@@ -171,7 +174,7 @@ inline constexpr uint64_t kNoNode = ~uint64_t{0};  // a task without a node
 // Builds the schedule and the rank-independent part of the graph once;
 // trace(r) then costs one copy of it. Preconditions as simulate_step's
 // (InvariantError otherwise): world_size <= cluster GPUs, tp divides the
-// GPUs of a node, shard x replica x tp x pp = world size; no async TP.
+// GPUs of a node, shard x replica x tp x pp = world size.
 class StepExporter {
  public:
   StepExporter(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,

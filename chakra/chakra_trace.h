@@ -122,6 +122,9 @@ struct Node {
   std::optional<std::string> kernel_class;  // clustersim_class
   std::optional<std::string> pg_desc;       // clustersim_pg_desc
   std::optional<int64_t> comm_total;        // clustersim_comm_total
+  // clustersim_copy_engine: 1 on a send or receive that a copy engine moves
+  // (async TP's symmetric-memory copies): it takes no SMs from compute.
+  std::optional<int64_t> copy_engine;
 
   std::vector<RawAttribute> other_attributes;
 

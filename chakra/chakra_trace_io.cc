@@ -11,7 +11,7 @@
 // interpreted attributes are written first, in a fixed order (is_cpu_op,
 // comm_type, comm_size, pg_name, comm_src, comm_dst, comm_tag, num_ops,
 // tensor_size, then clustersim's own: duration_ns, stream, class, pg_desc,
-// comm_total), with the value kinds Chakra's
+// comm_total, copy_engine), with the value kinds Chakra's
 // converters and ASTRA-sim's trace feeder use (integers int64_val,
 // tensor_size uint64_val, strings string_val, is_cpu_op bool_val, which is
 // always written because the feeder takes a node without it for a CPU op);
@@ -251,6 +251,8 @@ void read_attribute(const pb::AttributeProto& attr, const std::string& where, No
     set_string(node.pg_desc);
   } else if (name == "clustersim_comm_total") {
     set_integer(node.comm_total);
+  } else if (name == "clustersim_copy_engine") {
+    set_integer(node.copy_engine);
   } else if (name == "is_cpu_op") {
     // bool_val as Chakra writes it; some generators write an int32 0/1.
     if (attr.value_case() == pb::AttributeProto::kBoolVal) {
@@ -330,6 +332,7 @@ void add_attributes(const Node& node, pb::Node& message) {
   add_string("clustersim_class", node.kernel_class);
   add_string("clustersim_pg_desc", node.pg_desc);
   add_int("clustersim_comm_total", node.comm_total);
+  add_int("clustersim_copy_engine", node.copy_engine);
 }
 
 // message.SerializeAsString() followed by `raw` as repeated field `tag`

@@ -98,6 +98,10 @@ class ProgramCompiler {
         it->second = i;
       }
       if (x.kind == Kind::kColl) continue;
+      // A send or receive runs on its trace stream when the trace names one
+      // (async TP's copies to every peer share one each way), else on a
+      // stream of its own (kind, peer, tag).
+      if (x.stream >= 0) key = {x.kind == Kind::kSend ? 3 : 4, x.stream, 0};
       const auto c = p2p_channels_.emplace(key, static_cast<int32_t>(p2p_channels_.size()));
       channel_of_[i] = c.first->second;
     }
@@ -443,6 +447,7 @@ Op ProgramCompiler::node_op(size_t i) {
       op.tag = x.tag;
       op.seq = x.seq;
       op.bytes = x.bytes;
+      op.copy_engine = x.copy_engine;
       op.exposed = step_accounts::kExposedAllReduce;
       label.track = send ? "send" : "recv";
       label.category = label.track;

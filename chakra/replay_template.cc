@@ -262,6 +262,8 @@ class TemplateBuilder {
         tn.peer = type == NodeType::kCommSend ? peer(node, node.comm_dst, "comm_dst")
                                               : peer(node, node.comm_src, "comm_src");
         tn.tag = node.comm_tag.value_or(0);
+        tn.copy_engine = node.copy_engine.value_or(0) != 0;
+        tn.stream = node.stream.value_or(-1);
         tn.bytes = non_negative(node, node.comm_size, "comm_size");
         break;
       default:

@@ -40,7 +40,9 @@ struct TNode {
   int64_t bytes = 0;        // kColl, kSend, kRecv, kCopy
   int64_t peer = 0;         // kSend, kRecv: the graph's peer rank
   int64_t tag = 0;
-  std::string_view track;  // kColl: where traces show it
+  bool copy_engine = false;  // kSend, kRecv: moved by a copy engine (no SMs taken)
+  int64_t stream = -1;       // kSend, kRecv: the trace's clustersim_stream (-1: none)
+  std::string_view track;    // kColl: where traces show it
 };
 
 struct TResource {

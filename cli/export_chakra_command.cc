@@ -130,16 +130,6 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
   const std::string& scenario_path = parsed.positionals[0];
   const NetworkScenario net = load_network_scenario(scenario_path, parsed.values("--set"));
   const workloads::StepConfig config = step_config_from_scenario(net);
-  // Not exported yet: async TP's copy-engine copies (Chakra has no node for
-  // a copy that takes no SMs).
-  if (config.workload.async_tp) {
-    const char* const key = "workload.parallelism.async_tp";
-    sim::DiagnosticSink sink;
-    sink.add(net.values.where(key), key,
-             "expected false for export-chakra (async TP's copy-engine copies are not exported "
-             "yet), found true");
-    sink.throw_if_any();
-  }
   const int64_t world = config.workload.world_size;
   std::vector<int64_t> ranks;
   if (rank_list.empty()) {

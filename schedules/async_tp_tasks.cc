@@ -37,7 +37,9 @@ int32_t add_gathered_matmul(const FsdpSchedule& s, int64_t tp, const Task& gemm,
   for (int32_t k = 1; k < static_cast<int32_t>(tp); ++k) {
     add(copy(s, gemm, TaskKind::kSend, k), ready);  // this shard to the peer k on
     const int32_t got = add(copy(s, gemm, TaskKind::kRecv, -k), ready);
-    last = add(chunk, {got});
+    // After the previous chunk too: the compute stream's order, said
+    // explicitly so that an exported graph keeps it.
+    last = add(chunk, {got, last});
   }
   return last;
 }
@@ -49,7 +51,9 @@ int32_t add_scattered_matmul(const FsdpSchedule& s, int64_t tp, const Task& gemm
   int32_t got = -1;
   for (int32_t k = 1; k < static_cast<int32_t>(tp); ++k) {
     const int32_t done = add(chunk, d);  // the rows peer k on owns
-    d.clear();
+    // The next chunk after this one (the compute stream's order, explicit
+    // for an exported graph).
+    d = {done};
     add(copy(s, gemm, TaskKind::kSend, k), {done});
     got = add(copy(s, gemm, TaskKind::kRecv, -k), {done});
   }

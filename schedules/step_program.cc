@@ -81,6 +81,19 @@ class ProgramBuilder {
     if (config_.workload.pp > 1) register_channels();
     task_op_.assign(static_cast<size_t>(s_.size()), -1);
     free_compute_count_.assign(static_cast<size_t>(s_.size()), -1);
+    // Kernels another stream waits for end their segment: the waiter starts
+    // when that kernel is done, not when the kernels issued after it are
+    // (async TP's copies start as their input is made, beside the local
+    // chunk's GEMM).
+    awaited_.assign(static_cast<size_t>(s_.size()), false);
+    for (int32_t i = 0; i < s_.size(); ++i) {
+      const Task& t = s_.tasks[static_cast<size_t>(i)];
+      if (t.kind == TaskKind::kFree) continue;  // frees wait by count (gates), not by task
+      for (const int32_t d : s_.deps_of(i)) {
+        const Task& dt = s_.tasks[static_cast<size_t>(d)];
+        if (is_kernel(dt.kind) && dt.stream != t.stream) awaited_[static_cast<size_t>(d)] = true;
+      }
+    }
     int32_t compute_ops = 0;
     int32_t prev_task_op = -1;  // op of the previous non-free task in host order
     for (int32_t i = 0; i < s_.size(); ++i) {
@@ -119,6 +132,7 @@ class ProgramBuilder {
     const Op& op = p_.ops[static_cast<size_t>(prev_op)];
     if (op.kind != OpKind::kSegment) return false;
     if (op.first_task + op.task_count != task) return false;  // something was issued between
+    if (awaited_[static_cast<size_t>(task - 1)]) return false;  // another stream waits for it
     const Task& t = s_.tasks[static_cast<size_t>(task)];
     if (t.host_wait != kNoHostWait) return false;
     for (const int32_t d : s_.deps_of(task)) {
@@ -341,6 +355,7 @@ class ProgramBuilder {
   Program p_;
   std::vector<int64_t> kernel_ns_;                            // by schedule kernel
   std::vector<int32_t> task_op_;                              // op of each non-free task
+  std::vector<bool> awaited_;  // kernels a task on another stream depends on
   std::vector<int32_t> free_compute_count_;                   // compute ops issued before each free
   size_t pending_deps_ = 0;                                   // deps of the op being built
   std::vector<std::pair<int32_t, int32_t>> gates_;            // (op, compute ops it waits for)

@@ -527,6 +527,25 @@ std::vector<Case> round_trip_cases() {
     EXPECT_EQ(parse_mesh_order("dp_shard pp dp_replicate cp tp", &pp.mesh_order), "");
     cases.push_back({"1f1b_mesh_order", 1, pp});
   }
+  // Async TP (TP 4 and TP 2): its copies are sends and receives around the
+  // TP ring that copy engines move (clustersim_copy_engine), so they take
+  // no SMs; each starts when its input is made, beside the local chunk.
+  WorkloadSpec at = small_spec(8, 2);
+  at.tp = 4;
+  at.dp_size = 2;
+  at.replica_group_size = 1;
+  at.strategy = ShardingStrategy::kFullShard;
+  at.torch_compile = true;
+  at.async_tp = true;
+  cases.push_back({"async_tp", 1, at});
+  WorkloadSpec at2 = small_spec(8, 4);
+  at2.tp = 2;
+  at2.dp_size = 4;
+  at2.replica_group_size = 1;
+  at2.strategy = ShardingStrategy::kFullShard;
+  at2.torch_compile = true;
+  at2.async_tp = true;
+  cases.push_back({"async_tp2", 1, at2});
   WorkloadSpec cp = small_spec(8, 8);
   cp.cp = 2;
   cases.push_back({"cp_allgather", 1, cp});
