@@ -4,6 +4,7 @@
 // replay to the step simulator's time: chakra_export_test.cc's round trip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -114,6 +115,48 @@ TEST(ChakraExportP2p, TheCpRingRunsBetweenNeighbours) {
   EXPECT_EQ(p2p.at({true, 1, 2}).first, p2p.at({false, 3, 2}).first);
   EXPECT_EQ(p2p_of(e, 6).count({true, 7, 2}), 1u);
   EXPECT_EQ(p2p_of(e, 7).count({true, 4, 2}), 1u);  // around the ring
+}
+
+// Async TP 4 x FSDP 2 (compiled): rank 0's TP group is ranks 0-3; each
+// all-gathered GEMM sends rank 0's chunk to the peers 1, 2, 3 on and takes
+// theirs from 3, 2, 1 back, as many each way, one activation chunk each,
+// every copy marked as a copy engine's (no SMs taken); nothing else is a
+// send or a receive.
+TEST(ChakraExportP2p, AsyncTpCopiesGoAroundTheTpRingOnCopyEngines) {
+  WorkloadSpec w = small_spec(8, 2);
+  w.tp = 4;
+  w.dp_size = 2;
+  w.replica_group_size = 1;
+  w.strategy = ShardingStrategy::kFullShard;
+  w.torch_compile = true;
+  w.async_tp = true;
+  const StepExporter e(hgx_h100(1), h100(), config_for(w));
+  const P2pCounts p2p = p2p_of(e, 0);
+  ASSERT_EQ(p2p.size(), 6u);
+  const int count = p2p.begin()->second.first;
+  EXPECT_GT(count, 0);
+  for (const int64_t peer : {1, 2, 3}) {
+    for (const bool send : {true, false}) {
+      const auto it = std::find_if(p2p.begin(), p2p.end(), [&](const auto& kv) {
+        return std::get<0>(kv.first) == send && std::get<1>(kv.first) == peer;
+      });
+      ASSERT_NE(it, p2p.end()) << send << " " << peer;
+      EXPECT_EQ(it->second.first, count) << send << " " << peer;
+    }
+  }
+  // One chunk: a quarter of the tokens (2048 / 4 = 512) x hidden 2048 in bf16.
+  for (const auto& [key, value] : p2p) EXPECT_EQ(value.second, 512 * 2048 * 2);
+  int copies = 0;
+  for (const Node& n : e.trace(0).nodes) {
+    if (n.type != static_cast<int32_t>(NodeType::kCommSend) &&
+        n.type != static_cast<int32_t>(NodeType::kCommRecv)) {
+      continue;
+    }
+    ++copies;
+    EXPECT_EQ(n.copy_engine.value_or(0), 1) << n.name;
+    EXPECT_EQ(n.kernel_class.value_or(""), "tp") << n.name;
+  }
+  EXPECT_EQ(copies, 6 * count);
 }
 
 }  // namespace
