@@ -31,6 +31,8 @@ std::optional<double> relative_error(double measured, double simulated) {
 std::optional<KernelClass> simulated_kernel_class(const workloads::TraceRecord& record) {
   const std::string_view track = record.track;
   const std::string_view category = record.category;
+  // Async TP's copies: copy-engine memcpys (Memcpy PtoP) in a real trace.
+  if (category == "async_tp") return KernelClass::kMemory;
   if (track == "compute") {
     if (category == "gemm") return KernelClass::kGemm;
     if (category == "attention") return KernelClass::kFlashAttention;
@@ -39,6 +41,8 @@ std::optional<KernelClass> simulated_kernel_class(const workloads::TraceRecord& 
   }
   if (track == "comm" || track == "reduce" || track == "tp") return collective_class(category);
   if (track == "pcie") return KernelClass::kMemory;
+  // Pipeline and context-parallel sends and receives: ncclDevKernel_SendRecv.
+  if (track == "pp" || track == "cp") return KernelClass::kNcclOther;
   return std::nullopt;  // "host" launches, "cpu" optimizer
 }
 

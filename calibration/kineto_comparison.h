@@ -17,7 +17,10 @@
 //    classifier puts RMSNorm, rotary, SwiGLU, softmax... there too);
 //    collectives all_gather, reduce_scatter, all_reduce -> nccl_* of that
 //    kind, any other collective -> nccl_other; PCIe copies (category "pcie")
-//    -> memory (cudaMemcpy shows up as gpu_memcpy in a trace).
+//    -> memory (cudaMemcpy shows up as gpu_memcpy in a trace), and so do
+//    async TP's copy-engine copies (category "async_tp"); pipeline and
+//    context-parallel sends and receives (tracks "pp", "cp") -> nccl_other
+//    (NCCL's SendRecv kernels).
 //  * a collective counts from this rank's arrival to its end (wait +
 //    duration), not from the group's start: a real NCCL kernel starts on
 //    its rank's stream when launched and spins until its peers join, so a

@@ -182,6 +182,8 @@ CommandSpec replay_command_spec() {
        {"--trace-out", "FILE", false, "write a Chrome/Perfetto trace (JSON) of the traced ranks"},
        {"--trace-ranks", "LIST", false,
         "ranks to trace, e.g. '0,8-15' (default 0; with --trace-out)"},
+       {"--trace-format", "FORMAT", false,
+        "chrome (default) or kineto: torch.profiler's layout, one file per traced rank"},
        {"--no-wall-time", "", false,
         "leave out the last line (wall time), the only one that differs between runs"}},
       "Each rank's graph runs on its GPU: kernels one at a time per stream, host work, PCIe\n"
@@ -217,6 +219,7 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   const bool tracing = parsed.has("--trace-out");
   const std::string trace_ranks =
       tracing || parsed.has("--trace-ranks") ? trace_ranks_text(parsed, "--trace-out") : "";
+  const bool kineto = kineto_format(parsed, "--trace-out");
 
   ReplayInputs in{parsed.positionals[0],
                   load_network_scenario(parsed.positionals[0], parsed.values("--set")),
@@ -278,7 +281,13 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   if (parsed.has("--json")) {
     sim::write_file_atomically(parsed.value_or("--json", ""), report_json(in, result, wall_s));
   }
-  if (tracing) write_chrome_trace_file(parsed.value_or("--trace-out", ""), result.trace);
+  if (tracing && kineto) {
+    write_kineto_trace_files(parsed.value_or("--trace-out", ""), result.trace, options.trace_ranks,
+                             in.ranks, cluster.gpus_per_node(),
+                             sim::SimTime::from_seconds_rounded(result.step_time_s));
+  } else if (tracing) {
+    write_chrome_trace_file(parsed.value_or("--trace-out", ""), result.trace);
+  }
   out << summary(in, result);
   if (!parsed.has("--no-wall-time")) out << row("wall time", fixed(wall_s, 3) + " s");
   return kExitOk;

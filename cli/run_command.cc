@@ -235,6 +235,9 @@ CommandSpec run_command_spec() {
        {"--json", "FILE", false, "also write the results as JSON (atomically)"},
        {"--trace", "FILE", false, "write a Chrome/Perfetto trace (JSON) of the traced ranks"},
        {"--trace-ranks", "LIST", false, "ranks to trace, e.g. '0,8-15' (default 0; with --trace)"},
+       {"--trace-format", "FORMAT", false,
+        "chrome (default) or kineto: torch.profiler's layout, one file per traced rank "
+        "(FILE, or FILE.rankN with several), for HTA, TensorBoard and `validate --kineto`"},
        {"--allow-oom", "", false, "simulate even when the step does not fit in GPU memory"},
        {"--no-wall-time", "", false,
         "leave out the last line (wall time), the only one that differs between runs"}},
@@ -251,6 +254,7 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   const bool tracing = parsed.has("--trace");
   const std::string trace_ranks =
       tracing || parsed.has("--trace-ranks") ? trace_ranks_text(parsed, "--trace") : "";
+  const bool kineto = kineto_format(parsed, "--trace");
 
   RunInputs in{parsed.positionals[0],
                load_network_scenario(parsed.positionals[0], parsed.values("--set")),
@@ -289,7 +293,13 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   if (parsed.has("--json")) {
     sim::write_file_atomically(parsed.value_or("--json", ""), report_json(in, result, wall_s));
   }
-  if (tracing) write_chrome_trace_file(parsed.value_or("--trace", ""), result.trace);
+  if (tracing && kineto) {
+    write_kineto_trace_files(parsed.value_or("--trace", ""), result.trace, config.trace_ranks,
+                             in.workload.world_size, cluster.gpus_per_node(),
+                             sim::SimTime::from_seconds_rounded(result.step_time_s));
+  } else if (tracing) {
+    write_chrome_trace_file(parsed.value_or("--trace", ""), result.trace);
+  }
   out << summary(in, result);
   if (!parsed.has("--no-wall-time")) out << row("wall time", fixed(wall_s, 3) + " s");
   return kExitOk;

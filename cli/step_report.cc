@@ -1,5 +1,6 @@
 #include "cli/step_report.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "cli/table_text.h"
@@ -8,6 +9,7 @@
 #include "config/rank_list.h"
 #include "config/text_fields.h"
 #include "timeline/chrome_trace.h"
+#include "timeline/kineto_trace_writer.h"
 
 namespace clustersim::cli {
 
@@ -138,6 +140,43 @@ void write_chrome_trace_file(const std::string& path,
   std::ostringstream trace;
   workloads::write_chrome_trace(records, trace);
   sim::write_file_atomically(path, trace.str());
+}
+
+bool kineto_format(const ParsedCommand& parsed, const std::string& trace_option) {
+  if (!parsed.has("--trace-format")) return false;
+  if (!parsed.has(trace_option)) {
+    throw UsageError("option '--trace-format' needs '" + trace_option + "'");
+  }
+  const std::string format = parsed.value_or("--trace-format", "");
+  if (format != "chrome" && format != "kineto") {
+    throw UsageError("option '--trace-format' expects chrome or kineto, found '" + format + "'");
+  }
+  return format == "kineto";
+}
+
+std::vector<std::string> write_kineto_trace_files(const std::string& path,
+                                                  std::span<const workloads::TraceRecord> records,
+                                                  std::span<const int64_t> ranks,
+                                                  int64_t world_size, int64_t gpus_per_node,
+                                                  sim::SimTime step_time) {
+  std::vector<std::string> files;
+  for (const int64_t r : ranks) {
+    std::string file = path;
+    if (ranks.size() > 1) {
+      const size_t slash = path.find_last_of('/');
+      const size_t dot = path.find_last_of('.');
+      const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+      const std::string tag = ".rank" + std::to_string(r);
+      file = has_ext ? path.substr(0, dot) + tag + path.substr(dot) : path + tag;
+    }
+    std::ostringstream text;
+    workloads::write_kineto_trace(
+        records, workloads::KinetoRank{r, world_size, r % std::max<int64_t>(1, gpus_per_node), step_time},
+        text);
+    sim::write_file_atomically(file, text.str());
+    files.push_back(file);
+  }
+  return files;
 }
 
 }  // namespace clustersim::cli

@@ -62,4 +62,19 @@ std::vector<int64_t> trace_ranks_below(const std::string& text, int64_t world,
 void write_chrome_trace_file(const std::string& path,
                              std::span<const workloads::TraceRecord> records);
 
+// The --trace-format option of a command with a trace file option: "chrome"
+// (default, one file of every traced rank, timeline/chrome_trace.h) or
+// "kineto" (torch.profiler's layout, one file per traced rank,
+// timeline/kineto_trace_writer.h); UsageError otherwise or without
+// `trace_option`.
+bool kineto_format(const ParsedCommand& parsed, const std::string& trace_option);
+// Writes (atomically) one Kineto trace per rank of `ranks`: to `path` when
+// there is one rank, else to `path` with ".rank<N>" before its extension
+// (t.json -> t.rank3.json). Returns the files written.
+std::vector<std::string> write_kineto_trace_files(const std::string& path,
+                                                  std::span<const workloads::TraceRecord> records,
+                                                  std::span<const int64_t> ranks,
+                                                  int64_t world_size, int64_t gpus_per_node,
+                                                  sim::SimTime step_time);
+
 }  // namespace clustersim::cli
