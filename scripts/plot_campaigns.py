@@ -25,14 +25,13 @@ and campaigns"):
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from plot_common import save_figure  # noqa: E402
 
 # The breakdown's keys in the order they are stacked, with their labels.
 ACCOUNTS = [
@@ -108,15 +107,7 @@ def plot(runs, out, title):
     fig.suptitle(title)
     fig.tight_layout()
 
-    directory = os.path.dirname(os.path.abspath(out))
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=os.path.splitext(out)[1] or ".png")
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    save_figure(fig, out)
 
 
 def main():

@@ -19,12 +19,12 @@ import csv
 import math
 import os
 import sys
-import tempfile
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from plot_common import save_figure  # noqa: E402
 
 LABELS = {
     "mfu": "MFU",
@@ -184,18 +184,7 @@ def main():
         heatmap(rows, x, y, args.metric, ax)
     ax.set_title(args.title or os.path.basename(args.csv))
     fig.tight_layout()
-    folder = os.path.dirname(os.path.abspath(args.output))
-    suffix = os.path.splitext(args.output)[1] or ".png"
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=suffix)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=120)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 is for the temporary only
-        os.replace(tmp, args.output)
-    except Exception:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    save_figure(fig, args.output)
 
 
 if __name__ == "__main__":

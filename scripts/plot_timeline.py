@@ -23,13 +23,13 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.patches as mpatches  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+from plot_common import save_figure  # noqa: E402
 
 # Colour by kind: (label, colour); the kind of an event from its category.
 KINDS = {
@@ -160,18 +160,7 @@ def main():
     ax.set_title(args.title or os.path.basename(args.trace))
     fig.subplots_adjust(left=0.16, right=0.98, top=1 - 0.45 / height, bottom=1.0 / height)
 
-    folder = os.path.dirname(os.path.abspath(args.output))
-    suffix = os.path.splitext(args.output)[1] or ".png"
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=suffix)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=120)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 is for the temporary only
-        os.replace(tmp, args.output)
-    except Exception:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    save_figure(fig, args.output)
 
 
 if __name__ == "__main__":

@@ -123,14 +123,7 @@ TEST(ChakraExportP2p, TheCpRingRunsBetweenNeighbours) {
 // every copy marked as a copy engine's (no SMs taken); nothing else is a
 // send or a receive.
 TEST(ChakraExportP2p, AsyncTpCopiesGoAroundTheTpRingOnCopyEngines) {
-  WorkloadSpec w = small_spec(8, 2);
-  w.tp = 4;
-  w.dp_size = 2;
-  w.replica_group_size = 1;
-  w.strategy = ShardingStrategy::kFullShard;
-  w.torch_compile = true;
-  w.async_tp = true;
-  const StepExporter e(hgx_h100(1), h100(), config_for(w));
+  const StepExporter e(hgx_h100(1), h100(), config_for(test_support::tp_spec(8, 4, true)));
   const P2pCounts p2p = p2p_of(e, 0);
   ASSERT_EQ(p2p.size(), 6u);
   const int count = p2p.begin()->second.first;

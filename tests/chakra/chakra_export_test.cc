@@ -530,22 +530,8 @@ std::vector<Case> round_trip_cases() {
   // Async TP (TP 4 and TP 2): its copies are sends and receives around the
   // TP ring that copy engines move (clustersim_copy_engine), so they take
   // no SMs; each starts when its input is made, beside the local chunk.
-  WorkloadSpec at = small_spec(8, 2);
-  at.tp = 4;
-  at.dp_size = 2;
-  at.replica_group_size = 1;
-  at.strategy = ShardingStrategy::kFullShard;
-  at.torch_compile = true;
-  at.async_tp = true;
-  cases.push_back({"async_tp", 1, at});
-  WorkloadSpec at2 = small_spec(8, 4);
-  at2.tp = 2;
-  at2.dp_size = 4;
-  at2.replica_group_size = 1;
-  at2.strategy = ShardingStrategy::kFullShard;
-  at2.torch_compile = true;
-  at2.async_tp = true;
-  cases.push_back({"async_tp2", 1, at2});
+  cases.push_back({"async_tp", 1, test_support::tp_spec(8, 4, true)});
+  cases.push_back({"async_tp2", 1, test_support::tp_spec(8, 2, true)});
   WorkloadSpec cp = small_spec(8, 8);
   cp.cp = 2;
   cases.push_back({"cp_allgather", 1, cp});

@@ -15,14 +15,8 @@ namespace {
 // checkpointing: per block 2 all-gathers and 2 reduce-scatters forward, the
 // same backward.
 WorkloadSpec tp_spec(bool async) {
-  WorkloadSpec w = test_support::small_spec(8, 2);
+  WorkloadSpec w = test_support::tp_spec(8, 4, async);
   w.model.layers = 2;
-  w.tp = 4;
-  w.dp_size = 2;
-  w.replica_group_size = 1;
-  w.strategy = ShardingStrategy::kFullShard;
-  w.torch_compile = true;
-  w.async_tp = async;
   return w;
 }
 

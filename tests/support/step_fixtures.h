@@ -57,4 +57,17 @@ inline workloads::WorkloadSpec small_spec(int64_t world, int64_t shard) {
   return w;
 }
 
+// small_spec(world, world / tp) as TP tp x FSDP world / tp, compiled
+// (async TP is an Inductor pass), with async TP on or off.
+inline workloads::WorkloadSpec tp_spec(int64_t world, int64_t tp, bool async_tp) {
+  workloads::WorkloadSpec w = small_spec(world, world / tp);
+  w.tp = tp;
+  w.dp_size = world / tp;
+  w.replica_group_size = 1;
+  w.strategy = workloads::ShardingStrategy::kFullShard;
+  w.torch_compile = true;
+  w.async_tp = async_tp;
+  return w;
+}
+
 }  // namespace clustersim::test_support
