@@ -30,7 +30,7 @@ int slot_of(ComponentKind kind) {
 }  // namespace
 
 DegradedSteps::DegradedSteps(const topology::Cluster& cluster,
-                                   const collectives::HardwareProfile& profile,
+                             const collectives::HardwareProfile& profile,
                              workloads::StepConfig config, double healthy_step_s,
                              std::shared_ptr<const StepCache> cache)
     : cluster_(cluster),
@@ -100,10 +100,9 @@ void DegradedSteps::compute_straggler(double slowdown) {
   const int64_t gpus = std::min(cluster_.gpus_per_node(), config.workload.world_size);
   std::erase_if(config.stragglers, [gpus](const workloads::Straggler& s) { return s.rank < gpus; });
   for (int64_t r = 0; r < gpus; ++r) config.stragglers.push_back({r, slowdown});
-  std::sort(config.stragglers.begin(), config.stragglers.end(),
-            [](const workloads::Straggler& a, const workloads::Straggler& b) {
-              return a.rank < b.rank;
-            });
+  std::sort(
+      config.stragglers.begin(), config.stragglers.end(),
+      [](const workloads::Straggler& a, const workloads::Straggler& b) { return a.rank < b.rank; });
   try {
     char item[48];
     std::snprintf(item, sizeof item, "straggler_%.17g", slowdown);

@@ -58,8 +58,8 @@ class DegradedSteps {
 
   struct Simulated {
     failures::ComponentKind kind{};  // kHost for the straggler
-    double step_s = 0;  // 0 when not simulated (see note)
-    std::string note;   // why the slowdown is 1 without a simulation
+    double step_s = 0;               // 0 when not simulated (see note)
+    std::string note;                // why the slowdown is 1 without a simulation
   };
   // The kinds asked for so far, in kind order, then the straggler. Call
   // when no campaign is running.

@@ -80,7 +80,8 @@ const std::string& own_binary() {
 
 }  // namespace
 
-StepCache::StepCache(std::string dir, std::string key) : dir_(std::move(dir)), key_(std::move(key)) {}
+StepCache::StepCache(std::string dir, std::string key)
+    : dir_(std::move(dir)), key_(std::move(key)) {}
 
 std::string StepCache::entry_path(std::string_view item) const {
   return (std::filesystem::path(dir_) / (key_ + "." + std::string(item))).string();

@@ -110,7 +110,8 @@ void write_kineto_trace(std::span<const TraceRecord> records, const KinetoRank& 
   thread_name(json, kHostPid, kHostTid, "python");
   process_name(json, rank.device, "GPU " + std::to_string(rank.device));
   for (const auto& [id, track] : used) {
-    thread_name(json, rank.device, id, "stream " + std::to_string(id) + " (" + std::string(track) + ")");
+    thread_name(json, rank.device, id,
+                "stream " + std::to_string(id) + " (" + std::string(track) + ")");
   }
   // The step marker prof.step() writes, over the whole step.
   json.begin_object().key("ph").str("X").key("cat").str("user_annotation");

@@ -13,14 +13,14 @@ void check_tree(const Cluster& c, int64_t tree, int tiers, const char* what) {
   CLUSTERSIM_CHECK(c.shape().tiers >= tiers, std::string(what) + " needs a fabric of " +
                                                  std::to_string(tiers) + " tiers, found " +
                                                  std::to_string(c.shape().tiers));
-  CLUSTERSIM_CHECK(tree >= 0 && tree < c.shape().trees,
-                   std::string(what) + ": tree " + std::to_string(tree) + " of " +
-                       std::to_string(c.shape().trees));
+  CLUSTERSIM_CHECK(tree >= 0 && tree < c.shape().trees, std::string(what) + ": tree " +
+                                                            std::to_string(tree) + " of " +
+                                                            std::to_string(c.shape().trees));
 }
 
 void check_index(int64_t i, int64_t count, const char* what) {
-  CLUSTERSIM_CHECK(i >= 0 && i < count, std::string(what) + " " + std::to_string(i) + " of " +
-                                            std::to_string(count));
+  CLUSTERSIM_CHECK(i >= 0 && i < count,
+                   std::string(what) + " " + std::to_string(i) + " of " + std::to_string(count));
 }
 
 }  // namespace

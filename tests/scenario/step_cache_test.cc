@@ -15,10 +15,9 @@ namespace {
 
 using test_support::ScratchDir;
 
-const std::string kBase =
-    "name: t\nhardware: " CLUSTERSIM_SOURCE_DIR
-    "/scenarios/hardware/h100.yaml\ncluster:\n  nodes: 2\n  node: hgx_h100\n"
-    "workload:\n  model: llama3-8b\n  seq_len: 4096\n  local_batch: 1\n";
+const std::string kBase = "name: t\nhardware: " CLUSTERSIM_SOURCE_DIR
+                          "/scenarios/hardware/h100.yaml\ncluster:\n  nodes: 2\n  node: hgx_h100\n"
+                          "workload:\n  model: llama3-8b\n  seq_len: 4096\n  local_batch: 1\n";
 
 std::string key_of(const std::string& yaml) {
   const ScratchDir dir;

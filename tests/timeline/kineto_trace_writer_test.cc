@@ -53,23 +53,29 @@ TEST(KinetoTraceWriter, RecordsBecomeWhatTorchProfilerWrites) {
   records.push_back(record(4, "compute", "other_rank", "gemm", 0, 1));  // not rank 3's
   const std::string t = trace_of(records);
 
-  EXPECT_TRUE(has(t, "\"distributedInfo\":{\n\"backend\":\"nccl\",\n\"rank\":3,\n\"world_size\":16"))
+  EXPECT_TRUE(
+      has(t, "\"distributedInfo\":{\n\"backend\":\"nccl\",\n\"rank\":3,\n\"world_size\":16"))
       << t;
   // The step marker over the whole step, on the host thread (pid 1, tid 1).
-  EXPECT_TRUE(has(t, "\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
-                     "\"ts\":0,\"dur\":5000.123"))
+  EXPECT_TRUE(has(t,
+                  "\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
+                  "\"ts\":0,\"dur\":5000.123"))
       << t;
-  EXPECT_TRUE(has(t, "\"cat\":\"cuda_runtime\",\"name\":\"kernel_launches\",\"pid\":1,\"tid\":1,"
-                     "\"ts\":0,\"dur\":10"));
+  EXPECT_TRUE(has(t,
+                  "\"cat\":\"cuda_runtime\",\"name\":\"kernel_launches\",\"pid\":1,\"tid\":1,"
+                  "\"ts\":0,\"dur\":10"));
   // Kernels on GPU 3's streams, named as their class's kernels are.
-  EXPECT_TRUE(has(t, "\"cat\":\"kernel\",\"name\":\"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt\","
-                     "\"pid\":3,\"tid\":7,\"ts\":10,\"dur\":2.5"));
+  EXPECT_TRUE(has(t,
+                  "\"cat\":\"kernel\",\"name\":\"sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt\","
+                  "\"pid\":3,\"tid\":7,\"ts\":10,\"dur\":2.5"));
   EXPECT_TRUE(has(t, "\"name\":\"flash_bwd_kernel\",\"pid\":3,\"tid\":7,\"ts\":20,\"dur\":4"));
   // A collective from the rank's arrival (start - wait) to its end.
-  EXPECT_TRUE(has(t, "\"name\":\"ncclDevKernel_AllGather_RING_LL128\",\"pid\":3,\"tid\":20,"
-                     "\"ts\":29.5,\"dur\":1.5"));
-  EXPECT_TRUE(has(t, "\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoH (Device -> Pinned)\",\"pid\":3,"
-                     "\"tid\":32,\"ts\":40,\"dur\":0.7"));
+  EXPECT_TRUE(has(t,
+                  "\"name\":\"ncclDevKernel_AllGather_RING_LL128\",\"pid\":3,\"tid\":20,"
+                  "\"ts\":29.5,\"dur\":1.5"));
+  EXPECT_TRUE(has(t,
+                  "\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoH (Device -> Pinned)\",\"pid\":3,"
+                  "\"tid\":32,\"ts\":40,\"dur\":0.7"));
   EXPECT_TRUE(has(t, "\"clustersim_name\":\"wq\""));
   EXPECT_FALSE(has(t, "other_rank"));
 }

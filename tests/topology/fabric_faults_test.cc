@@ -16,7 +16,8 @@ using testing::cluster_from_yaml;
 using testing::small_fat_tree;
 
 // 100 nodes per rail at radix 16: 13 leaves and 8 spines per rail tree.
-constexpr const char* kHundredNodes = "name: t\ncluster:\n  nodes: 100\n  fabric:\n    switch_radix: 16\n";
+constexpr const char* kHundredNodes =
+    "name: t\ncluster:\n  nodes: 100\n  fabric:\n    switch_radix: 16\n";
 
 bool avoids_down_links(const Cluster& c, const std::vector<EdgeId>& r) {
   for (const EdgeId e : r) {
@@ -88,7 +89,7 @@ TEST(FabricFaults, NoRouteLeftIsAnInvariantError) {
   EXPECT_TRUE(avoids_down_links(c, route(c, 0, 6)));
   fail_leaf_uplink(c, 0, 0, 1);
   EXPECT_THROW(route(c, 0, 6), sim::InvariantError);
-  EXPECT_EQ(route(c, 0, 1).size(), 2U);  // inside the node: unaffected
+  EXPECT_EQ(route(c, 0, 1).size(), 2U);                   // inside the node: unaffected
   EXPECT_THROW(fail_core(c, 0, 0), sim::InvariantError);  // two tiers: no core
   EXPECT_THROW(fail_spine(c, 0, 99), sim::InvariantError);
 }
