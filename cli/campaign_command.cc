@@ -287,7 +287,8 @@ CommandSpec campaign_command_spec() {
           "ETTR (effective training time ratio) is the mean over trials of productive time over\n"
           "wall time, with a 95% confidence interval. JSON keys: ettr_mean, ettr_ci95_low,\n"
           "ettr_ci95_high, interruptions_mean, goodput, goodput_fraction, time_to_train_days\n"
-          "(with campaign.tokens), breakdown, interruptions_by_category, step_time_s, wall_s."};
+          "(with campaign.tokens), breakdown, interruptions_by_category, restart_pieces_s (with\n"
+          "ft_hsdp also ft_stall_pieces_s, replica_recovery_pieces_s), step_time_s, wall_s."};
 }
 
 int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
@@ -302,8 +303,9 @@ int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::os
   const sim::ConfigValues values = load_scenario_values(path, overrides);
   std::shared_ptr<const StepCache> cache;
   if (parsed.has("--step-cache")) {
-    cache = std::make_shared<StepCache>(parsed.value_or("--step-cache", ""),
-                                        step_cache_key(path, values));
+    const std::string dir = parsed.value_or("--step-cache", "");
+    if (dir.empty()) throw UsageError("option '--step-cache' expects a directory, found ''");
+    cache = std::make_shared<StepCache>(dir, step_cache_key(path, values));
   }
   const CampaignInputs in = read_campaign_inputs(
       path, values,
