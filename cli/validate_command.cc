@@ -134,6 +134,9 @@ CommandSpec validate_command_spec() {
             "fold (K-fold cross-validation)"},
            {"--max-error", "P", false,
             "exit 1 when the median |error| over all cases exceeds P percent (for CI)"},
+           {"--csv", "FILE", false,
+            "training runs: also write one row per run as CSV (atomically; "
+            "scripts/plot_validate.py draws it)"},
            {"--set", "KEY=VALUE", true, "override a scenario key"}},
           "Files are recognised by content: Kineto traces (torch.profiler JSON), GEMM and\n"
           "attention CSVs (scripts/microbench), collective CSVs or nccl-tests output. Collective\n"
@@ -156,6 +159,10 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
   if (is_training_runs_file(parsed.positionals[0])) {
     RunsValidationOptions options;
     options.max_error = max_error;
+    if (parsed.has("--csv")) {
+      options.csv_path = parsed.value_or("--csv", "");
+      if (options.csv_path.empty()) throw UsageError("option '--csv' expects a FILE, found ''");
+    }
     if (parsed.has("--folds")) {
       options.folds = static_cast<int>(parsed.positive_int_or("--folds", 5, 1000, "a fold count"));
       if (options.folds == 1)

@@ -6,9 +6,11 @@
 #include <sstream>
 
 #include "cli/table_text.h"
+#include "config/atomic_file.h"
 #include "config/text_fields.h"
 #include "scenario/training_runs.h"
 #include "sim/statistics.h"
+#include "sweep/sweep_rows.h"
 
 namespace clustersim::cli {
 
@@ -47,6 +49,25 @@ std::string summary(const std::vector<double>& errors) {
     << "% max_abs_error=" << fixed(abs.percentile(100), 2)
     << "% mean_error=" << percent(sum / static_cast<double>(errors.size()));
   return s.str();
+}
+
+// Numbers read back to the same double; an absent one is an empty field.
+std::string exact(double x) { return number_text(x); }
+std::string maybe(const std::optional<double>& x) { return x ? exact(*x) : ""; }
+
+std::string rows_csv(const std::vector<Row>& rows) {
+  std::string text =
+      "id,kind,label,measured_tokens_per_s_per_gpu,predicted_tokens_per_s_per_gpu,error,"
+      "cv_error,measured_memory_gib,predicted_memory_gib,memory_error,source\n";
+  for (const Row& r : rows) {
+    text += csv_field(r.run->id) + "," + csv_field(r.prediction.kind) + "," + r.label +
+            "," + exact(r.run->tokens_per_s_per_gpu) + "," +
+            exact(r.prediction.tokens_per_s_per_gpu) + "," + exact(r.error) + "," +
+            maybe(r.cv_error) + "," + maybe(r.run->memory_gib) + "," +
+            exact(r.prediction.memory_gib) + "," + maybe(r.memory_error) + "," +
+            csv_field(r.run->source) + "\n";
+  }
+  return text;
 }
 
 }  // namespace
@@ -119,6 +140,7 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
     out << "# cross-validated (" << options.folds << " folds): " << summary(cv_all) << "\n";
   if (!memory.empty()) out << "# peak memory: " << summary(memory) << "\n";
   out << summary(all) << "\n";
+  if (!options.csv_path.empty()) sim::write_file_atomically(options.csv_path, rows_csv(rows));
   sim::Samples abs;
   for (double e : all) abs.add(std::fabs(e) * 100.0);
   if (options.max_error && abs.percentile(50) > *options.max_error) {

@@ -21,6 +21,11 @@ namespace clustersim::cli {
 struct RunsValidationOptions {
   int folds = 0;                    // 0 or 1: no cross-validation
   std::optional<double> max_error;  // percent; exit 1 when the median |error| exceeds it
+  // Non-empty: also write the rows there as CSV (atomically), columns id,
+  // kind, label, measured_tokens_per_s_per_gpu, predicted_tokens_per_s_per_gpu,
+  // error, cv_error, measured_memory_gib, predicted_memory_gib, memory_error,
+  // source (errors as fractions; empty where there is none).
+  std::string csv_path;
 };
 
 // Returns the exit code (1 when max_error is exceeded). Throws
