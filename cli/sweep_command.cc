@@ -182,7 +182,10 @@ CommandSpec sweep_command_spec() {
       "Points that fail validation are skipped with the reason; points that do not fit in\n"
       "GPU memory are simulated and marked. CSV columns: the swept keys, status (ok |\n"
       "skipped | out_of_memory | failed), reason, step_time_s, tokens_per_s_per_gpu,\n"
-      "tflops_per_gpu, mfu, peak_memory_bytes, fits_in_memory, exposed_comm_s; with\n"
+      "tflops_per_gpu, mfu, peak_memory_bytes, fits_in_memory, exposed_comm_s, where the\n"
+      "step went (compute_s, exposed_all_gather_s, exposed_reduce_scatter_s,\n"
+      "exposed_all_reduce_s, exposed_tp_s, exposed_cp_s, exposed_pcie_s, pipeline_bubble_s,\n"
+      "sync_wait_s, launch_bound_s, idle_s: seconds per rank, summing to step_time_s); with\n"
       "--campaign also ettr_mean, time_to_train_days (with campaign.tokens).\n"
       "The ranking: tokens/s per GPU (x ETTR with --campaign), fitting points first."};
 }

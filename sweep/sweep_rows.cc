@@ -8,7 +8,12 @@ namespace clustersim::cli {
 const std::vector<std::string> kFigureColumns = {
     "status",         "reason", "step_time_s",       "tokens_per_s_per_gpu",
     "tflops_per_gpu", "mfu",    "peak_memory_bytes", "fits_in_memory",
-    "exposed_comm_s"};
+    "exposed_comm_s",
+    // Where the step went (seconds per rank, means over ranks; they sum to
+    // step_time_s): StepBreakdown's parts.
+    "compute_s", "exposed_all_gather_s", "exposed_reduce_scatter_s", "exposed_all_reduce_s",
+    "exposed_tp_s", "exposed_cp_s", "exposed_pcie_s", "pipeline_bubble_s", "sync_wait_s",
+    "launch_bound_s", "idle_s"};
 const std::vector<std::string> kCampaignColumns = {"ettr_mean", "time_to_train_days"};
 
 std::string number_text(double x) {
@@ -110,6 +115,12 @@ std::string simulated_row(const SweepPoint& point, const workloads::StepResult& 
                                       std::to_string(r.memory.total()),
                                       r.fits_in_memory ? "true" : "false",
                                       number_text(r.breakdown.exposed_comm_s())};
+  const workloads::StepBreakdown& b = r.breakdown;
+  for (const double s : {b.compute_s, b.exposed_all_gather_s, b.exposed_reduce_scatter_s,
+                         b.exposed_all_reduce_s, b.exposed_tp_s, b.exposed_cp_s, b.exposed_pcie_s,
+                         b.pipeline_bubble_s, b.sync_wait_s, b.launch_bound_s, b.idle_s}) {
+    figures.push_back(number_text(s));
+  }
   if (campaign) {
     figures.push_back(number_text(campaign->ettr_mean));
     figures.push_back(campaign->time_to_train_days ? number_text(*campaign->time_to_train_days)

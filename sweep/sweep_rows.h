@@ -32,8 +32,9 @@ constexpr size_t kTokens = 3;
 constexpr size_t kMfu = 5;
 constexpr size_t kPeak = 6;
 constexpr size_t kFits = 7;
-constexpr size_t kEttr = 9;
-constexpr size_t kTimeToTrain = 10;
+// 8: exposed_comm_s, 9-19: the step's breakdown; then the campaign's.
+constexpr size_t kEttr = 20;
+constexpr size_t kTimeToTrain = 21;
 
 // The status column: simulated (ok, out_of_memory) or not (skipped: the
 // point's input is invalid; failed: clustersim itself failed on it).

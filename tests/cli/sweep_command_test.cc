@@ -73,14 +73,19 @@ TEST(SweepCommand, RowsAreWhatRunGivesForTheSameOverrides) {
   EXPECT_EQ(rows[0], (std::vector<std::string>{kShard, "workload.local_batch", "status", "reason",
                                                "step_time_s", "tokens_per_s_per_gpu",
                                                "tflops_per_gpu", "mfu", "peak_memory_bytes",
-                                               "fits_in_memory", "exposed_comm_s"}));
+                                               "fits_in_memory", "exposed_comm_s", "compute_s",
+                                               "exposed_all_gather_s", "exposed_reduce_scatter_s",
+                                               "exposed_all_reduce_s", "exposed_tp_s",
+                                               "exposed_cp_s", "exposed_pcie_s",
+                                               "pipeline_bubble_s", "sync_wait_s",
+                                               "launch_bound_s", "idle_s"}));
   const std::vector<std::vector<std::string>> expect = {
       {"4", "1", "ok"},      {"4", "32", "out_of_memory"},
       {"3", "1", "skipped"}, {"3", "32", "skipped"},
       {"16", "1", "ok"},     {"16", "32", "out_of_memory"}};
   for (size_t i = 0; i < expect.size(); ++i) {
     const auto& row = rows[i + 1];
-    ASSERT_EQ(row.size(), 11u);
+    ASSERT_EQ(row.size(), 22u);
     EXPECT_EQ(row[0], expect[i][0]);
     EXPECT_EQ(row[1], expect[i][1]);
     EXPECT_EQ(row[2], expect[i][2]) << row[3];
@@ -107,6 +112,13 @@ TEST(SweepCommand, RowsAreWhatRunGivesForTheSameOverrides) {
     EXPECT_EQ(std::stod(row[8]), report["peak_memory_bytes"].number);
     EXPECT_EQ(row[9] == "true", report["fits_in_memory"].boolean);
     EXPECT_EQ(std::stod(row[10]), report["exposed_comm_s"].number);
+    // Where the step went, as run's breakdown has it, parts summing to the step.
+    double parts = 0;
+    for (size_t c = 11; c < 22; ++c) {
+      EXPECT_EQ(std::stod(row[c]), report["breakdown"][rows[0][c]].number) << rows[0][c];
+      parts += std::stod(row[c]);
+    }
+    EXPECT_NEAR(parts, std::stod(row[4]), 1e-9 * std::stod(row[4]));
   }
   // The ranked table: the fitting points first, best tokens/s first.
   EXPECT_NE(r.out.find("points: 6 (2 ok, 2 out of memory, 2 skipped)"), std::string::npos) << r.out;
@@ -138,10 +150,12 @@ TEST(SweepCommand, APointTheTunerRejectsIsSkippedAndTheOthersRun) {
       "collectives.algorithm: no valid way to run all_gather on 8 ranks (1 nodes) with "
       "algorithm nvls: nvls is modelled only for all_reduce (not all_gather) (the FSDP shard "
       "group of the step)";
-  EXPECT_EQ(rows[2],
-            (std::vector<std::string>{"tree", "skipped", tree_reason, "", "", "", "", "", "", ""}));
-  EXPECT_EQ(rows[3],
-            (std::vector<std::string>{"nvls", "skipped", nvls_reason, "", "", "", "", "", "", ""}));
+  std::vector<std::string> tree_row = {"tree", "skipped", tree_reason};
+  std::vector<std::string> nvls_row = {"nvls", "skipped", nvls_reason};
+  tree_row.resize(21, "");  // the axis, then 20 figures of which only status and reason
+  nvls_row.resize(21, "");
+  EXPECT_EQ(rows[2], tree_row);
+  EXPECT_EQ(rows[3], nvls_row);
   EXPECT_NE(r.out.find("points: 3 (1 ok, 0 out of memory, 2 skipped)\nskipped:\n"
                        "  collectives.algorithm=tree: " +
                        tree_reason + "\n  collectives.algorithm=nvls: " + nvls_reason + "\n"),
@@ -275,7 +289,8 @@ TEST(SweepCommand, ResumeRefusesAnotherSweepsPartialFile) {
   ASSERT_EQ(run({"sweep", path, "-o", dir.file("clean.csv")}).code, cli::kExitOk);
   const std::string head(sim::split_lines(read_all(dir.file("clean.csv")))[0].text);
   dir.write("out.csv.partial",
-            "# clustersim sweep partial v1; points 6; " + head + "\n0,8,1,ok,,1,1,1,1,1,true,1\n");
+            "# clustersim sweep partial v1; points 6; " + head +
+                "\n0,8,1,ok,,1,1,1,1,1,true,1,1,0,0,0,0,0,0,0,0,0,0\n");
   r = run({"sweep", path, "-o", csv, "--resume"});
   EXPECT_EQ(r.code, cli::kExitError);
   EXPECT_NE(r.err.find(":2:1: error: expected point 0 of this sweep (4,1)"), std::string::npos)
@@ -342,9 +357,9 @@ TEST(SweepCommandCampaign, FiguresAreWhatCampaignGives) {
   EXPECT_EQ(csvs[0], csvs[1]);
   const auto rows = csv_rows(csvs[0]);
   ASSERT_EQ(rows.size(), 5u);
-  ASSERT_EQ(rows[0].size(), 13u);
-  EXPECT_EQ(rows[0][11], "ettr_mean");
-  EXPECT_EQ(rows[0][12], "time_to_train_days");
+  ASSERT_EQ(rows[0].size(), 24u);
+  EXPECT_EQ(rows[0][22], "ettr_mean");
+  EXPECT_EQ(rows[0][23], "time_to_train_days");
   // shard 16 leaves one replica group: nothing for ft_hsdp to fall back on.
   EXPECT_EQ(rows[4][2], "skipped");
   EXPECT_EQ(rows[4][3].substr(0, 54), "campaign: recovery.policy: ft_hsdp needs at least 2 re");
@@ -359,8 +374,8 @@ TEST(SweepCommandCampaign, FiguresAreWhatCampaignGives) {
              "recovery.policy=" + row[1], "--set", "campaign.trials=20", "--json", json});
     ASSERT_EQ(one.code, cli::kExitOk) << one.err;
     const auto report = parse_json(read_all(json));
-    EXPECT_EQ(std::stod(row[11]), report["ettr_mean"].number) << row[0] << " " << row[1];
-    EXPECT_EQ(std::stod(row[12]), report["time_to_train_days"].number);
+    EXPECT_EQ(std::stod(row[22]), report["ettr_mean"].number) << row[0] << " " << row[1];
+    EXPECT_EQ(std::stod(row[23]), report["time_to_train_days"].number);
   }
   const Outcome bad = run({"sweep", path, "--trials", "5"});
   EXPECT_EQ(bad.code, cli::kExitUsage);

@@ -14,9 +14,9 @@ namespace {
 TEST(SweepRows, FailedAndSkippedRowsKeepTheReasonAndLeaveTheFiguresEmpty) {
   const SweepPoint point{{"8", "a,b"}, ""};
   EXPECT_EQ(failed_row(point, "internal error: invariant 'x' failed", false),
-            "8,\"a,b\",failed,internal error: invariant 'x' failed,,,,,,,");
+            "8,\"a,b\",failed,internal error: invariant 'x' failed,,,,,,,,,,,,,,,,,,");
   EXPECT_EQ(skipped_row(point, "tp: expected \"2\"", true),
-            "8,\"a,b\",skipped,\"tp: expected \"\"2\"\"\",,,,,,,,,");
+            "8,\"a,b\",skipped,\"tp: expected \"\"2\"\"\",,,,,,,,,,,,,,,,,,,,");
   const std::vector<std::string> fields = csv_split(failed_row(point, "why, exactly", false));
   ASSERT_EQ(fields.size(), 2 + kFigureColumns.size());
   EXPECT_EQ(fields[1], "a,b");
