@@ -3,6 +3,11 @@
 
     /usr/bin/python3 scripts/plot_sweep.py RESULTS.csv -o FILE.png [--metric mfu]
         [--x KEY] [--y KEY] [--title TEXT]
+    /usr/bin/python3 scripts/plot_sweep.py RESULTS.csv -o FILE.png --breakdown
+
+--breakdown draws one stacked bar per simulated point (grid order): where
+its step went (compute, each exposed communication, the pipeline bubble,
+sync wait, launch-bound, idle; seconds per rank).
 
 The swept keys are the CSV's columns before `status`. With two or more swept
 keys (or --x and --y) it draws a heatmap of the metric over the first two
@@ -158,6 +163,49 @@ def lines(rows, x, metric, ax):
     ax.grid(True, alpha=0.3)
 
 
+# The step's parts as the sweep CSV has them, with labels and colours.
+PARTS = [
+    ("compute_s", "compute", "#1f77b4"),
+    ("exposed_all_gather_s", "exposed all-gather", "#2ca02c"),
+    ("exposed_reduce_scatter_s", "exposed reduce-scatter", "#d62728"),
+    ("exposed_all_reduce_s", "exposed all-reduce", "#ff7f0e"),
+    ("exposed_tp_s", "exposed TP", "#9467bd"),
+    ("exposed_cp_s", "exposed CP", "#8c564b"),
+    ("exposed_pcie_s", "exposed PCIe", "#7f7f7f"),
+    ("pipeline_bubble_s", "pipeline bubble", "#bcbd22"),
+    ("sync_wait_s", "sync wait", "#17becf"),
+    ("launch_bound_s", "launch-bound", "#e377c2"),
+    ("idle_s", "idle", "#c7c7c7"),
+]
+
+
+def breakdown(rows, keys, ax):
+    """One stacked bar per simulated point (grid order): where its step went,
+    in seconds; points not simulated are left out, out-of-memory ones
+    labelled."""
+    simulated = [r for r in rows if r["status"] in ("ok", "out_of_memory")]
+    if not simulated:
+        fail("--breakdown: expected simulated points, found none")
+    labels = []
+    for r in simulated:
+        # One swept key: its values on the axis, its name below.
+        label = r[keys[0]] if len(keys) == 1 else "\n".join(f"{short(k)}={r[k]}" for k in keys)
+        labels.append(label + ("\n(OOM)" if r["status"] == "out_of_memory" else ""))
+    if len(keys) == 1:
+        ax.set_xlabel(keys[0])
+    bottom = [0.0] * len(simulated)
+    positions = list(range(len(simulated)))
+    for column, label, colour in PARTS:
+        values = [number(r.get(column, "")) or 0.0 for r in simulated]
+        if not any(values):
+            continue
+        ax.bar(positions, values, bottom=bottom, color=colour, label=label, width=0.7)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    ax.set_xticks(positions, labels, fontsize=7)
+    ax.set_ylabel("seconds per step (mean per rank)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("csv")
@@ -166,9 +214,21 @@ def main():
     parser.add_argument("--x", help="swept key on the x axis (default: the first)")
     parser.add_argument("--y", help="swept key on the y axis (default: the second, if any)")
     parser.add_argument("--title", help="figure title (default: the file name)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="stacked bars of where each point's step went")
     args = parser.parse_args()
 
     rows, keys, fields = read_rows(args.csv)
+    if args.breakdown:
+        missing = [c for c, _, _ in PARTS if c not in fields]
+        if missing:
+            fail(f"--breakdown: expected the step's breakdown columns, found no {missing[0]}")
+        fig, ax = plt.subplots(figsize=(max(8, 0.7 * len(rows) + 3), 5.5))
+        breakdown(rows, keys, ax)
+        ax.set_title(args.title or os.path.basename(args.csv))
+        fig.tight_layout()
+        save_figure(fig, args.output)
+        return
     if args.metric not in fields:
         fail(f"--metric: expected one of the CSV's columns after 'status', found '{args.metric}'")
     for flag, key in (("--x", args.x), ("--y", args.y)):
