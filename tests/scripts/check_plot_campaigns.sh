@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# ctest: scripts/plot_campaigns.py draws ETTR by job size and where the wall
+# clock went, per policy, from `clustersim campaign --json` results (a PNG of
+# 1560 x 600 pixels), and refuses a JSON file that is not one, writing no
+# image.
+# Usage: check_plot_campaigns.sh CLUSTERSIM
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+clustersim=$1
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+python=/usr/bin/python3
+for nodes in 4096 12288; do
+  for policy in ft_hsdp checkpoint_restart; do
+    "$clustersim" campaign "$repo/scenarios/ft_hsdp_98k.yaml" --set cluster.nodes=$nodes \
+      --set recovery.policy=$policy --set campaign.trials=10 --json "$out/$nodes.$policy.json" \
+      > /dev/null
+  done
+done
+"$python" "$repo/scripts/plot_campaigns.py" "$out"/*.json -o "$out/c.png"
+size=$("$python" -c "import struct,sys; d=open(sys.argv[1],'rb').read(24); print(*struct.unpack('>II', d[16:24]))" "$out/c.png")
+[[ "$size" == "1560 600" ]] || { echo "c.png is $size, expected 1560 600"; exit 1; }
+echo '{"ettr": 1}' > "$out/bad.json"
+if "$python" "$repo/scripts/plot_campaigns.py" "$out/bad.json" -o "$out/bad.png" 2> "$out/err"; then
+  echo "a JSON file that is not a campaign result was accepted"; exit 1
+fi
+grep -q "expected a .clustersim campaign --json. result" "$out/err" || { cat "$out/err"; exit 1; }
+[[ ! -e "$out/bad.png" ]] || { echo "an image was written for a bad result"; exit 1; }
+echo ok
