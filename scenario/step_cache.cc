@@ -12,6 +12,7 @@
 #include "config/atomic_file.h"
 #include "config/file_text.h"
 #include "hardware/hardware_profile.h"
+#include "sim/random_stream.h"
 
 namespace clustersim::cli {
 
@@ -27,20 +28,6 @@ bool stepless(std::string_view path) {
   }
   return false;
 }
-
-class Fnv1a {
- public:
-  void add(std::string_view bytes) {
-    for (const char c : bytes) {
-      hash_ ^= static_cast<uint8_t>(c);
-      hash_ *= 0x100000001b3ULL;
-    }
-  }
-  uint64_t value() const { return hash_; }
-
- private:
-  uint64_t hash_ = 0xcbf29ce484222325ULL;
-};
 
 std::string exact(double x) {
   char buf[40];
@@ -117,24 +104,24 @@ double cached_step(const StepCache* cache, std::string_view item,
 }
 
 std::string step_cache_key(const std::string& scenario_path, const sim::ConfigValues& values) {
-  Fnv1a h;
+  uint64_t h = sim::kFnvOffsetBasis;
   const std::string& binary = own_binary();
-  h.add(std::to_string(binary.size()));
-  h.add(binary);
+  h = sim::fnv1a64(std::to_string(binary.size()), h);
+  h = sim::fnv1a64(binary, h);
   if (values.has("hardware")) {
     std::string profile;
     sim::try_read_file_text(
         collectives::resolve_hardware_path(scenario_path, values.get_string("hardware")), profile,
         /*regular_only=*/true);
-    h.add("\nprofile\n");
-    h.add(profile);
+    h = sim::fnv1a64("\nprofile\n", h);
+    h = sim::fnv1a64(profile, h);
   }
   for (const auto& [path, entry] : values.entries()) {
     if (stepless(path)) continue;
-    h.add("\n" + path + "=" + value_text(entry.value));
+    h = sim::fnv1a64("\n" + path + "=" + value_text(entry.value), h);
   }
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h.value()));
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
 }
 

@@ -3,18 +3,8 @@
 namespace clustersim::sim {
 namespace {
 
-// FNV-1a 64 (Fowler, Noll, Vo): offset basis and prime as published.
-constexpr uint64_t kFnvOffsetBasis = 0xcbf29ce484222325u;
+// FNV-1a 64's prime as published (the offset basis is in the header).
 constexpr uint64_t kFnvPrime = 0x100000001b3u;
-
-uint64_t fnv1a64(std::string_view bytes) {
-  uint64_t h = kFnvOffsetBasis;
-  for (const char c : bytes) {
-    h ^= static_cast<unsigned char>(c);
-    h *= kFnvPrime;
-  }
-  return h;
-}
 
 // SplitMix64's output function (Steele, Lea, Flood, OOPSLA'14; constants as
 // in Vigna's splitmix64.c): a bijection with full avalanche, so nearby seeds
@@ -31,6 +21,14 @@ PhiloxKey split_key(uint64_t k) {
 }
 
 }  // namespace
+
+uint64_t fnv1a64(std::string_view bytes, uint64_t hash) {
+  for (const char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= kFnvPrime;
+  }
+  return hash;
+}
 
 uint64_t derive_stream_key(uint64_t seed, std::string_view stream_name, uint64_t entity_id) {
   // Chained, not XORed together, so that swapping seed and entity (or the

@@ -60,6 +60,12 @@ constexpr PhiloxCounter philox4x32_10(PhiloxCounter ctr, PhiloxKey key) {
   return ctr;
 }
 
+// FNV-1a 64 (Fowler, Noll, Vo) of `bytes`, continuing from `hash` (the
+// offset basis for a fresh hash), so that a long key can be hashed in
+// pieces: fnv1a64(b, fnv1a64(a)) == fnv1a64(a + b). Stable across platforms.
+inline constexpr uint64_t kFnvOffsetBasis = 0xcbf29ce484222325u;
+uint64_t fnv1a64(std::string_view bytes, uint64_t hash = kFnvOffsetBasis);
+
 // The stable key derivation RandomStream uses; exposed so that tools can
 // document or reproduce a stream's key.
 uint64_t derive_stream_key(uint64_t seed, std::string_view stream_name, uint64_t entity_id);
