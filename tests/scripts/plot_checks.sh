@@ -1,0 +1,22 @@
+# Sourced by the plot scripts' ctests (tests/scripts/check_plot_*.sh).
+# Needs $python (Debian's /usr/bin/python3) and $out (a scratch folder).
+
+# Fails unless FILE is a PNG of WIDTH x HEIGHT pixels.
+expect_png_size() {
+  local file=$1 want="$2 $3" size
+  [[ "$(head -c 8 "$file" | od -An -tx1 | tr -d ' \n')" == "89504e470d0a1a0a" ]] ||
+    { echo "$file is not a PNG"; exit 1; }
+  size=$("$python" -c "import struct,sys; d=open(sys.argv[1],'rb').read(24); print(*struct.unpack('>II', d[16:24]))" "$file")
+  [[ "$size" == "$want" ]] || { echo "$file is $size, expected $want"; exit 1; }
+}
+
+# Fails unless SCRIPT refuses INPUT with MESSAGE (a grep pattern) on stderr
+# and writes no image.
+expect_refused() {
+  local script=$1 input=$2 message=$3
+  if "$python" "$script" "$input" -o "$out/refused.png" 2> "$out/err"; then
+    echo "$input was accepted by $script"; exit 1
+  fi
+  grep -q "$message" "$out/err" || { cat "$out/err"; exit 1; }
+  [[ ! -e "$out/refused.png" ]] || { echo "an image was written for $input"; exit 1; }
+}
