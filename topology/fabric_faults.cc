@@ -60,11 +60,4 @@ void fail_leaf_uplink(Cluster& c, int64_t tree, int64_t leaf, int64_t j) {
   c.take_down(c.leaf_up(tree, leaf, j));
 }
 
-void fail_spine_uplink(Cluster& c, int64_t tree, int64_t spine, int64_t m) {
-  check_tree(c, tree, 3, "fail_spine_uplink");
-  check_index(spine, c.shape().spines, "spine");
-  check_index(m, c.shape().half_radix, "spine uplink");
-  c.take_down(c.spine_up(tree, spine, m));
-}
-
 }  // namespace clustersim::topology

@@ -8,8 +8,8 @@
 //    the spine's k/2 uplinks to cores;
 //  * core (tree, c) of group j = c / (k/2), index m = c % (k/2): uplink m of
 //    spine j of every pod;
-//  * cable: one leaf's uplink j (leaf_uplink) or one spine's uplink m
-//    (spine_uplink).
+//  * cable: one leaf's uplink j (fail_leaf_uplink; a spine-to-core cable
+//    is the same one link taken down, Cluster::take_down(spine_up(...))).
 // Preconditions (InvariantError): the tree has the tier and the indices are
 // in range.
 // Thread safety: mutates the cluster; call before it is shared.
@@ -24,6 +24,5 @@ namespace clustersim::topology {
 void fail_spine(Cluster& cluster, int64_t tree, int64_t spine);
 void fail_core(Cluster& cluster, int64_t tree, int64_t core);
 void fail_leaf_uplink(Cluster& cluster, int64_t tree, int64_t leaf, int64_t j);
-void fail_spine_uplink(Cluster& cluster, int64_t tree, int64_t spine, int64_t m);
 
 }  // namespace clustersim::topology
