@@ -184,7 +184,7 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
       m.unsharded_params = c * r.root + stage.blocks() * gathered_block;
     } else {
       const bool prefetch = w.backward_prefetch != BackwardPrefetch::kNone || w.forward_prefetch;
-      const int64_t depth = !prefetch ? 0 : (w.limit_all_gathers ? 1 : 2);
+      const int64_t depth = !prefetch ? 0 : (w.limit_all_gathers && w.fsdp_version != 1 ? 1 : 2);
       const int64_t in_flight = std::min(w.model.layers, 1 + depth);
       m.unsharded_params = c * r.root + in_flight * gathered_block;
     }

@@ -36,9 +36,11 @@
 // Unsharded parameters (all-gathered blocks; 0 when S = 1, nothing to gather):
 //   in_flight = 1 + depth, at most L, with depth = 0 without prefetch
 //               (backward_prefetch NONE and no forward_prefetch); with prefetch
-//               depth = 1 under limit_all_gathers (FSDP's rate limiter keeps two
-//               blocks unsharded) and 2 without it (the host may issue one more
-//               all-gather before the previous block is freed; an assumption)
+//               depth = 1 under limit_all_gathers with FSDP2 (two blocks
+//               unsharded) and 2 with FSDP1 (its queue of two free events lets
+//               a third all-gather through, schedules/fsdp_schedule.h) or
+//               without the limit (the host may issue one more all-gather
+//               before the previous block is freed; an assumption)
 //   unsharded = c * (root_rank + in_flight * block_rank)
 //   SHARD_GRAD_OP or reshard_after_forward false: every block stays unsharded
 //   from its forward to its backward, unsharded = c * model_rank.

@@ -212,7 +212,17 @@ class Builder {
     t.micro_batch = mb_;
     t.bytes = unit == kRootUnit ? s_.root_bytes : s_.block_gather_bytes;
     t.group = GroupRole::kShard;
-    if (spec_.limit_all_gathers && unit != kRootUnit) {
+    if (spec_.limit_all_gathers && spec_.fsdp_version == 1) {
+      // FSDP1's rate limiter (torch/distributed/fsdp/_limiter_utils.py,
+      // _FreeEventQueue, and _unshard in _runtime_utils.py): every unshard
+      // first takes the oldest recorded free event off the queue and
+      // synchronises on it once two or more are queued; every reshard that
+      // frees records one. It counts frees, not buffers.
+      if (free_events_.size() >= 2) {
+        t.host_wait = free_events_.front();
+        free_events_.pop_front();
+      }
+    } else if (spec_.limit_all_gathers && unit != kRootUnit) {
       // Wait for the oldest live buffer's free while two are live; stop at
       // one not freed yet (there is no event to wait on).
       while (live_.size() >= 2) {
@@ -261,6 +271,7 @@ class Builder {
     t.micro_batch = mb_;
     const int32_t index = add(t, {});
     gathered_[slot(unit)] = false;
+    if (spec_.fsdp_version == 1) free_events_.push_back(index);
     const int32_t ag = last_ag_[slot(unit)];
     if (unit != kRootUnit && std::find(live_.begin(), live_.end(), ag) != live_.end()) {
       free_of_[ag] = index;
@@ -593,6 +604,7 @@ class Builder {
   std::vector<int32_t> final_reduction_;  // last reduction of the last micro-batch
   std::deque<int32_t> live_;            // block all-gathers whose buffers the host has not awaited
   std::map<int32_t, int32_t> free_of_;  // all-gather in live_ -> the free of its buffer
+  std::deque<int32_t> free_events_;     // FSDP1: frees recorded and not yet waited for
 };
 
 }  // namespace

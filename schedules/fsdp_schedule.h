@@ -33,15 +33,22 @@
 //    SHARD_GRAD_OP never reshards after forward). forward_prefetch issues the
 //    next unit's all-gather right after the current one's (before its
 //    kernels).
-//  * limit_all_gathers: before issuing an all-gather of a block, while two or
-//    more block buffers are live (gathered and not yet awaited), the host
-//    waits for the free of the oldest one, provided that free was already
-//    issued (FSDP1 can only wait on recorded free events). So at most two
-//    block all-gathers are in flight whenever frees happen; with nothing
-//    freed (SHARD_GRAD_OP forward) the limit does not bind, as in FSDP1.
-//    The root is not counted. (FSDP1's free-event queue counts issued frees
-//    rather than buffers, so with forward_prefetch it lets three through;
-//    this schedule keeps the documented cap of two.)
+//  * limit_all_gathers, FSDP1 (fsdp_version 1): its rate limiter as the code
+//    runs it (torch/distributed/fsdp/_limiter_utils.py, _FreeEventQueue;
+//    _unshard and _reshard in _runtime_utils.py): every free of a unit's
+//    unsharded parameters records an event in a queue, and every all-gather
+//    is preceded by a host wait on the oldest queued event once two or more
+//    are queued. It counts frees, not buffers: with a prefetch (BACKWARD_PRE,
+//    forward_prefetch) three block all-gathers can be in flight, and in
+//    backward the next block's all-gather waits for the free of the block
+//    two back, not one. With nothing freed (SHARD_GRAD_OP forward) the limit
+//    does not bind.
+//  * limit_all_gathers, FSDP2: FSDP2 has no host limiter; its next
+//    all-gather waits on the GPU for the previous one's copy-out, which keeps
+//    two block buffers. Modelled as a host wait: before issuing an all-gather
+//    of a block, while two or more block buffers are live (gathered and not
+//    yet awaited), the host waits for the free of the oldest one, provided
+//    that free was already issued. The root is not counted.
 //  * Backward in reverse (head, blocks L-1..0, embedding): all-gather again
 //    what was freed; BACKWARD_PRE issues the next unit's all-gather in the
 //    current unit's pre-backward (before its kernels), BACKWARD_POST in its
