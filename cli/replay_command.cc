@@ -248,7 +248,7 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
 
   if (parsed.has("--comm-groups")) {
     in.groups_file = parsed.value_or("--comm-groups", "");
-  } else if (std::filesystem::exists(prefix + ".comm_groups.json")) {
+  } else if (std::error_code ec; std::filesystem::exists(prefix + ".comm_groups.json", ec)) {
     in.groups_file = prefix + ".comm_groups.json";
   }
   if (!in.groups_file.empty()) in.groups = chakra::read_comm_groups(in.groups_file);

@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "config/config_error.h"
+#include "config/units.h"
 
 namespace clustersim::sim {
 
@@ -44,32 +46,69 @@ struct Descriptor {
 
 }  // namespace
 
-ReadOutcome try_read_file_text(const std::string& path, std::string& text, bool regular_only) {
-  if (regular_only) {
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0) {
-      return {
-          errno == ENOENT || errno == ENOTDIR ? ReadFailure::kMissing : ReadFailure::kUnreadable,
-          errno};
-    }
-    if (S_ISDIR(info.st_mode)) return {ReadFailure::kDirectory, EISDIR};
-    if (!S_ISREG(info.st_mode)) return {ReadFailure::kNotRegular, 0};
+int64_t max_input_bytes() {
+  constexpr int64_t kDefault = int64_t{256} << 20;
+  const char* text = std::getenv("CLUSTERSIM_MAX_INPUT_BYTES");
+  if (text == nullptr || *text == '\0') return kDefault;
+  const Parsed<int64_t> parsed = parse_bytes(text);
+  return parsed.value && *parsed.value > 0 ? *parsed.value : kDefault;
+}
+
+std::string read_failure_text(const ReadOutcome& outcome) {
+  switch (outcome.failure) {
+    case ReadFailure::kMissing:
+    case ReadFailure::kUnreadable:
+      return open_reason(outcome.os_error);
+    case ReadFailure::kDirectory:
+      return "is a directory";
+    case ReadFailure::kNotRegular:
+      return "is not a regular file";
+    case ReadFailure::kSymlinkLoop:
+      return "a loop of symbolic links";
+    case ReadFailure::kTooLarge:
+      return "is " + format_bytes(outcome.size) + ", over the " + format_bytes(max_input_bytes()) +
+             " limit on input files (set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)";
+    case ReadFailure::kReadError:
+      return std::string("read error (") + std::strerror(outcome.os_error) + ")";
+    case ReadFailure::kNone:
+      break;
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    if (error == ENOENT || error == ENOTDIR) return {ReadFailure::kMissing, error};
-    if (error == EISDIR) return {ReadFailure::kDirectory, error};
-    return {ReadFailure::kUnreadable, error};
-  }
-  const Descriptor guard{fd};
-  // Linux opens a directory read-only without complaint; only read() would
-  // say EISDIR, so ask first.
+  return "read";
+}
+
+namespace {
+
+ReadOutcome open_failure(int error) {
+  if (error == ENOENT || error == ENOTDIR) return {ReadFailure::kMissing, error};
+  if (error == EISDIR) return {ReadFailure::kDirectory, error};
+  if (error == ELOOP) return {ReadFailure::kSymlinkLoop, error};
+  return {ReadFailure::kUnreadable, error};
+}
+
+}  // namespace
+
+ReadOutcome try_read_file_text(const std::string& path, std::string& text, bool regular_only,
+                               int64_t max_bytes) {
   struct stat info {};
-  const bool known = ::fstat(fd, &info) == 0;
-  if (known && S_ISDIR(info.st_mode)) return {ReadFailure::kDirectory, EISDIR};
+  if (::stat(path.c_str(), &info) != 0) return open_failure(errno);
+  if (S_ISDIR(info.st_mode)) return {ReadFailure::kDirectory, EISDIR};
+  if (regular_only && !S_ISREG(info.st_mode)) return {ReadFailure::kNotRegular, 0};
+  if (S_ISREG(info.st_mode) && info.st_size > max_bytes) {
+    return {ReadFailure::kTooLarge, 0, static_cast<int64_t>(info.st_size)};
+  }
+  // O_NONBLOCK: a FIFO put in the file's place since stat() cannot block the
+  // open (no effect on regular files).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return open_failure(errno);
+  const Descriptor guard{fd};
+  // Ask again about what was opened: a directory opens read-only without
+  // complaint (only read() would say EISDIR), and the path may have changed.
+  if (::fstat(fd, &info) != 0) return {ReadFailure::kReadError, errno};
+  if (S_ISDIR(info.st_mode)) return {ReadFailure::kDirectory, EISDIR};
+  if (regular_only && !S_ISREG(info.st_mode)) return {ReadFailure::kNotRegular, 0};
   std::string content;
-  if (known && S_ISREG(info.st_mode) && info.st_size > 0) {
+  if (S_ISREG(info.st_mode) && info.st_size > 0) {
+    if (info.st_size > max_bytes) return {ReadFailure::kTooLarge, 0, static_cast<int64_t>(info.st_size)};
     content.reserve(static_cast<size_t>(info.st_size));
   }
   char buffer[1 << 16];
@@ -81,27 +120,52 @@ ReadOutcome try_read_file_text(const std::string& path, std::string& text, bool 
       return {ReadFailure::kReadError, errno};
     }
     content.append(buffer, static_cast<size_t>(got));
+    // A file that grows while read, or a device without end.
+    if (static_cast<int64_t>(content.size()) > max_bytes) {
+      return {ReadFailure::kTooLarge, 0, static_cast<int64_t>(content.size())};
+    }
   }
   text = std::move(content);
   return {};
 }
 
+ReadOutcome check_input_file(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return open_failure(errno);
+  if (S_ISDIR(info.st_mode)) return {ReadFailure::kDirectory, EISDIR};
+  if (!S_ISREG(info.st_mode)) return {ReadFailure::kNotRegular, 0};
+  if (info.st_size > max_input_bytes()) {
+    return {ReadFailure::kTooLarge, 0, static_cast<int64_t>(info.st_size)};
+  }
+  if (::access(path.c_str(), R_OK) != 0) return {ReadFailure::kUnreadable, errno};
+  return {};
+}
+
+std::string found_phrase(const ReadOutcome& outcome, const std::string& path) {
+  switch (outcome.failure) {
+    case ReadFailure::kMissing:
+      return "no file at '" + path + "'";
+    case ReadFailure::kDirectory:
+      return "a directory at '" + path + "'";
+    case ReadFailure::kNotRegular:
+      return "'" + path + "', which is not a regular file";
+    case ReadFailure::kSymlinkLoop:
+      return "'" + path + "', a loop of symbolic links";
+    case ReadFailure::kUnreadable:
+      return "'" + path + "', which cannot be opened for reading (permission denied?)";
+    case ReadFailure::kTooLarge:
+      return "'" + path + "', which " + read_failure_text(outcome);
+    case ReadFailure::kReadError:
+    case ReadFailure::kNone:
+      break;
+  }
+  return "'" + path + "', which could not be read (read error)";
+}
+
 std::string read_file_text(const std::string& path) {
   std::string text;
-  const ReadOutcome outcome = try_read_file_text(path, text, /*regular_only=*/false);
-  switch (outcome.failure) {
-    case ReadFailure::kNone:
-      return text;
-    case ReadFailure::kMissing:
-    case ReadFailure::kUnreadable:
-      fail(path, open_reason(outcome.os_error));
-    case ReadFailure::kDirectory:
-      fail(path, "is a directory");
-    case ReadFailure::kNotRegular:
-      fail(path, "is not a regular file");
-    case ReadFailure::kReadError:
-      fail(path, std::string("read error (") + std::strerror(outcome.os_error) + ")");
-  }
+  const ReadOutcome outcome = try_read_file_text(path, text, /*regular_only=*/true);
+  if (outcome.failure != ReadFailure::kNone) fail(path, read_failure_text(outcome));
   return text;
 }
 

@@ -340,8 +340,9 @@ ConfigValues load_scenario_text(std::string_view yaml, const std::string& file_n
 ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& schema,
                                 std::span<const std::string> overrides) {
   std::string content;
-  const char* problem = nullptr;
-  switch (try_read_file_text(path, content, /*regular_only=*/true).failure) {
+  const ReadOutcome outcome = try_read_file_text(path, content, /*regular_only=*/true);
+  std::string problem;
+  switch (outcome.failure) {
     case ReadFailure::kNone:
       return load_scenario_text(content, path, schema, overrides);
     case ReadFailure::kMissing:
@@ -353,8 +354,14 @@ ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& sch
     case ReadFailure::kNotRegular:
       problem = "is not a regular file; expected a scenario YAML file";
       break;
+    case ReadFailure::kSymlinkLoop:
+      problem = "cannot open the scenario: a loop of symbolic links";
+      break;
     case ReadFailure::kUnreadable:
       problem = "cannot open the scenario for reading (permission denied?)";
+      break;
+    case ReadFailure::kTooLarge:
+      problem = "cannot load the scenario: it " + read_failure_text(outcome);
       break;
     case ReadFailure::kReadError:
       problem = "read error while loading the scenario";

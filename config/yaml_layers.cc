@@ -68,22 +68,6 @@ std::string identity_of(const std::string& path) {
   return ec ? fs::path(path).lexically_normal().string() : canonical.string();
 }
 
-std::string read_failure_phrase(ReadFailure failure, const std::string& path) {
-  switch (failure) {
-    case ReadFailure::kMissing:
-      return "no file at '" + path + "'";
-    case ReadFailure::kDirectory:
-      return "a directory at '" + path + "'";
-    case ReadFailure::kNotRegular:
-      return "'" + path + "', which is not a regular file";
-    case ReadFailure::kUnreadable:
-      return "'" + path + "', which cannot be opened for reading (permission denied?)";
-    case ReadFailure::kReadError:
-    case ReadFailure::kNone:
-      break;
-  }
-  return "'" + path + "', which could not be read (read error)";
-}
 
 }  // namespace
 
@@ -117,12 +101,11 @@ std::vector<YamlLayer> read_yaml_layers(std::string_view text, const std::string
                "expected a chain of files that ends, found a cycle: " + cycle + base);
       sink.throw_if_any();
     }
-    if (const ReadFailure failure =
-            try_read_file_text(base, content, /*regular_only=*/true).failure;
-        failure != ReadFailure::kNone) {
+    if (const ReadOutcome outcome = try_read_file_text(base, content, /*regular_only=*/true);
+        outcome.failure != ReadFailure::kNone) {
       sink.add(where, std::string(kExtendsKey),
                "expected a YAML file to extend (relative to this file's folder), found " +
-                   read_failure_phrase(failure, base));
+                   found_phrase(outcome, base));
       sink.throw_if_any();
     }
     file = base;

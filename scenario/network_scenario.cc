@@ -1,7 +1,7 @@
 #include "scenario/network_scenario.h"
 
-#include <filesystem>
 
+#include "config/file_text.h"
 #include "config/scenario_loader.h"
 #include "scenario/scenario_schema.h"
 #include "topology/cluster_config.h"
@@ -26,12 +26,12 @@ NetworkScenario load_network_scenario(const std::string& path,
   }
   const std::string profile_path =
       collectives::resolve_hardware_path(path, values.get_string("hardware"));
-  if (!std::filesystem::is_regular_file(profile_path)) {
+  if (const sim::ReadOutcome file = sim::check_input_file(profile_path);
+      file.failure != sim::ReadFailure::kNone) {
     sim::DiagnosticSink sink;
     sink.add(values.where("hardware"), "hardware",
-             "expected a hardware profile file (resolved against the scenario's folder), found "
-             "no file at '" +
-                 profile_path + "'");
+             "expected a hardware profile file (resolved against the scenario's folder), found " +
+                 sim::found_phrase(file, profile_path));
     sink.throw_if_any();
   }
   collectives::HardwareProfile profile = collectives::load_hardware_profile(profile_path);

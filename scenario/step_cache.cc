@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <system_error>
 #include <variant>
@@ -59,7 +60,9 @@ std::string value_text(const sim::ConfigValue& v) {
 const std::string& own_binary() {
   static const std::string bytes = [] {
     std::string text;
-    sim::try_read_file_text("/proc/self/exe", text, /*regular_only=*/false);
+    // Not an input: no size limit (a sanitizer build's binary is large).
+    sim::try_read_file_text("/proc/self/exe", text, /*regular_only=*/true,
+                            std::numeric_limits<int64_t>::max());
     return text;
   }();
   return bytes;

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <exception>
-#include <filesystem>
 
 #include "config/config_error.h"
+#include "config/file_text.h"
 #include "config/scenario_loader.h"
 #include "scenario/scenario_schema.h"
 #include "scenario/step_config.h"
@@ -116,8 +116,10 @@ const collectives::HardwareProfile* PointLoader::profile_for(const sim::ConfigVa
   }
   const std::string profile_path =
       collectives::resolve_hardware_path(path_, v.get_string("hardware"));
-  if (!std::filesystem::is_regular_file(profile_path)) {
-    reason = "hardware: expected a hardware profile file, found no file at '" + profile_path + "'";
+  if (const sim::ReadOutcome file = sim::check_input_file(profile_path);
+      file.failure != sim::ReadFailure::kNone) {
+    reason = "hardware: expected a hardware profile file, found " +
+             sim::found_phrase(file, profile_path);
     return nullptr;
   }
   std::unique_ptr<collectives::HardwareProfile>& profile = profiles_[profile_path];

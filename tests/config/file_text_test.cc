@@ -1,7 +1,10 @@
 #include "config/file_text.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <filesystem>
 #include <string>
@@ -77,6 +80,83 @@ TEST(FileText, ReadErrorCarriesTheOsReason) {
   if (!std::filesystem::exists("/proc/self/mem")) GTEST_SKIP() << "no /proc";
   EXPECT_EQ(error_reading("/proc/self/mem"),
             "/proc/self/mem: error: cannot read the file: read error (Input/output error)");
+}
+
+TEST(FileText, AFifoIsRefusedWithoutBlocking) {
+  const ScratchDir dir;
+  const std::string path = dir.file("pipe.yaml");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  // No writer: opening it for reading would block forever.
+  EXPECT_EQ(error_reading(path), path + ": error: cannot read the file: is not a regular file");
+  EXPECT_EQ(check_input_file(path).failure, ReadFailure::kNotRegular);
+}
+
+TEST(FileText, ADeviceIsNotAnInputFile) {
+  if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  EXPECT_EQ(error_reading("/dev/zero"),
+            "/dev/zero: error: cannot read the file: is not a regular file");
+  EXPECT_EQ(found_phrase(check_input_file("/dev/zero"), "/dev/zero"),
+            "'/dev/zero', which is not a regular file");
+}
+
+TEST(FileText, ASymlinkLoopIsNamed) {
+  const ScratchDir dir;
+  const std::string a = dir.file("a.yaml");
+  const std::string b = dir.file("b.yaml");
+  std::filesystem::create_symlink(b, a);
+  std::filesystem::create_symlink(a, b);
+  EXPECT_EQ(error_reading(a), a + ": error: cannot read the file: a loop of symbolic links");
+  EXPECT_EQ(found_phrase(check_input_file(a), a), "'" + a + "', a loop of symbolic links");
+}
+
+// Sets CLUSTERSIM_MAX_INPUT_BYTES for one test.
+class InputLimit {
+ public:
+  explicit InputLimit(const char* value) { ::setenv("CLUSTERSIM_MAX_INPUT_BYTES", value, 1); }
+  ~InputLimit() { ::unsetenv("CLUSTERSIM_MAX_INPUT_BYTES"); }
+};
+
+TEST(FileText, TheSizeLimitIs256MiBUnlessTheEnvironmentSaysOtherwise) {
+  EXPECT_EQ(max_input_bytes(), int64_t{256} << 20);
+  {
+    const InputLimit limit("1KiB");
+    EXPECT_EQ(max_input_bytes(), 1024);
+  }
+  {
+    const InputLimit limit("lots");  // not a size: the default stands
+    EXPECT_EQ(max_input_bytes(), int64_t{256} << 20);
+  }
+}
+
+TEST(FileText, AFileOverTheLimitIsRefusedBeforeItIsRead) {
+  const ScratchDir dir;
+  const std::string path = dir.write("big.yaml", std::string(2000, 'x'));
+  const InputLimit limit("1KiB");
+  EXPECT_EQ(error_reading(path),
+            path + ": error: cannot read the file: is 2KB, over the 1KiB limit on input files "
+                   "(set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)");
+  const ReadOutcome outcome = check_input_file(path);
+  EXPECT_EQ(outcome.failure, ReadFailure::kTooLarge);
+  EXPECT_EQ(outcome.size, 2000);
+  EXPECT_EQ(read_file_text(dir.write("small.yaml", std::string(1024, 'y'))).size(), 1024u);
+}
+
+TEST(FileText, ANonRegularReadStopsAtTheLimit) {
+  if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  std::string text = "kept";
+  const ReadOutcome outcome =
+      try_read_file_text("/dev/zero", text, /*regular_only=*/false, /*max_bytes=*/100000);
+  EXPECT_EQ(outcome.failure, ReadFailure::kTooLarge);
+  EXPECT_GT(outcome.size, 100000);
+  EXPECT_EQ(text, "kept");
+}
+
+TEST(FileText, CheckInputFileAcceptsARegularFile) {
+  const ScratchDir dir;
+  EXPECT_EQ(check_input_file(dir.write("ok.yaml", "a: 1\n")).failure, ReadFailure::kNone);
+  EXPECT_EQ(found_phrase(check_input_file(dir.file("none.yaml")), "none.yaml"),
+            "no file at 'none.yaml'");
+  EXPECT_EQ(found_phrase(check_input_file(dir.path()), "d"), "a directory at 'd'");
 }
 
 }  // namespace

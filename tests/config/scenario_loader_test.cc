@@ -1,6 +1,7 @@
 #include "config/scenario_loader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -243,6 +244,41 @@ TEST(ScenarioLoaderFile, Directory) {
     EXPECT_EQ(std::string(e.what()),
               dir.path() + ": error: is a directory; expected a scenario YAML file");
   }
+}
+
+// what() of loading `path` as a scenario ("" when it loads).
+std::string load_error(const std::string& path) {
+  try {
+    load_scenario_file(path, test_schema());
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ScenarioLoaderFile, AFifoIsRefusedAtOnce) {
+  const ScratchDir dir;
+  const std::string path = dir.file("pipe.yaml");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  EXPECT_EQ(load_error(path), path + ": error: is not a regular file; expected a scenario YAML file");
+}
+
+TEST(ScenarioLoaderFile, ASymlinkLoopIsNamed) {
+  const ScratchDir dir;
+  const std::string a = dir.file("a.yaml");
+  std::filesystem::create_symlink(dir.file("b.yaml"), a);
+  std::filesystem::create_symlink(a, dir.file("b.yaml"));
+  EXPECT_EQ(load_error(a), a + ": error: cannot open the scenario: a loop of symbolic links");
+}
+
+TEST(ScenarioLoaderFile, AHugeFileIsRefusedBeforeItIsRead) {
+  const ScratchDir dir;
+  const std::string path = dir.file("huge.yaml");
+  // Sparse: 1 GB of size without 1 GB of disk or of reading.
+  std::filesystem::resize_file(dir.write("huge.yaml", "name: x\n"), 1000000000);
+  EXPECT_EQ(load_error(path),
+            path + ": error: cannot load the scenario: it is 1GB, over the 256MiB limit on input "
+                   "files (set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)");
 }
 
 TEST(ScenarioLoaderFile, EmptyFile) {
