@@ -108,7 +108,8 @@ ReadOutcome try_read_file_text(const std::string& path, std::string& text, bool 
   if (regular_only && !S_ISREG(info.st_mode)) return {ReadFailure::kNotRegular, 0};
   std::string content;
   if (S_ISREG(info.st_mode) && info.st_size > 0) {
-    if (info.st_size > max_bytes) return {ReadFailure::kTooLarge, 0, static_cast<int64_t>(info.st_size)};
+    if (info.st_size > max_bytes)
+      return {ReadFailure::kTooLarge, 0, static_cast<int64_t>(info.st_size)};
     content.reserve(static_cast<size_t>(info.st_size));
   }
   char buffer[1 << 16];
