@@ -1,14 +1,17 @@
 #include "cli/run_command.h"
 
 #include <chrono>
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/step_report.h"
 #include "cli/table_text.h"
+#include "cli/work_guard.h"
 #include "collectives/tuner.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
@@ -21,6 +24,7 @@
 #include "scenario/network_scenario.h"
 #include "scenario/step_config.h"
 #include "schedules/step_simulator.h"
+#include "schedules/step_work.h"
 #include "schedules/straggler_config.h"
 
 namespace clustersim::cli {
@@ -227,7 +231,7 @@ std::string report_json(const RunInputs& in, const StepResult& r, double wall_s)
 }  // namespace
 
 CommandSpec run_command_spec() {
-  return {
+  CommandSpec spec{
       "run",
       "Simulate one training step of the scenario's workload on every rank and summarise it.",
       {"SCENARIO"},
@@ -246,7 +250,12 @@ CommandSpec run_command_spec() {
       "that does not fit is reported on stderr with its memory breakdown and exits 1,\n"
       "unless --allow-oom. JSON keys: step_time_s, tokens_per_s_per_gpu, tflops_per_gpu,\n"
       "mfu, peak_memory_bytes, fits_in_memory, exposed_comm_s, compute_s, events, wall_s,\n"
-      "breakdown, memory and the inputs; only wall_s varies between identical runs."};
+      "breakdown, memory and the inputs; only wall_s varies between identical runs.\n"
+      "Before simulating, the step's work is estimated (tasks per rank, tasks x ranks) and a\n"
+      "step over the limits below is refused at the key that drives it; engine progress\n"
+      "is shown on stderr when it is a terminal."};
+  for (OptionSpec& o : work_limit_options()) spec.options.push_back(std::move(o));
+  return spec;
 }
 
 int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
@@ -286,7 +295,12 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
         << "; simulating anyway (--allow-oom)\n";
   }
 
+  check_step_work(workloads::estimate_step_work(in.workload, config.schedule_options), in.workload,
+                  in.net.values, work_limits_from(parsed));
+  EventProgress progress(err, "clustersim run");
+  if (progress.enabled()) config.progress = [&progress](uint64_t events) { progress(events); };
   const StepResult result = workloads::simulate_step(cluster, profile, config);
+  config.progress = nullptr;
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 

@@ -17,6 +17,7 @@
 #include "config/suggest.h"
 #include "scenario/sweep_grid.h"
 #include "sweep/sweep_points.h"
+#include "cli/work_guard.h"
 #include "sweep/sweep_runner.h"
 
 namespace clustersim::cli {
@@ -42,6 +43,7 @@ SweepOptions read_options(const ParsedCommand& parsed) {
     throw UsageError("option '--resume' needs '-o FILE' (the sweep whose FILE.partial to read)");
   }
   s.sets = parsed.values("--set");
+  s.limits = work_limits_from(parsed);
   s.campaign = parsed.has("--campaign");
   if (parsed.has("--trials") && !s.campaign) {
     throw UsageError("option '--trials' needs '--campaign' (the campaign to run at each point)");
@@ -164,7 +166,7 @@ class MpiRanks final : public SweepRanks {
 }  // namespace
 
 CommandSpec sweep_command_spec() {
-  return {
+  CommandSpec spec{
       "sweep",
       "Simulate the step at every point of a grid of scenario settings and rank them.",
       {"SCENARIO"},
@@ -187,7 +189,10 @@ CommandSpec sweep_command_spec() {
       "exposed_all_reduce_s, exposed_tp_s, exposed_cp_s, exposed_pcie_s, pipeline_bubble_s,\n"
       "sync_wait_s, launch_bound_s, idle_s: seconds per rank, summing to step_time_s); with\n"
       "--campaign also ettr_mean, time_to_train_days (with campaign.tokens).\n"
-      "The ranking: tokens/s per GPU (x ETTR with --campaign), fitting points first."};
+      "The ranking: tokens/s per GPU (x ETTR with --campaign), fitting points first.\n"
+      "A point whose step is over the work limits below is skipped with the reason."};
+  for (OptionSpec& o : work_limit_options()) spec.options.push_back(std::move(o));
+  return spec;
 }
 
 int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {

@@ -28,7 +28,8 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
       ranks_(static_cast<size_t>(layout.world)),
       sm_(options.comm_overlap_slowdown),
       tuned_(profile, options.forced),
-      tail_account_(options.tail_account) {
+      tail_account_(options.tail_account),
+      progress_(options.progress) {
   CLUSTERSIM_CHECK(!job.programs.empty(), "a job has a program");
   CLUSTERSIM_CHECK(layout.world <= int64_t{1} << 32, "at most 2^32 ranks (look events)");
   CLUSTERSIM_CHECK(
@@ -128,6 +129,9 @@ void Engine::run() {
 
 void Engine::on_event(sim::Simulator& sim, const sim::Event& event) {
   (void)sim;
+  if ((sim_.events_processed() & ((uint64_t{1} << 20) - 1)) == 0 && progress_) [[unlikely]] {
+    progress_(events());
+  }
   const auto channel = static_cast<int32_t>(event.data >> kGroupBits);
   const auto group = static_cast<int64_t>(event.data & ((uint64_t{1} << kGroupBits) - 1));
   switch (event.kind) {

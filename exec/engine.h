@@ -22,6 +22,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -66,6 +67,9 @@ struct EngineOptions {
   // What a rank's time after its finish, up to the step's end, is charged to:
   // idle, or for pipeline stages the bubble.
   step_accounts::Account tail_account = step_accounts::kIdle;
+  // Called with the events handled so far every 2^20 of them (for progress
+  // on a terminal); never changes the run. Empty: not called.
+  std::function<void(uint64_t events)> progress;
 };
 
 // Where every rank stopped when some could not finish.

@@ -308,6 +308,7 @@ class Engine : public sim::EventHandler {
   SmSharing sm_;
   TunedCollectives tuned_;
   step_accounts::Account tail_account_ = step_accounts::kIdle;  // EngineOptions::tail_account
+  const std::function<void(uint64_t)>& progress_;               // EngineOptions::progress
   std::vector<P2p> p2ps_;
   std::vector<size_t> free_p2ps_;
   std::unordered_map<P2pKey, PendingP2p, P2pKeyHash> pending_p2p_;

@@ -39,6 +39,7 @@ StepResult simulate_step(const topology::Cluster& cluster,
   options.rank_time_factors =
       gpu_time_factors(layout.world, config.compute.speed_variation, config.seed);
   options.trace_ranks = config.trace_ranks;
+  options.progress = config.progress;
   EngineResult run;
   if (w.pp == 1) {
     run = run_program(programs.front(), layout, cluster, profile, options);

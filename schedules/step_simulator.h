@@ -48,6 +48,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,6 +93,7 @@ struct StepConfig {
   uint64_t seed = 1;                  // the scenario's seed: per-GPU speeds (schedules/gpu_speed.h)
   int64_t memory_capacity_bytes = 0;  // HBM per GPU; 0: not checked (fits)
   std::vector<int64_t> trace_ranks;   // ranks whose tasks are recorded (sorted, unique)
+  std::function<void(uint64_t events)> progress;  // EngineOptions::progress
 };
 
 // Simulates one step. Preconditions (InvariantError otherwise; callers

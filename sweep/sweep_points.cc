@@ -8,6 +8,7 @@
 #include "config/scenario_loader.h"
 #include "scenario/scenario_schema.h"
 #include "scenario/step_config.h"
+#include "schedules/step_work.h"
 #include "sweep/sweep_rows.h"
 #include "topology/cluster_config.h"
 
@@ -56,11 +57,12 @@ std::string derived_group_key(const std::vector<SweepAxis>& axes,
 }
 
 PointLoader::PointLoader(std::string path, std::string text, std::vector<std::string> sets,
-                         std::string dropped)
+                         std::string dropped, WorkLimits limits)
     : path_(std::move(path)),
       text_(std::move(text)),
       sets_(std::move(sets)),
       dropped_(std::move(dropped)),
+      limits_(limits),
       schema_(build_scenario_schema()) {}
 
 sim::ConfigValues PointLoader::values(const std::vector<std::string>& overrides) const {
@@ -138,6 +140,8 @@ PreparedPoint PointLoader::prepare(const std::vector<std::string>& overrides) {
     p.profile = profile_for(p.values, p.reason);
     if (p.profile == nullptr) return p;
     p.config = step_config_from_scenario(p.values, *p.cluster, *p.profile);
+    check_step_work(workloads::estimate_step_work(p.config.workload, p.config.schedule_options),
+                    p.config.workload, p.values, limits_);
   } catch (const sim::ConfigError& e) {
     p.reason = reason_of(e);
   } catch (const std::exception& e) {

@@ -13,6 +13,7 @@
 #include "config/config_values.h"
 #include "hardware/hardware_profile.h"
 #include "scenario/sweep_grid.h"
+#include "scenario/work_limits.h"
 #include "schedules/step_simulator.h"
 #include "topology/cluster.h"
 
@@ -49,7 +50,7 @@ class PointLoader {
  public:
   // `dropped`: derived_group_key's key, or "".
   PointLoader(std::string path, std::string text, std::vector<std::string> sets,
-              std::string dropped);
+              std::string dropped, WorkLimits limits = {});
 
   // The point's values (throws sim::ConfigError).
   sim::ConfigValues values(const std::vector<std::string>& overrides) const;
@@ -67,6 +68,7 @@ class PointLoader {
   std::string text_;
   std::vector<std::string> sets_;
   std::string dropped_;
+  WorkLimits limits_;
   sim::ConfigSchema schema_;
   std::map<std::string, std::unique_ptr<topology::Cluster>> clusters_;
   std::map<std::string, std::unique_ptr<collectives::HardwareProfile>> profiles_;

@@ -182,7 +182,7 @@ SweepOutcome run_sweep(const SweepSettings& settings, const SweepScenario& scena
                        const std::vector<SweepAxis>& axes, const SweepRanks& ranks,
                        const SweepProgress& progress) {
   PointLoader loader(settings.path, scenario.text, settings.sets,
-                     derived_group_key(axes, settings.sets));
+                     derived_group_key(axes, settings.sets), settings.limits);
   SweepOutcome outcome;
   outcome.points = expand_sweep_grid(
       axes, [&loader](const std::vector<std::string>& v) { return loader.dp_size(v); });

@@ -52,6 +52,7 @@
 #include "config/config_schema.h"
 #include "config/config_values.h"
 #include "scenario/sweep_grid.h"
+#include "scenario/work_limits.h"
 
 namespace clustersim::cli {
 
@@ -64,6 +65,7 @@ struct SweepSettings {
   bool campaign = false;          // also a campaign at every simulated point
   // Campaign trials of every point; none: the scenario's campaign.trials.
   std::optional<int> trials;
+  WorkLimits limits;  // a point's step over them is skipped (scenario/work_limits.h)
 
   // FILE.partial, or "" without an output.
   std::string journal_path() const { return output.empty() ? "" : output + ".partial"; }

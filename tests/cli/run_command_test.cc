@@ -64,7 +64,8 @@ TEST(RunCommand, HelpNamesEveryFlag) {
   const Outcome r = run({"run", "--help"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   for (const char* flag :
-       {"--set", "--json", "--trace", "--trace-ranks", "--allow-oom", "--no-wall-time"}) {
+       {"--set", "--json", "--trace", "--trace-ranks", "--allow-oom", "--no-wall-time",
+        "--max-tasks-per-rank", "--max-events"}) {
     EXPECT_TRUE(contains(r.out, flag)) << flag;
   }
   EXPECT_TRUE(contains(run({"--help"}).out, "  run "));
@@ -444,6 +445,39 @@ TEST(RunCommand, UnwritableReportIsAnError) {
   const Outcome r = run({"run", path, "--json", dir.file("missing/r.json")});
   EXPECT_EQ(r.code, kExitError);
   EXPECT_TRUE(contains(r.err, "cannot write")) << r.err;
+}
+
+// Bounded work (issue 17): a step too long to build, or too big to run, is
+// refused before it is built, at the key that drives it; the limits move
+// with their flags.
+TEST(RunCommand, AMillionMicrobatchesAreRefusedAtTheirKey) {
+  const ScratchDir dir;
+  const std::string path = dir.write(
+      "s.yaml", scenario("llama3-8b", "  grad_accum: 1000000\n  activation_checkpointing: none\n"));
+  const Outcome r = run({"run", path});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.out, "");
+  // `run` of this scenario reports 3,245 tasks per rank with one micro-batch
+  // and 6,486 with two: 3,245 + 999,999 x 3,241 with a million.
+  EXPECT_EQ(r.err, path + ":11:15: error: workload.grad_accum: expected at most 10,000,000 tasks "
+                          "per rank (--max-tasks-per-rank raises the limit), found 1000000 "
+                          "micro-batches, about 3,241,000,004 tasks per rank\n");
+}
+
+TEST(RunCommand, TheEventLimitNamesTheNodesAndMovesWithItsFlag) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario("llama3-8b", "", 2));
+  const Outcome refused = run({"run", path, "--max-events", "1000"});
+  EXPECT_EQ(refused.code, kExitError);
+  EXPECT_TRUE(contains(refused.err, path + ":5:10: error: cluster.nodes: expected at most 1,000 "
+                                           "tasks x ranks to simulate (--max-events raises the "
+                                           "limit), found 16 ranks of "))
+      << refused.err;
+  EXPECT_EQ(run({"run", path, "--max-events", "100000000"}).code, kExitOk);
+  const Outcome zero = run({"run", path, "--max-tasks-per-rank", "0"});
+  EXPECT_EQ(zero.code, kExitUsage);
+  EXPECT_TRUE(contains(zero.err, "option '--max-tasks-per-rank' expects a limit > 0, found '0'"))
+      << zero.err;
 }
 
 }  // namespace

@@ -180,6 +180,26 @@ TEST(SweepCommand, APointTheTunerRejectsIsSkippedAndTheOthersRun) {
   EXPECT_EQ(read_all(csv), whole);
 }
 
+// A point over the work limit (issue 17) is skipped with the limit's words;
+// the others run.
+TEST(SweepCommand, APointOverTheTaskLimitIsSkipped) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario("workload.grad_accum=1,4"));
+  const std::string csv = dir.file("out.csv");
+  const Outcome r = run({"sweep", path, "-o", csv, "--max-tasks-per-rank", "2000", "--no-wall-time"});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  const auto rows = csv_rows(read_all(csv));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1][1], "ok") << rows[1][2];
+  EXPECT_EQ(rows[2][1], "skipped");
+  EXPECT_EQ(rows[2][2].rfind("workload.grad_accum: expected at most 2,000 tasks per rank "
+                             "(--max-tasks-per-rank raises the limit), found 4 micro-batches, "
+                             "about ",
+                             0),
+            0u)
+      << rows[2][2];
+}
+
 TEST(SweepCommand, SameBytesForOneThreadAndTwo) {
   const ScratchDir dir;
   const std::string path = dir.write("s.yaml", scenario(kAxes));

@@ -1,0 +1,53 @@
+// Limits on the work of one simulated step, checked before the step is
+// built (issue 17: no input may run for hours or exhaust memory unasked):
+//  * tasks per rank: what one rank's program holds (about 230 bytes each,
+//    schedules/step_work.h), default 10,000,000 (about 2.3 GB); driven by the
+//    micro-batch count (workload.grad_accum, or
+//    workload.pipeline.microbatches) and the model's depth;
+//  * task-ranks, tasks per rank x ranks: what the engine runs through (0.2
+//    to 0.5 events per task-rank), default 10^10 (Llama-3-405B HSDP on
+//    1,048,576 GPUs is 5.9e9, about 4 minutes on one core); driven by the
+//    GPU count (cluster.nodes).
+// `run` and `sweep` raise them with --max-tasks-per-rank and --max-events.
+//
+// Errors: ConfigError at the key that drives the excess, e.g.
+//   s.yaml:11:15: error: workload.grad_accum: expected at most 10,000,000
+//   tasks per rank (--max-tasks-per-rank raises the limit), found 1000000
+//   micro-batches, about 137,000,004 tasks per rank
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "config/config_values.h"
+#include "model/workload_config.h"
+#include "schedules/step_work.h"
+
+namespace clustersim::cli {
+
+struct WorkLimits {
+  int64_t max_tasks_per_rank = 10'000'000;
+  int64_t max_task_ranks = 10'000'000'000;
+};
+
+// The limit a step goes over: the key that drives it and what to say there
+// ("expected ..., found ..."); nothing when it is within both.
+struct WorkExcess {
+  std::string key;
+  std::string message;
+};
+
+std::optional<WorkExcess> work_excess(const workloads::StepWork& work,
+                                      const workloads::WorkloadSpec& w,
+                                      const sim::ConfigValues& values, const WorkLimits& limits);
+
+// Throws the excess as a ConfigError at its key's place in the scenario.
+void check_step_work(const workloads::StepWork& work, const workloads::WorkloadSpec& w,
+                     const sim::ConfigValues& values, const WorkLimits& limits);
+
+// "12,345,678".
+std::string with_separators(int64_t n);
+
+}  // namespace clustersim::cli
