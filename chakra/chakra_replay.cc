@@ -164,6 +164,7 @@ StepResult replay_job(const topology::Cluster& cluster, const collectives::Hardw
   engine.rank_time_factors = options.rank_time_factors;
   engine.forced = options.forced;
   engine.report_unfinished = true;
+  engine.progress = options.progress;
   EngineResult done;
   try {
     done = run_programs(run, layout, cluster, profile, engine);

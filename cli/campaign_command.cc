@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/table_text.h"
+#include "cli/work_guard.h"
 #include "config/atomic_file.h"
 #include "config/json_writer.h"
 #include "config/text_fields.h"
@@ -272,7 +275,7 @@ std::string optimize_interval(const CampaignInputs& in, int threads) {
 }  // namespace
 
 CommandSpec campaign_command_spec() {
-  return {"campaign",
+  CommandSpec spec{"campaign",
           "Simulate a training campaign under failures (Monte Carlo trials) and report ETTR.",
           {"SCENARIO"},
           {{"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"},
@@ -288,11 +291,14 @@ CommandSpec campaign_command_spec() {
           "wall time, with a 95% confidence interval. JSON keys: ettr_mean, ettr_ci95_low,\n"
           "ettr_ci95_high, interruptions_mean, goodput, goodput_fraction, time_to_train_days\n"
           "(with campaign.tokens), breakdown, interruptions_by_category, restart_pieces_s (with\n"
-          "ft_hsdp also ft_stall_pieces_s, replica_recovery_pieces_s), step_time_s, wall_s."};
+          "ft_hsdp also ft_stall_pieces_s, replica_recovery_pieces_s), step_time_s, wall_s.\n"
+          "A step to simulate over the work limits below is refused at the key that drives\n"
+          "it; its engine progress is shown on stderr when it is a terminal."};
+  for (OptionSpec& o : work_limit_options()) spec.options.push_back(std::move(o));
+  return spec;
 }
 
 int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
-  (void)err;
   const auto started = std::chrono::steady_clock::now();
   const int threads = parsed.positive_int_or("--threads", 0, 1024, "a number of threads");
   // The cluster graph and the profile are built only when the step has to
@@ -307,13 +313,19 @@ int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::os
     if (dir.empty()) throw UsageError("option '--step-cache' expects a directory, found ''");
     cache = std::make_shared<StepCache>(dir, step_cache_key(path, values));
   }
+  EventProgress progress(err, "clustersim campaign");
   const CampaignInputs in = read_campaign_inputs(
       path, values,
       [&]() -> StepPlatform {
         net.emplace(load_network_scenario(path, overrides));
         return {net->cluster, net->profile};
       },
-      nullptr, cache);
+      nullptr, cache, work_limits_from(parsed),
+      progress.enabled() ? std::function<void(uint64_t)>([&progress](uint64_t events) {
+        progress(events);
+      })
+                         : nullptr);
+  progress.done();
   const CampaignResult result = failures::run_campaign(in.model, in.policy, in.spec, threads);
   std::string text = summary(in, result);
   if (parsed.has("--optimize-checkpoint-interval")) text += optimize_interval(in, threads);

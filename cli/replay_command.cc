@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/step_report.h"
 #include "cli/table_text.h"
+#include "cli/work_guard.h"
 #include "collectives/tuner.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
@@ -21,6 +22,7 @@
 #include "config/rank_list.h"
 #include "scenario/network_scenario.h"
 #include "schedules/gpu_speed.h"
+#include "schedules/step_work.h"
 
 namespace clustersim::cli {
 
@@ -164,7 +166,7 @@ std::string report_json(const ReplayInputs& in, const StepResult& r, double wall
 }  // namespace
 
 CommandSpec replay_command_spec() {
-  return {
+  CommandSpec spec{
       "replay",
       "Replay Chakra ET traces (one per rank) on the scenario's cluster and summarise the step.",
       {"SCENARIO"},
@@ -196,11 +198,14 @@ CommandSpec replay_command_spec() {
       "comm_size per rank) and clustersim's older named form are both read; the\n"
       "'trace form' line says which and why (docs/chakra-traces.md). JSON keys:\n"
       "step_time_s, tflops_per_gpu, hfu, breakdown, events, collectives, ranks, wall_s,\n"
-      "and the inputs; only wall_s varies between runs."};
+      "and the inputs; only wall_s varies between runs. A replay of more nodes x ranks\n"
+      "than --max-events is refused before it starts; engine progress is shown on stderr\n"
+      "when it is a terminal."};
+  spec.options.push_back(work_limit_options().back());  // --max-events
+  return spec;
 }
 
 int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
-  (void)err;
   const auto started = std::chrono::steady_clock::now();
   if (!parsed.has("--trace")) {
     throw UsageError("option '--trace PREFIX' is required (the traces PREFIX.<rank>.et)");
@@ -260,6 +265,16 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
     in.max_nodes = std::max(in.max_nodes, static_cast<int64_t>(trace.nodes.size()));
   }
   chakra::check_traces(traces.view(), in.groups);
+  // The engine's work, as for `run` (scenario/work_limits.h): nodes x ranks.
+  const workloads::StepWork work{in.max_nodes, in.ranks};
+  if (const int64_t most = work_limits_from(parsed).max_task_ranks; work.task_ranks() > most) {
+    fail(prefix + ".<rank>.et", "expected at most " + with_separators(most) +
+                                    " trace nodes x ranks to replay (--max-events raises the "
+                                    "limit), found " +
+                                    with_separators(in.ranks) + " ranks of up to " +
+                                    with_separators(in.max_nodes) + " nodes, " +
+                                    with_separators(work.task_ranks()));
+  }
 
   chakra::ReplayOptions options;
   options.recompute_compute = in.recompute;
@@ -274,7 +289,11 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   }
   const chakra::ReplayJob job = chakra::build_replay_job(traces.view(), in.groups, in.ranks);
   in.form = job.form;
+  EventProgress progress(err, "clustersim replay");
+  if (progress.enabled()) options.progress = [&progress](uint64_t events) { progress(events); };
   const StepResult result = chakra::replay_job(cluster, in.net.profile, job, options);
+  options.progress = nullptr;
+  progress.done();
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 

@@ -301,6 +301,7 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   if (progress.enabled()) config.progress = [&progress](uint64_t events) { progress(events); };
   const StepResult result = workloads::simulate_step(cluster, profile, config);
   config.progress = nullptr;
+  progress.done();
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 

@@ -37,8 +37,9 @@ EventProgress::EventProgress(std::ostream& err, std::string command)
       started_(std::chrono::steady_clock::now()),
       last_(started_) {}
 
-EventProgress::~EventProgress() {
+void EventProgress::done() {
   if (shown_) err_ << "\n" << std::flush;
+  shown_ = false;
 }
 
 void EventProgress::operator()(uint64_t events) {

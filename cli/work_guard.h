@@ -27,7 +27,9 @@ WorkLimits work_limits_from(const ParsedCommand& parsed);
 class EventProgress {
  public:
   EventProgress(std::ostream& err, std::string command);
-  ~EventProgress();  // ends the line when one was written
+  ~EventProgress() { done(); }
+  // Ends the line when one was written (before the command's own output).
+  void done();
   EventProgress(const EventProgress&) = delete;
   EventProgress& operator=(const EventProgress&) = delete;
 

@@ -7,6 +7,7 @@
 #include "model/memory_model.h"
 #include "model/workload_config.h"
 #include "scenario/step_config.h"
+#include "schedules/step_work.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::cli {
@@ -17,7 +18,9 @@ using sim::SimTime;
 CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigValues& values,
                                     const StepPlatformOf& platform,
                                     const workloads::StepResult* simulated,
-                                    std::shared_ptr<const StepCache> step_cache) {
+                                    std::shared_ptr<const StepCache> step_cache,
+                                    const WorkLimits& limits,
+                                    std::function<void(uint64_t events)> progress) {
   const failures::CampaignSettings settings = failures::read_campaign_settings(values);
   const topology::ClusterSpec cluster_spec = topology::read_cluster_spec(values);
   const int64_t gpus_per_node = cluster_spec.node.gpus_per_node;
@@ -70,11 +73,17 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
     in.step_simulated = true;
     const StepPlatform on = platform();
     const workloads::StepConfig config = step_config_from_scenario(values, on.cluster, on.profile);
+    if (simulated == nullptr) {
+      check_step_work(workloads::estimate_step_work(config.workload, config.schedule_options),
+                      config.workload, values, limits);
+    }
     const double full_s =
         simulated != nullptr
             ? simulated->step_time_s
             : cached_step(step_cache.get(), "full", [&] {
-                return workloads::simulate_step(on.cluster, on.profile, config).step_time_s;
+                workloads::StepConfig watched = config;
+                watched.progress = progress;
+                return workloads::simulate_step(on.cluster, on.profile, watched).step_time_s;
               });
     spec.step_time = SimTime::from_seconds_rounded(full_s);
     in.degraded =

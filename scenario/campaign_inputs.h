@@ -29,6 +29,7 @@
 #include "scenario/degraded_steps.h"
 #include "scenario/live_throughput.h"
 #include "scenario/step_cache.h"
+#include "scenario/work_limits.h"
 #include "schedules/step_simulator.h"
 #include "topology/cluster.h"
 
@@ -63,9 +64,14 @@ using StepPlatformOf = std::function<StepPlatform()>;
 // says.
 // `step_cache`: where simulated steps are kept between runs (null: none;
 // scenario/step_cache.h).
+// A step to simulate is first checked against `limits` (scenario/work_limits.h);
+// `progress` sees the full step's engine events (not the degraded steps',
+// which the campaign may simulate on several threads).
 CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigValues& values,
                                     const StepPlatformOf& platform,
                                     const workloads::StepResult* simulated = nullptr,
-                                    std::shared_ptr<const StepCache> step_cache = nullptr);
+                                    std::shared_ptr<const StepCache> step_cache = nullptr,
+                                    const WorkLimits& limits = {},
+                                    std::function<void(uint64_t events)> progress = {});
 
 }  // namespace clustersim::cli

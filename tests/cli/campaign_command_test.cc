@@ -122,6 +122,20 @@ TEST(CampaignCommand, StepsWithGroupsMissingAreSimulatedOnceWhateverTheThreads) 
   EXPECT_NE(outs[0].find(" s with 7 groups"), std::string::npos) << outs[0];
 }
 
+// A step too big to simulate is refused before the campaign starts, at
+// the key that drives it (issue 17); --max-events moves the limit.
+TEST(CampaignCommand, AStepOverTheWorkLimitIsRefusedAtItsKey) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", live_scenario());
+  const Outcome r = run({"campaign", path, "--max-events", "1000"});
+  EXPECT_EQ(r.code, cli::kExitError);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find(path + ":4:10: error: cluster.nodes: expected at most 1,000 tasks x ranks "
+                              "to simulate (--max-events raises the limit), found 64 ranks of "),
+            std::string::npos)
+      << r.err;
+}
+
 // --step-cache: the first run simulates the steps and keeps them, the
 // second reads them back and reports the same campaign; another failure
 // rate reuses them (failures do not change a step).

@@ -90,7 +90,7 @@ TEST(ReplayCommand, HelpNamesEveryFlag) {
   const Outcome r = run({"replay", "--help"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   for (const char* flag :
-       {"--trace", "--comm-groups", "--ranks", "--scale-to", "--recompute-compute",
+       {"--trace", "--comm-groups", "--ranks", "--scale-to", "--recompute-compute", "--max-events",
         "--tokens-per-gpu", "--set", "--json", "--trace-out", "--trace-ranks", "--no-wall-time"}) {
     EXPECT_TRUE(contains(r.out, flag)) << flag;
   }
@@ -203,6 +203,24 @@ TEST(ReplayCommand, RanksBeyondTheClusterAndBadScalesAreErrors) {
                        "expected at most 8 ranks (the cluster's GPUs), found 9 traced "
                        "ranks"))
       << r.err;
+}
+
+// Bounded work (issue 17): nodes x ranks past --max-events are refused
+// before the replay is built; within it the replay runs.
+TEST(ReplayCommand, MoreNodesTimesRanksThanTheLimitAreRefused) {
+  const ScratchDir dir;
+  const std::string s = dir.write("s.yaml", scenario(2));
+  write_ranks(dir, "job", 2, "world");
+  const std::string prefix = dir.file("job");
+  dir.write("job.comm_groups.json", chakra::comm_groups_json({{"world", {0, 1}}}));
+  // 3 nodes a rank on 16 ranks: 48.
+  Outcome r = run({"replay", s, "--trace", prefix, "--scale-to", "16", "--max-events", "47"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.err, prefix + ".<rank>.et: error: expected at most 47 trace nodes x ranks to replay "
+                            "(--max-events raises the limit), found 16 ranks of up to 3 nodes, "
+                            "48\n");
+  r = run({"replay", s, "--trace", prefix, "--scale-to", "16", "--max-events", "48"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
 }
 
 TEST(ReplayCommand, CommGroupsFileScaleToAndDeadlock) {
