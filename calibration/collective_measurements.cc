@@ -214,6 +214,7 @@ std::vector<CollectiveMeasurement> parse_nccl_tests_output(std::string_view text
         if (busbw_col == header.size()) {
           sink.add({file_name, line.number, 1}, "",
                    "expected a 'busbw' column in the nccl-tests header, found none");
+          header.clear();  // no row can be read: the header's error stands for them
         }
       }
       continue;
@@ -223,10 +224,11 @@ std::vector<CollectiveMeasurement> parse_nccl_tests_output(std::string_view text
     if (header.empty() || !parse_number<int64_t>(tokens[0].text)) continue;
     // nccl-tests prints out-of-place then in-place columns; the header names
     // each once per half, so a full row has more tokens than the first half.
-    if (tokens.size() <= busbw_col) {
+    const size_t last = std::max({size_col, time_col, busbw_col});
+    if (tokens.size() <= last) {
       sink.add({file_name, line.number, 1}, "",
-               "expected at least " + std::to_string(busbw_col + 1) +
-                   " columns (size ... busbw), found " + std::to_string(tokens.size()));
+               "expected at least " + std::to_string(last + 1) +
+                   " columns (size, time and busbw), found " + std::to_string(tokens.size()));
       continue;
     }
     CollectiveMeasurement row;

@@ -3,18 +3,24 @@
 #include <algorithm>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "chakra/chakra_trace.h"
 #include "config/config_error.h"
+#include "config/file_text.h"
 #include "config/json_reader.h"
 #include "config/json_writer.h"
 
 namespace clustersim::workloads::chakra {
 
 CommGroups read_comm_groups(const std::string& path) {
+  return parse_comm_groups(sim::read_file_text(path), path);
+}
+
+CommGroups parse_comm_groups(std::string_view text, const std::string& path) {
   using Kind = sim::JsonValue::Kind;
-  const sim::JsonValue doc = sim::read_json_file(path);
+  const sim::JsonValue doc = sim::parse_json(text, path);
   sim::DiagnosticSink sink;
   if (!doc.is(Kind::kObject)) {
     sink.add(doc.where(path), "",

@@ -211,6 +211,8 @@ std::optional<std::string> metadata_string(const Trace& trace, const std::string
 // Written keys come in numeric order when every key is a decimal number
 // ("0", "1", ..., "10"), else in string order.
 CommGroups read_comm_groups(const std::string& path);
+// The same for text in memory; `path` is what messages name.
+CommGroups parse_comm_groups(std::string_view text, const std::string& path);
 std::string comm_groups_json(const CommGroups& groups);
 
 // ---- chakra_forms.cc ----

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <system_error>
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include "config/file_text.h"
 
@@ -13,29 +17,85 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Where each document of a stream starts. yaml-cpp 0.7 (Debian 12's) never
+// ends YAML::LoadAll on a stray ',' at the top level (jbeder/yaml-cpp#1040,
+// fixed upstream by #1319): every HandleNextDocument reports another null
+// document at the same place without consuming the token. So documents are
+// counted here, stopping at one that starts where the previous one did.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;  // by document: where its root value is
+  bool stuck = false;
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    stuck = stuck || (!begins_.empty() && begins_.back().pos == mark.pos);
+    begins_.push_back(mark);
+    root_seen_ = false;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { value(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { value(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    value(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    value(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    value(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void value(const YAML::Mark& mark) {
+    if (root_seen_) return;
+    root_seen_ = true;
+    starts.push_back(mark);
+  }
+
+  std::vector<YAML::Mark> begins_;  // where each document's events began
+  bool root_seen_ = false;
+};
+
 // Throws on the problems after which nothing more can be read.
 YAML::Node parse_document(const std::string& text, const std::string& file, bool is_base,
                           DiagnosticSink& sink) {
-  std::vector<YAML::Node> documents;
+  DocumentStarts documents;
+  YAML::Node first;
   try {
-    documents = YAML::LoadAll(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    while (!documents.stuck && parser.HandleNextDocument(documents)) {
+    }
+    if (documents.stuck) {
+      sink.add(yaml_location(file, documents.starts.back()), "",
+               "invalid YAML: a token that cannot start a value here (a ',' outside [ ] or "
+               "{ }?)");
+      sink.throw_if_any();
+    }
+    if (!documents.starts.empty()) first = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     sink.add(yaml_location(file, e.mark), "", "invalid YAML: " + e.msg);
     sink.throw_if_any();
   }
+  const size_t count = documents.starts.size();
   // A file of only comments or whitespace parses as no document or a null one.
-  if (documents.empty() || (documents.size() == 1 && documents[0].IsNull())) {
+  if (count == 0 || (count == 1 && first.IsNull())) {
     sink.add(SourceLocation{file, 1, 1}, "",
              is_base ? "the file is empty; expected a mapping of keys (a file to extend)"
                      : "the file is empty; expected a mapping of scenario keys (at least 'name')");
     sink.throw_if_any();
   }
-  if (documents.size() > 1) {
-    sink.add(yaml_location(file, documents[1].Mark()), "",
-             "expected one YAML document, found " + std::to_string(documents.size()) +
+  if (count > 1) {
+    sink.add(yaml_location(file, documents.starts[1]), "",
+             "expected one YAML document, found " + std::to_string(count) +
                  " (separated by '---')");
   }
-  return documents[0];
+  return first;
 }
 
 // The value of the first top-level `extends` (a later one is the walk's

@@ -312,8 +312,23 @@ sim::ConfigSchema hardware_profile_schema() {
   return s;
 }
 
+namespace {
+
+HardwareProfile profile_from_values(const sim::ConfigValues& v, const std::string& path);
+
+}  // namespace
+
 HardwareProfile load_hardware_profile(const std::string& path) {
-  const sim::ConfigValues v = sim::load_scenario_file(path, hardware_profile_schema());
+  return profile_from_values(sim::load_scenario_file(path, hardware_profile_schema()), path);
+}
+
+HardwareProfile parse_hardware_profile(std::string_view text, const std::string& path) {
+  return profile_from_values(sim::load_scenario_text(text, path, hardware_profile_schema()), path);
+}
+
+namespace {
+
+HardwareProfile profile_from_values(const sim::ConfigValues& v, const std::string& path) {
   HardwareProfile p;
   p.name = v.get_string("name");
   p.source_file = path;
@@ -345,6 +360,8 @@ HardwareProfile load_hardware_profile(const std::string& path) {
   p.host = read_host(v);
   return p;
 }
+
+}  // namespace
 
 void add_hardware_keys(sim::ConfigSchema& schema) {
   schema

@@ -29,6 +29,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "config/config_schema.h"
 
@@ -159,6 +160,9 @@ sim::ConfigSchema hardware_profile_schema();
 
 // Loads and validates a profile. Throws sim::ConfigError (file:line:col).
 HardwareProfile load_hardware_profile(const std::string& path);
+// The same for text in memory; `path` is what messages name and what an
+// `extends` is resolved against.
+HardwareProfile parse_hardware_profile(std::string_view text, const std::string& path);
 
 // Declares the scenario's top-level `hardware` key: the path of a profile
 // file, relative to the scenario file's directory unless absolute.

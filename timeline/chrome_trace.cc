@@ -73,7 +73,10 @@ void write_chrome_trace(std::span<const TraceRecord> records, std::ostream& out)
   sim::JsonWriter json(out, 0, 2);
   json.begin_object().key("traceEvents").begin_array();
   for (size_t i = 0; i < used.size(); ++i) {
-    const auto [rank, tid] = used[i];
+    // Plain names, not a structured binding: clang 14 (the fuzz build's
+    // compiler) cannot capture one in a lambda.
+    const int64_t rank = used[i].first;
+    const int64_t tid = used[i].second;
     if (i == 0 || used[i - 1].first != rank) {
       const std::string name = "rank " + std::to_string(rank);
       metadata(json, rank, nullptr, "process_name", "name", [&] { json.str(name); });

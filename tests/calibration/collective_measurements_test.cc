@@ -107,7 +107,7 @@ TEST(NcclTestsOutput, MalformedRowsNameLineAndColumn) {
       "        2048           512     float     sum\n";
   EXPECT_EQ(error_of([&] { parse_nccl_tests_output(text, "ar.txt", "all_reduce"); }),
             "ar.txt:3:57: error: time: expected a positive time in us, found 'fast'\n"
-            "ar.txt:4:1: error: expected at least 8 columns (size ... busbw), found 4");
+            "ar.txt:4:1: error: expected at least 8 columns (size, time and busbw), found 4");
 }
 
 TEST(NcclTestsOutput, NeedsTheRankLines) {

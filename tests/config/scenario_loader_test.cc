@@ -344,6 +344,16 @@ TEST(ScenarioLoader, InvalidYamlBadIndentation) {
             "s.yaml:2:6: error: invalid YAML: illegal map value");
 }
 
+// yaml-cpp 0.7 loops forever on these in YAML::LoadAll (jbeder/yaml-cpp#1040);
+// found by tests/fuzz/scenario_fuzz.
+TEST(ScenarioLoader, AStrayCommaIsAnErrorNotAHang) {
+  const std::string message =
+      "invalid YAML: a token that cannot start a value here (a ',' outside [ ] or { }?)";
+  EXPECT_EQ(error_of(",name: \"\"\n"), "s.yaml:1:1: error: " + message);
+  EXPECT_EQ(error_of(","), "s.yaml:1:1: error: " + message);
+  EXPECT_EQ(error_of("name: a\n---\n,\n"), "s.yaml:3:1: error: " + message);
+}
+
 TEST(ScenarioLoader, TwoDocuments) {
   EXPECT_EQ(error_of("name: a\n---\nname: b\n"),
             "s.yaml:3:1: error: expected one YAML document, found 2 (separated by '---')");
