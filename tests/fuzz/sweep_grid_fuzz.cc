@@ -3,6 +3,7 @@
 // a value or a reason, never both, never an exception; every parsed axis
 // has a key and values (or is a divisors axis), and each value that is a
 // plain word parses again as a one-value axis of the same key.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +27,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (axis.divisors != axis.values.empty()) {
         fz::finding("an axis with neither values nor divisors", std::string(text));
       }
-      if (axis.values.size() > 100000) return 0;  // the parser's bound, not re-parsed
-      for (const std::string& v : axis.values) {
+      // The first values only: a range may expand to the parser's bound of
+      // 100,000, and re-parsing each would time out, not find anything new.
+      const size_t checked = std::min<size_t>(axis.values.size(), 64);
+      for (size_t i = 0; i < checked; ++i) {
+        const std::string& v = axis.values[i];
         // Plain words only: a value with blanks, quotes, separators or ".."
         // would need quoting to be read back as itself.
         if (v.empty() || v.find("..") != std::string::npos ||
