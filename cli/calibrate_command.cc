@@ -16,6 +16,7 @@
 #include "calibration/measurement_files.h"
 #include "calibration/profile_writer.h"
 #include "cli/table_text.h"
+#include "cli/work_guard.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
 #include "config/scenario_loader.h"
@@ -198,7 +199,7 @@ CommandSpec calibrate_command_spec() {
           "SOURCE_DATE_EPOCH for a reproducible date in the output."};
 }
 
-int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
+int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
   if (!parsed.has("--base")) throw UsageError("calibrate needs --base PROFILE|SCENARIO");
   if (!parsed.has("-o")) throw UsageError("calibrate needs -o FILE for the fitted profile");
   const Split split = read_split(parsed);
@@ -274,7 +275,9 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out) {
   // base's curves: fit curves first, then the clock on the written profile).
   std::optional<ProfileClockFit> clock;
   if (!runs_files.empty()) {
-    clock = fit_profile_clock(runs_files, base.profile_path, split.folds);
+    StepCountProgress progress(err, "clustersim calibrate");
+    clock = fit_profile_clock(runs_files, base.profile_path, split.folds, progress.callback());
+    progress.done();
     fitted.gpu.sustained_clock = clock->fit.sustained_clock;
     std::string ids;
     for (const std::string& id : clock->fit.fitted_to) ids += (ids.empty() ? "" : " ") + id;

@@ -153,7 +153,7 @@ CommandSpec validate_command_spec() {
           "fitted to (gpu.sustained_clock_fitted_to) are labelled fitted, the rest held out."};
 }
 
-int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
+int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
   const int64_t min_bytes = parsed.bytes_or("--min-bytes", 0);
   const std::optional<double> max_error = read_max_error(parsed);
   if (is_training_runs_file(parsed.positionals[0])) {
@@ -179,7 +179,7 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out) {
                          "(a CSV with scenario and tokens_per_s_per_gpu columns)");
       }
     }
-    return run_validate_runs(parsed.positionals, options, out);
+    return run_validate_runs(parsed.positionals, options, out, err);
   }
   if (parsed.positionals.size() < 2) {
     throw UsageError(

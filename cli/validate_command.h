@@ -13,6 +13,6 @@
 namespace clustersim::cli {
 
 CommandSpec validate_command_spec();
-int run_validate_command(const ParsedCommand& parsed, std::ostream& out);
+int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err);
 
 }  // namespace clustersim::cli

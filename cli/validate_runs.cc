@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/table_text.h"
+#include "cli/work_guard.h"
 #include "config/atomic_file.h"
 #include "config/text_fields.h"
 #include "scenario/training_runs.h"
@@ -73,7 +74,8 @@ std::string rows_csv(const std::vector<Row>& rows) {
 }  // namespace
 
 int run_validate_runs(const std::vector<std::string>& files, const RunsValidationOptions& options,
-                      std::ostream& out) {
+                      std::ostream& out, std::ostream& err) {
+  StepCountProgress progress(err, "clustersim validate");
   std::vector<TrainingRun> runs;
   for (const std::string& f : files) {
     std::vector<TrainingRun> more = read_training_runs(f);
@@ -81,7 +83,7 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
   }
   std::vector<Row> rows;
   for (const TrainingRun& run : runs) {
-    Row row{&run, predict_run(run), 0, std::nullopt, std::nullopt, std::nullopt, ""};
+    Row row{&run, predict_run(run, std::nullopt, progress.callback()), 0, std::nullopt, std::nullopt, std::nullopt, ""};
     row.error = row.prediction.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1;
     if (run.memory_gib) row.memory_error = row.prediction.memory_gib / *run.memory_gib - 1;
     row.label = fitted_ids(row.prediction.profile).contains(run.id) ? "fitted" : "held out";
@@ -92,13 +94,14 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
     std::vector<std::string> paths;
     for (const Row& r : rows) paths.push_back(r.prediction.profile_path);
     const std::vector<std::optional<CrossValidated>> cvs =
-        cross_validate_runs(runs, paths, options.folds);
+        cross_validate_runs(runs, paths, options.folds, progress.callback());
     for (size_t i = 0; i < rows.size(); ++i) {
       if (!cvs[i]) continue;
       rows[i].cv_error = cvs[i]->error;
       rows[i].cv_clock = cvs[i]->clock;
     }
   }
+  progress.done();
 
   out << "# clustersim validate: training runs";
   for (const std::string& f : files) out << " " << f;

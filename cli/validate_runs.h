@@ -30,7 +30,8 @@ struct RunsValidationOptions {
 
 // Returns the exit code (1 when max_error is exceeded). Throws
 // sim::ConfigError for a bad runs file or scenario.
+// Progress (steps simulated) goes to `err` when it is a terminal.
 int run_validate_runs(const std::vector<std::string>& files, const RunsValidationOptions& options,
-                      std::ostream& out);
+                      std::ostream& out, std::ostream& err);
 
 }  // namespace clustersim::cli

@@ -54,4 +54,32 @@ void EventProgress::operator()(uint64_t events) {
        << fixed(s > 0 ? millions / s : 0, 1) << " M/s, " << fixed(s, 0) << " s   " << std::flush;
 }
 
+StepCountProgress::StepCountProgress(std::ostream& err, std::string command)
+    : err_(err),
+      command_(std::move(command)),
+      enabled_(isatty(STDERR_FILENO) == 1),
+      started_(std::chrono::steady_clock::now()),
+      last_(started_) {}
+
+void StepCountProgress::step_done() {
+  ++steps_;
+  if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_ < std::chrono::milliseconds(500)) return;
+  last_ = now;
+  shown_ = true;
+  err_ << "\r" << command_ << ": " << steps_ << " steps simulated, "
+       << fixed(std::chrono::duration<double>(now - started_).count(), 0) << " s   " << std::flush;
+}
+
+std::function<void()> StepCountProgress::callback() {
+  if (!enabled_) return {};
+  return [this] { step_done(); };
+}
+
+void StepCountProgress::done() {
+  if (shown_) err_ << "\n" << std::flush;
+  shown_ = false;
+}
+
 }  // namespace clustersim::cli

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -41,6 +42,32 @@ class EventProgress {
   std::string command_;
   bool enabled_;
   bool shown_ = false;
+  std::chrono::steady_clock::time_point started_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+// "\r<command>: 12 steps simulated, 3 s" at most twice a second, for the
+// commands that simulate many steps (calibrate and validate of training
+// runs); enabled() false when stderr is not a terminal.
+class StepCountProgress {
+ public:
+  StepCountProgress(std::ostream& err, std::string command);
+  ~StepCountProgress() { done(); }
+  StepCountProgress(const StepCountProgress&) = delete;
+  StepCountProgress& operator=(const StepCountProgress&) = delete;
+
+  bool enabled() const { return enabled_; }
+  void step_done();
+  // A callback for StepDone (scenario/training_runs.h); empty when disabled.
+  std::function<void()> callback();
+  void done();
+
+ private:
+  std::ostream& err_;
+  std::string command_;
+  bool enabled_;
+  bool shown_ = false;
+  int64_t steps_ = 0;
   std::chrono::steady_clock::time_point started_;
   std::chrono::steady_clock::time_point last_;
 };

@@ -10,7 +10,9 @@
 #include "config/text_fields.h"
 #include "scenario/network_scenario.h"
 #include "scenario/step_config.h"
+#include "scenario/work_limits.h"
 #include "schedules/step_simulator.h"
+#include "schedules/step_work.h"
 #include "sim/check.h"
 
 namespace clustersim::cli {
@@ -53,7 +55,8 @@ std::string kind_of(const sim::ConfigValues& values, const collectives::Hardware
   return kind + " " + profile.name;
 }
 
-RunPrediction predict_loaded(const NetworkScenario& net, std::optional<double> clock) {
+RunPrediction predict_loaded(const NetworkScenario& net, std::optional<double> clock,
+                             const StepDone& step_done) {
   RunPrediction out;
   out.profile = net.profile;
   if (clock) out.profile.gpu.sustained_clock = *clock;
@@ -61,7 +64,10 @@ RunPrediction predict_loaded(const NetworkScenario& net, std::optional<double> c
   out.kind = kind_of(net.values, net.profile);
   const workloads::StepConfig config =
       step_config_from_scenario(net.values, net.cluster, out.profile);
+  check_step_work(workloads::estimate_step_work(config.workload, config.schedule_options),
+                  config.workload, net.values, WorkLimits{});
   const workloads::StepResult step = workloads::simulate_step(net.cluster, out.profile, config);
+  if (step_done) step_done();
   out.tokens_per_s_per_gpu = step.tokens_per_s_per_gpu;
   out.memory_gib = static_cast<double>(step.memory.total()) / kGiB;
   return out;
@@ -72,12 +78,12 @@ struct LoadedRun {
   NetworkScenario net;
 };
 
-double median_log_error(const std::vector<LoadedRun>& runs, double clock) {
+double median_log_error(const std::vector<LoadedRun>& runs, double clock, const StepDone& step_done) {
   std::vector<double> e;
   e.reserve(runs.size());
   for (const LoadedRun& r : runs) {
     e.push_back(
-        std::log(predict_loaded(r.net, clock).tokens_per_s_per_gpu / r.run->tokens_per_s_per_gpu));
+        std::log(predict_loaded(r.net, clock, step_done).tokens_per_s_per_gpu / r.run->tokens_per_s_per_gpu));
   }
   std::sort(e.begin(), e.end());
   const size_t n = e.size();
@@ -187,11 +193,12 @@ std::vector<TrainingRun> read_training_runs(const std::string& path) {
   return runs;
 }
 
-RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock) {
-  return predict_loaded(load_network_scenario(run.scenario, run.overrides), clock);
+RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock,
+                          const StepDone& step_done) {
+  return predict_loaded(load_network_scenario(run.scenario, run.overrides), clock, step_done);
 }
 
-ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given) {
+ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDone& step_done) {
   CLUSTERSIM_CHECK(!given.empty(), "fit_sustained_clock needs runs");
   std::vector<LoadedRun> runs;
   for (const TrainingRun& run : given) {
@@ -201,18 +208,18 @@ ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given) {
   double hi = 1.0;
   ClockFit fit;
   for (const TrainingRun& run : given) fit.fitted_to.push_back(run.id);
-  if (median_log_error(runs, hi) <= 0) {
+  if (median_log_error(runs, hi, step_done) <= 0) {
     fit.sustained_clock = hi;
     return fit;
   }
-  if (median_log_error(runs, lo) >= 0) {
+  if (median_log_error(runs, lo, step_done) >= 0) {
     fit.sustained_clock = lo;
     return fit;
   }
   // The profile keeps three decimals; stop once the bracket is below that.
   while (hi - lo > 2e-4) {
     const double mid = 0.5 * (lo + hi);
-    (median_log_error(runs, mid) > 0 ? hi : lo) = mid;
+    (median_log_error(runs, mid, step_done) > 0 ? hi : lo) = mid;
   }
   fit.sustained_clock = std::round(0.5 * (lo + hi) * 1000.0) / 1000.0;
   return fit;
@@ -220,7 +227,7 @@ ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given) {
 
 std::vector<std::optional<CrossValidated>> cross_validate_runs(
     const std::vector<TrainingRun>& runs, const std::vector<std::string>& profile_paths,
-    int folds) {
+    int folds, const StepDone& step_done) {
   CLUSTERSIM_CHECK(folds >= 2 && profile_paths.size() == runs.size(),
                    "cross_validate_runs: " + std::to_string(folds) + " folds");
   std::vector<std::optional<CrossValidated>> out(runs.size());
@@ -238,17 +245,18 @@ std::vector<std::optional<CrossValidated>> cross_validate_runs(
       const auto t = training.find(profile_paths[i]);
       if (t == training.end()) continue;
       if (!clock.contains(t->first))
-        clock[t->first] = fit_sustained_clock(t->second).sustained_clock;
+        clock[t->first] = fit_sustained_clock(t->second, step_done).sustained_clock;
       const double c = clock[t->first];
       out[i] = CrossValidated{
-          predict_run(runs[i], c).tokens_per_s_per_gpu / runs[i].tokens_per_s_per_gpu - 1, c};
+          predict_run(runs[i], c, step_done).tokens_per_s_per_gpu / runs[i].tokens_per_s_per_gpu - 1, c};
     }
   }
   return out;
 }
 
 ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
-                                  const std::string& profile_path, int folds) {
+                                  const std::string& profile_path, int folds,
+                                  const StepDone& step_done) {
   CLUSTERSIM_CHECK(!runs_files.empty(), "fit_profile_clock needs a runs file");
   const auto same_file = [](const std::string& a, const std::string& b) {
     std::error_code ea, eb;
@@ -275,15 +283,15 @@ ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
                  " (the --base), found none of " + std::to_string(out.other_runs));
     sink.throw_if_any();
   }
-  out.fit = fit_sustained_clock(mine);
+  out.fit = fit_sustained_clock(mine, step_done);
   for (const TrainingRun& run : mine) {
-    out.in_sample.push_back(predict_run(run, out.fit.sustained_clock).tokens_per_s_per_gpu /
+    out.in_sample.push_back(predict_run(run, out.fit.sustained_clock, step_done).tokens_per_s_per_gpu /
                                 run.tokens_per_s_per_gpu -
                             1);
   }
   if (folds >= 2 && mine.size() >= 2) {
     const std::vector<std::string> paths(mine.size(), profile_path);
-    for (const auto& cv : cross_validate_runs(mine, paths, folds)) {
+    for (const auto& cv : cross_validate_runs(mine, paths, folds, step_done)) {
       if (cv) out.cross_validated.push_back(cv->error);
     }
   }

@@ -59,9 +59,15 @@ struct RunPrediction {
   collectives::HardwareProfile profile;
 };
 
+// Called after every step these functions simulate (for progress on a
+// terminal); empty: not called.
+using StepDone = std::function<void()>;
+
 // Simulates the run's step; with `clock`, the profile's sustained clock is
-// replaced by it. Scenario errors propagate as sim::ConfigError.
-RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock = std::nullopt);
+// replaced by it. Scenario errors propagate as sim::ConfigError, among them a
+// step over the default work limits (scenario/work_limits.h).
+RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock = std::nullopt,
+                          const StepDone& step_done = {});
 
 struct ClockFit {
   double sustained_clock = 0;
@@ -71,7 +77,7 @@ struct ClockFit {
 // The sustained clock that zeroes the median log error of `runs` (all on one
 // profile), in [0.2, 1]; clamped at a bound when even it cannot. Requires a
 // non-empty `runs`.
-ClockFit fit_sustained_clock(const std::vector<TrainingRun>& runs);
+ClockFit fit_sustained_clock(const std::vector<TrainingRun>& runs, const StepDone& step_done = {});
 
 struct CrossValidated {
   double error = 0;  // predicted / measured tokens/s - 1
@@ -83,7 +89,8 @@ struct CrossValidated {
 // on its profile (profile_paths[i], RunPrediction::profile_path); nullopt
 // for a run whose profile no other fold has a run on.
 std::vector<std::optional<CrossValidated>> cross_validate_runs(
-    const std::vector<TrainingRun>& runs, const std::vector<std::string>& profile_paths, int folds);
+    const std::vector<TrainingRun>& runs, const std::vector<std::string>& profile_paths, int folds,
+    const StepDone& step_done = {});
 
 // What `calibrate RUNS.csv --base PROFILE` fits: the clock of the runs whose
 // scenario uses `profile_path` (the same file), their errors with it, and
@@ -97,6 +104,7 @@ struct ProfileClockFit {
 
 // Throws sim::ConfigError (at the first runs file) when no run uses the profile.
 ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
-                                  const std::string& profile_path, int folds);
+                                  const std::string& profile_path, int folds,
+                                  const StepDone& step_done = {});
 
 }  // namespace clustersim::cli
