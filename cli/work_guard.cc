@@ -30,56 +30,44 @@ WorkLimits work_limits_from(const ParsedCommand& parsed) {
   return limits;
 }
 
-EventProgress::EventProgress(std::ostream& err, std::string command)
+ProgressLine::ProgressLine(std::ostream& err, std::string command)
     : err_(err),
       command_(std::move(command)),
       enabled_(isatty(STDERR_FILENO) == 1),
       started_(std::chrono::steady_clock::now()),
       last_(started_) {}
 
-void EventProgress::done() {
+void ProgressLine::update(const std::function<std::string(double)>& text) {
+  if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_ < std::chrono::milliseconds(500)) return;
+  last_ = now;
+  shown_ = true;
+  err_ << "\r" << command_ << ": " << text(std::chrono::duration<double>(now - started_).count())
+       << "   " << std::flush;
+}
+
+void ProgressLine::done() {
   if (shown_) err_ << "\n" << std::flush;
   shown_ = false;
 }
 
 void EventProgress::operator()(uint64_t events) {
-  if (!enabled_) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_ < std::chrono::milliseconds(500)) return;
-  last_ = now;
-  shown_ = true;
-  const double s = std::chrono::duration<double>(now - started_).count();
-  const double millions = static_cast<double>(events) * 1e-6;
-  err_ << "\r" << command_ << ": " << fixed(millions, 1) << " M events, "
-       << fixed(s > 0 ? millions / s : 0, 1) << " M/s, " << fixed(s, 0) << " s   " << std::flush;
-}
-
-StepCountProgress::StepCountProgress(std::ostream& err, std::string command)
-    : err_(err),
-      command_(std::move(command)),
-      enabled_(isatty(STDERR_FILENO) == 1),
-      started_(std::chrono::steady_clock::now()),
-      last_(started_) {}
-
-void StepCountProgress::step_done() {
-  ++steps_;
-  if (!enabled_) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_ < std::chrono::milliseconds(500)) return;
-  last_ = now;
-  shown_ = true;
-  err_ << "\r" << command_ << ": " << steps_ << " steps simulated, "
-       << fixed(std::chrono::duration<double>(now - started_).count(), 0) << " s   " << std::flush;
+  line_.update([events](double s) {
+    const double millions = static_cast<double>(events) * 1e-6;
+    return fixed(millions, 1) + " M events, " + fixed(s > 0 ? millions / s : 0, 1) + " M/s, " +
+           fixed(s, 0) + " s";
+  });
 }
 
 std::function<void()> StepCountProgress::callback() {
-  if (!enabled_) return {};
-  return [this] { step_done(); };
-}
-
-void StepCountProgress::done() {
-  if (shown_) err_ << "\n" << std::flush;
-  shown_ = false;
+  if (!line_.enabled()) return {};
+  return [this] {
+    ++steps_;
+    line_.update([this](double s) {
+      return std::to_string(steps_) + " steps simulated, " + fixed(s, 0) + " s";
+    });
+  };
 }
 
 }  // namespace clustersim::cli

@@ -1,8 +1,8 @@
-// What `run`, `replay` and `sweep` share to keep a run's work bounded and
-// visible: the --max-tasks-per-rank and --max-events options
-// (scenario/work_limits.h) and a progress line of engine events on stderr
-// when it is a terminal.
-// Thread safety: an EventProgress belongs to one run on one thread.
+// What `run`, `replay`, `sweep`, `campaign`, `calibrate` and `validate`
+// share to keep a run's work bounded and visible: the --max-tasks-per-rank
+// and --max-events options (scenario/work_limits.h) and progress lines on
+// stderr when it is a terminal.
+// Thread safety: a progress object belongs to one run on one thread.
 #pragma once
 
 #include <chrono>
@@ -23,19 +23,20 @@ std::vector<OptionSpec> work_limit_options();
 // is not a whole number > 0.
 WorkLimits work_limits_from(const ParsedCommand& parsed);
 
-// "\r<command>: 123.4 M events, 41.2 M/s, 3 s" at most twice a second, for
-// EngineOptions::progress; enabled() false when stderr is not a terminal.
-class EventProgress {
+// One line "\r<command>: ..." rewritten at most twice a second; nothing
+// when stderr is not a terminal.
+class ProgressLine {
  public:
-  EventProgress(std::ostream& err, std::string command);
-  ~EventProgress() { done(); }
-  // Ends the line when one was written (before the command's own output).
-  void done();
-  EventProgress(const EventProgress&) = delete;
-  EventProgress& operator=(const EventProgress&) = delete;
+  ProgressLine(std::ostream& err, std::string command);
+  ~ProgressLine() { done(); }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
 
   bool enabled() const { return enabled_; }
-  void operator()(uint64_t events);
+  // Writes `text(seconds since the start)` if a line is due.
+  void update(const std::function<std::string(double)>& text);
+  // Ends the line when one was written (before the command's own output).
+  void done();
 
  private:
   std::ostream& err_;
@@ -46,30 +47,30 @@ class EventProgress {
   std::chrono::steady_clock::time_point last_;
 };
 
-// "\r<command>: 12 steps simulated, 3 s" at most twice a second, for the
-// commands that simulate many steps (calibrate and validate of training
-// runs); enabled() false when stderr is not a terminal.
-class StepCountProgress {
+// "<command>: 123.4 M events, 41.2 M/s, 3 s", for EngineOptions::progress.
+class EventProgress {
  public:
-  StepCountProgress(std::ostream& err, std::string command);
-  ~StepCountProgress() { done(); }
-  StepCountProgress(const StepCountProgress&) = delete;
-  StepCountProgress& operator=(const StepCountProgress&) = delete;
-
-  bool enabled() const { return enabled_; }
-  void step_done();
-  // A callback for StepDone (scenario/training_runs.h); empty when disabled.
-  std::function<void()> callback();
-  void done();
+  EventProgress(std::ostream& err, std::string command) : line_(err, std::move(command)) {}
+  bool enabled() const { return line_.enabled(); }
+  void operator()(uint64_t events);
+  void done() { line_.done(); }
 
  private:
-  std::ostream& err_;
-  std::string command_;
-  bool enabled_;
-  bool shown_ = false;
+  ProgressLine line_;
+};
+
+// "<command>: 12 steps simulated, 3 s", for the commands that simulate many
+// steps (calibrate and validate of training runs).
+class StepCountProgress {
+ public:
+  StepCountProgress(std::ostream& err, std::string command) : line_(err, std::move(command)) {}
+  // A callback for StepDone (scenario/training_runs.h); empty when disabled.
+  std::function<void()> callback();
+  void done() { line_.done(); }
+
+ private:
+  ProgressLine line_;
   int64_t steps_ = 0;
-  std::chrono::steady_clock::time_point started_;
-  std::chrono::steady_clock::time_point last_;
 };
 
 }  // namespace clustersim::cli
