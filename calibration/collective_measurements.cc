@@ -58,6 +58,7 @@ std::vector<CollectiveMeasurement> parse_collective_csv(std::string_view text,
   sim::DiagnosticSink sink;
   std::vector<CollectiveMeasurement> rows;
   std::map<std::string, size_t> column;  // name -> index
+  size_t width = 0;                       // the header's fields
   bool have_header = false;
   for (const sim::TextLine& line : sim::split_lines(text)) {
     const std::string_view content = sim::trim_blanks(line.text);
@@ -68,7 +69,14 @@ std::vector<CollectiveMeasurement> parse_collective_csv(std::string_view text,
     };
     if (!have_header) {
       have_header = true;
-      for (size_t i = 0; i < fields.size(); ++i) column.emplace(std::string(fields[i].text), i);
+      width = fields.size();
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (!column.emplace(std::string(fields[i].text), i).second) {
+          sink.add(at(fields[i]), "",
+                   "expected each column once in the header, found '" +
+                       std::string(fields[i].text) + "' again");
+        }
+      }
       for (const char* required : {"op", "gpus", "gpus_per_node", "bytes"}) {
         if (!column.contains(required)) {
           sink.add({file_name, line.number, 1}, "",
@@ -84,9 +92,9 @@ std::vector<CollectiveMeasurement> parse_collective_csv(std::string_view text,
       if (!sink.empty()) break;
       continue;
     }
-    if (fields.size() < column.size()) {
+    if (fields.size() < width) {
       sink.add({file_name, line.number, 1}, "",
-               "expected " + std::to_string(column.size()) + " comma-separated fields, found " +
+               "expected " + std::to_string(width) + " comma-separated fields, found " +
                    std::to_string(fields.size()));
       continue;
     }

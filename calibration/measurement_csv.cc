@@ -88,12 +88,21 @@ void for_each_csv_row(std::string_view text, const std::string& file_name,
                       const std::function<void(CsvRow&)>& on_row) {
   sim::DiagnosticSink sink;
   std::map<std::string, size_t, std::less<>> column;
+  size_t width = 0;  // the header's fields
   bool have_header = false;
   for_each_content_line(text, [&](int number, std::string_view line) {
     const std::vector<Field> fields = sim::split_commas(line);
     if (!have_header) {
       have_header = true;
-      for (size_t i = 0; i < fields.size(); ++i) column.emplace(std::string(fields[i].text), i);
+      width = fields.size();
+      for (size_t i = 0; i < fields.size(); ++i) {
+        // A name twice would leave the row shorter than the indices it holds.
+        if (!column.emplace(std::string(fields[i].text), i).second) {
+          sink.add({file_name, number, fields[i].column}, "",
+                   "expected each column once in the header, found '" +
+                       std::string(fields[i].text) + "' again");
+        }
+      }
       for (std::string_view name : required) {
         if (!column.contains(name)) {
           sink.add({file_name, number, 1}, "",
@@ -103,9 +112,9 @@ void for_each_csv_row(std::string_view text, const std::string& file_name,
       }
       return sink.empty();
     }
-    if (fields.size() != column.size()) {
+    if (fields.size() != width) {
       sink.add({file_name, number, 1}, "",
-               "expected " + std::to_string(column.size()) + " comma-separated fields, found " +
+               "expected " + std::to_string(width) + " comma-separated fields, found " +
                    std::to_string(fields.size()));
       return true;
     }

@@ -64,6 +64,27 @@ TEST(CollectiveCsv, RejectsAHeaderWithoutRequiredColumns) {
             "m.csv:1:1: error: expected a CSV header and rows, found no data");
 }
 
+// Found by tests/fuzz/measurements_fuzz: a column named twice, then a row
+// as long as the distinct names, was read past its end.
+TEST(CollectiveCsv, AColumnNamedTwiceIsAnError) {
+  EXPECT_EQ(error_of([] {
+              parse_collective_csv("op,op,gpus,gpus_per_node,bytes,time_us\nall_reduce,8,8,1024,5\n",
+                                   "m.csv");
+            }),
+            "m.csv:1:4: error: expected each column once in the header, found 'op' again");
+}
+
+// Found by tests/fuzz/measurements_fuzz: a header with time after busbw, and
+// a row that ends between them, was read past its end.
+TEST(NcclTestsOutput, ARowShorterThanItsTimeColumnIsAnError) {
+  const std::string text =
+      "#  Rank  0 Group  0 Pid 1 on h device  0 [0x0] GPU\n"
+      "#       size         count      type   redop    root   algbw   busbw  time #wrong\n"
+      "        1024           256     float     sum      -1    0.10    0.10\n";
+  EXPECT_EQ(error_of([&] { parse_nccl_tests_output(text, "ar.txt", "all_reduce"); }),
+            "ar.txt:3:1: error: expected at least 8 columns (size, time and busbw), found 7");
+}
+
 TEST(NcclTestsOutput, ReadsTwoNodeAllGatherAsPrinted) {
   const auto rows = read_collective_measurements(kData + "h100_2node_all_gather_perf.txt");
   ASSERT_EQ(rows.size(), 3u);

@@ -67,6 +67,19 @@ TEST(ComputeMeasurements, ErrorsNameFileLineAndColumn) {
   }
 }
 
+// A column named twice made the header wider than its names and a short
+// row was read past its end (found by tests/fuzz/measurements_fuzz).
+TEST(ComputeMeasurements, AColumnNamedTwiceIsAnError) {
+  try {
+    parse_gemm_csv("hardware,dtype,m,n,k,m,tflops\nH100,bf16,1,2,3,4,5\n", "g.csv");
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("g.csv:1:22: error: expected each column once in the header, found 'm' "
+                          "again"));
+  }
+}
+
 TEST(ComputeMeasurements, LayoutsAreRecognisedByTheirHeader) {
   EXPECT_TRUE(looks_like_gemm_csv("# x\nhardware,dtype,m,n,k,tflops\n"));
   EXPECT_FALSE(looks_like_attention_csv("# x\nhardware,dtype,m,n,k,tflops\n"));
