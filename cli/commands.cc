@@ -116,7 +116,19 @@ std::string main_help() {
 
 }  // namespace
 
+std::vector<CommandSpec> command_specs() {
+  std::vector<CommandSpec> specs;
+  for (const Command& c : commands()) specs.push_back(c.spec);
+  return specs;
+}
+
 int run_clustersim(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
+  return run_clustersim(args, out, err, nullptr);
+}
+
+int run_clustersim(std::span<const std::string> args, std::ostream& out, std::ostream& err,
+                   std::vector<sim::Diagnostic>* diagnostics) {
+  if (diagnostics != nullptr) diagnostics->clear();
   Io io{out, err};
   if (args.empty()) {
     err << main_help();
@@ -155,6 +167,7 @@ int run_clustersim(std::span<const std::string> args, std::ostream& out, std::os
     return kExitUsage;
   } catch (const sim::ConfigError& e) {
     err << e.what() << "\n";
+    if (diagnostics != nullptr) *diagnostics = e.diagnostics();
     return kExitError;
   } catch (const sim::OutputError& e) {
     err << "clustersim " << command->spec.name << ": error: " << e.what() << "\n";

@@ -8,6 +8,10 @@
 #include <iosfwd>
 #include <span>
 #include <string>
+#include <vector>
+
+#include "cli/command_line.h"
+#include "config/config_error.h"
 
 namespace clustersim::cli {
 
@@ -17,5 +21,15 @@ inline constexpr int kExitUsage = 2;
 
 // `args` excludes the program name.
 int run_clustersim(std::span<const std::string> args, std::ostream& out, std::ostream& err);
+
+// The same, and when the input is bad (exit 1 with a ConfigError) its
+// diagnostics are also stored in `*diagnostics` (cleared first), for callers
+// that want them as data rather than text (the Python package).
+int run_clustersim(std::span<const std::string> args, std::ostream& out, std::ostream& err,
+                   std::vector<sim::Diagnostic>* diagnostics);
+
+// The spec of every command, in `clustersim --help` order (for tests that
+// hold every command to the same error format).
+std::vector<CommandSpec> command_specs();
 
 }  // namespace clustersim::cli

@@ -225,6 +225,8 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   const std::string trace_ranks =
       tracing || parsed.has("--trace-ranks") ? trace_ranks_text(parsed, "--trace-out") : "";
   const bool kineto = kineto_format(parsed, "--trace-out");
+  // Every option is checked before a file is read.
+  const WorkLimits limits = work_limits_from(parsed);
 
   ReplayInputs in{parsed.positionals[0],
                   load_network_scenario(parsed.positionals[0], parsed.values("--set")),
@@ -267,7 +269,7 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   chakra::check_traces(traces.view(), in.groups);
   // The engine's work, as for `run` (scenario/work_limits.h): nodes x ranks.
   const workloads::StepWork work{in.max_nodes, in.ranks};
-  if (const int64_t most = work_limits_from(parsed).max_task_ranks; work.task_ranks() > most) {
+  if (const int64_t most = limits.max_task_ranks; work.task_ranks() > most) {
     fail(prefix + ".<rank>.et", "expected at most " + with_separators(most) +
                                     " trace nodes x ranks to replay (--max-events raises the "
                                     "limit), found " +

@@ -185,6 +185,13 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
     throw UsageError(
         "expected MEASUREMENTS... after the scenario, found the end of the command line");
   }
+  for (const char* runs_only : {"--folds", "--csv"}) {
+    if (parsed.has(runs_only)) {
+      throw UsageError(std::string("option '") + runs_only +
+                       "' applies to training runs only (validate RUNS.csv...), not to '" +
+                       parsed.positionals[0] + "'");
+    }
+  }
   const NetworkScenario net = load_network_scenario(parsed.positionals[0], parsed.values("--set"));
   const std::vector<std::string> files(parsed.positionals.begin() + 1, parsed.positionals.end());
   const calibration::MeasurementSet set =

@@ -49,6 +49,8 @@ function(clustersim_add_layer layer)
   set(target clustersim_${layer})
   if(sources)
     add_library(${target} STATIC ${sources})
+    # The static libraries end up inside the Python extension module too.
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ${CLUSTERSIM_PYTHON})
     target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
     target_link_libraries(${target} PUBLIC ${deps} ${ARG_LIBS} PRIVATE clustersim_warnings)
   else()

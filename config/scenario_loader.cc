@@ -339,12 +339,16 @@ ConfigValues load_scenario_text(std::string_view yaml, const std::string& file_n
 
 ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& schema,
                                 std::span<const std::string> overrides) {
+  return load_scenario_text(read_scenario_text(path), path, schema, overrides);
+}
+
+std::string read_scenario_text(const std::string& path) {
   std::string content;
   const ReadOutcome outcome = try_read_file_text(path, content, /*regular_only=*/true);
   std::string problem;
   switch (outcome.failure) {
     case ReadFailure::kNone:
-      return load_scenario_text(content, path, schema, overrides);
+      return content;
     case ReadFailure::kMissing:
       problem = "cannot open the scenario: no such file";
       break;

@@ -41,6 +41,11 @@ void add_extends_key(ConfigSchema& schema);
 ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& schema,
                                 std::span<const std::string> overrides = {});
 
+// The scenario file's text, as load_scenario_file reads it: a ConfigError at
+// the path worded for a scenario ("cannot open the scenario: no such file")
+// when it cannot be read. For callers that keep the text (the sweep).
+std::string read_scenario_text(const std::string& path);
+
 // The same for text already in memory; `file_name` is what messages show.
 ConfigValues load_scenario_text(std::string_view yaml, const std::string& file_name,
                                 const ConfigSchema& schema,

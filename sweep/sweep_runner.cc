@@ -172,7 +172,7 @@ void gather_rows(SweepRows& state, SweepJournal& journal, const std::vector<size
 }  // namespace
 
 SweepScenario load_sweep_scenario(const SweepSettings& settings) {
-  SweepScenario scenario{build_scenario_schema(), sim::read_file_text(settings.path), {}};
+  SweepScenario scenario{build_scenario_schema(), sim::read_scenario_text(settings.path), {}};
   scenario.values =
       sim::load_scenario_text(scenario.text, settings.path, scenario.schema, settings.sets);
   return scenario;

@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+"""Sweep the shard-group size of Llama-3-70B HSDP on 256 H100 from Python:
+the points as a pandas DataFrame, and tokens/s per GPU against the shard size
+as a plot.
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/sweep_shard_sizes.py [OUT.png]
+"""
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import clustersim  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCENARIO = os.path.join(REPO, "scenarios", "llama3_70b_hsdp_256xh100.yaml")
+
+
+def main(out: str) -> None:
+    # Every shard size that divides the 256 GPUs; replica groups follow.
+    points = clustersim.sweep(SCENARIO, {"workload.parallelism.shard_group_size": "divisors"})
+    frame = points.frame()
+    ok = frame[frame["status"] == "ok"]
+    print(ok[["workload.parallelism.shard_group_size", "tokens_per_s_per_gpu",
+              "peak_memory_bytes", "exposed_all_reduce_s"]].to_string(index=False))
+    skipped = frame[frame["status"] != "ok"]
+    for _, row in skipped.iterrows():
+        why = (f"peak {row['peak_memory_bytes'] / 2**30:.1f} GiB"
+               if row["status"] == "out_of_memory" else row["reason"])
+        print(f"shard {row['workload.parallelism.shard_group_size']}: {row['status']} ({why})")
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(ok["workload.parallelism.shard_group_size"], ok["tokens_per_s_per_gpu"], "o-")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("shard group size (GPUs)")
+    ax.set_ylabel("tokens/s per GPU")
+    ax.set_title("Llama-3-70B HSDP on 256 H100")
+    fig.tight_layout()
+    tmp = out + ".tmp.png"
+    fig.savefig(tmp, dpi=100)
+    os.replace(tmp, out)  # atomically
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "shard_sizes.png")
