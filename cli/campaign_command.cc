@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/output_schema.h"
 #include "cli/table_text.h"
 #include "cli/work_guard.h"
 #include "config/atomic_file.h"
@@ -176,6 +177,7 @@ std::string report_json(const CampaignInputs& in, const CampaignResult& r, doubl
   std::ostringstream text;
   sim::JsonWriter json(text, 2);
   json.begin_object();
+  write_schema_version(json);
   json.key("ettr_mean").number(r.ettr_mean);
   json.key("ettr_ci95_low").number(r.ettr_ci95_low);
   json.key("ettr_ci95_high").number(r.ettr_ci95_high);

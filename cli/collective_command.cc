@@ -161,7 +161,7 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
       (op == CollectiveOp::kAllGather || op == CollectiveOp::kReduceScatter) ? 4 * gpus : 4;
   std::ostringstream table;
   std::ostringstream csv;
-  csv << "size,count,type,time_us,algbw_GBps,busbw_GBps,algo,proto,channels\n";
+  csv << "bytes,elements,type,time_us,algbw_GBps,busbw_GBps,algo,proto,channels\n";
   table << "# clustersim collective: " << collectives::to_string(op) << " on " << gpus << " GPUs ("
         << geometry.nodes << " node(s) x " << geometry.ranks_per_node << "), stride " << stride
         << ", " << concurrent << " concurrent group(s)\n"

@@ -12,6 +12,7 @@
 #include "chakra/chakra_scale.h"
 #include "chakra/chakra_trace.h"
 #include "cli/commands.h"
+#include "cli/output_schema.h"
 #include "cli/step_report.h"
 #include "cli/table_text.h"
 #include "cli/work_guard.h"
@@ -143,6 +144,7 @@ std::string report_json(const ReplayInputs& in, const StepResult& r, double wall
   std::ostringstream out;
   sim::JsonWriter json(out, 2);
   json.begin_object();
+  write_schema_version(json);
   write_scenario_json(json, in.scenario_path, in.net);
   json.key("traces").begin_object();
   json.key("prefix").str(in.prefix);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/output_schema.h"
 #include "cli/step_report.h"
 #include "cli/table_text.h"
 #include "cli/work_guard.h"
@@ -202,6 +203,7 @@ std::string report_json(const RunInputs& in, const StepResult& r, double wall_s)
   std::ostringstream out;
   sim::JsonWriter json(out, 2);
   json.begin_object();
+  write_schema_version(json);
   write_inputs_json(json, in);
   write_step_figures_json(json, r, "mfu");
   const MemoryBreakdown& m = r.memory;

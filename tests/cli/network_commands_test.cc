@@ -117,7 +117,7 @@ TEST(CollectiveCommand, CsvHasTheHeaderAndOneLinePerRow) {
   ASSERT_EQ(r.code, kExitOk) << r.err;
   const std::vector<std::string> lines = lines_of(read_all(csv));
   ASSERT_EQ(lines.size(), 4u);
-  EXPECT_EQ(lines[0], "size,count,type,time_us,algbw_GBps,busbw_GBps,algo,proto,channels");
+  EXPECT_EQ(lines[0], "bytes,elements,type,time_us,algbw_GBps,busbw_GBps,algo,proto,channels");
   const int64_t sizes[] = {1 << 20, 2 << 20, 4 << 20};
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::vector<std::string> f = fields_of(lines[i], ',');

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Holds the --json outputs of the shipped scenarios to docs/schemas/ (issue
+# 18: stable outputs). `run` of every shipped scenario with a workload,
+# `campaign` of every one with a campaign section, `replay` of an exported
+# step. The scenarios are split by cost: SMALL here in every build, LARGE
+# here in unsanitized builds (about 25 s each), BENCH in scripts/bench, which
+# runs them anyway and checks its outputs against the same schema. A shipped
+# scenario in none of the lists fails the check, so a new one cannot escape.
+#
+#   check_output_schemas.sh CLUSTERSIM REPO small|large
+set -euo pipefail
+bin=$1
+repo=$2
+part=$3
+check="$repo/tests/scripts/check_json_schema.py"
+schemas="$repo/docs/schemas"
+
+small_runs=(
+  scenarios/llama3_8b_fsdp_8xh100.yaml
+  scenarios/llama3_70b_fsdp_tp_64xh100.yaml
+  scenarios/llama3_70b_hsdp_256xh100.yaml
+  scenarios/llama3_405b_16k_54d.yaml
+  scenarios/sweep_llama3_70b_16k.yaml
+  scenarios/published/fms_34b_a100.yaml
+  scenarios/published/fms_a100.yaml
+  scenarios/published/fms_h100.yaml
+  scenarios/published/tt_405b_3d_h100.yaml
+  scenarios/published/tt_70b_tp8_h100.yaml
+  scenarios/published/tt_8b_h100.yaml
+  scenarios/published/tt_a100.yaml
+)
+large_runs=(
+  scenarios/ft_hsdp_98k.yaml
+  scenarios/sweep_ft_hsdp_98k.yaml
+)
+bench_runs=(
+  scenarios/llama3_405b_hsdp_98304xh100.yaml
+  scenarios/llama3_405b_3d_16384xh100.yaml
+  scenarios/llama3_405b_ft_hsdp_4d_98304xh100.yaml
+  scenarios/llama3_405b_long_context_16384xh100.yaml
+)
+campaigns=(
+  scenarios/ft_hsdp_98k.yaml
+  scenarios/llama3_405b_16k_54d.yaml
+  scenarios/sweep_ft_hsdp_98k.yaml
+  tests/golden/campaign_small/scenario.yaml
+)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$repo"
+
+if [[ $part == small ]]; then
+  # Every shipped scenario with a workload is in one list.
+  listed=" ${small_runs[*]} ${large_runs[*]} ${bench_runs[*]} "
+  for f in scenarios/*.yaml scenarios/*/*.yaml; do
+    grep -q '^workload:' "$f" || continue
+    [[ $listed == *" $f "* ]] || {
+      echo "check_output_schemas: $f has a workload but is in no list of this script" >&2
+      exit 1
+    }
+  done
+  for f in scenarios/*.yaml; do
+    grep -q '^campaign:' "$f" || continue
+    [[ " ${campaigns[*]} " == *" $f "* ]] || {
+      echo "check_output_schemas: $f has a campaign section but is not in campaigns" >&2
+      exit 1
+    }
+  done
+
+  outputs=()
+  for f in "${small_runs[@]}"; do
+    out="$tmp/run_$(basename "$f" .yaml).json"
+    "$bin" run "$f" --allow-oom --json "$out" >/dev/null
+    outputs+=("$out")
+  done
+  python3 "$check" "$schemas/run.schema.json" "${outputs[@]}"
+
+  outputs=()
+  for f in "${campaigns[@]}"; do
+    out="$tmp/campaign_$(basename "$(dirname "$f")")_$(basename "$f" .yaml).json"
+    "$bin" campaign "$f" --set campaign.trials=5 --json "$out" >/dev/null
+    outputs+=("$out")
+  done
+  python3 "$check" "$schemas/campaign.schema.json" "${outputs[@]}"
+
+  "$bin" export-chakra scenarios/llama3_8b_fsdp_8xh100.yaml -o "$tmp/et" >/dev/null
+  prefix=$(ls "$tmp"/et/*.0.et)
+  prefix=${prefix%.0.et}
+  "$bin" replay scenarios/llama3_8b_fsdp_8xh100.yaml --trace "$prefix" --json "$tmp/replay.json" \
+    >/dev/null
+  # A scaled replay: the golden case's four traced ranks on 16.
+  (cd tests/golden/replay_scaled &&
+    "$bin" replay scenario.yaml --trace hsdp --scale-to 16 --json "$tmp/replay_scaled.json" >/dev/null)
+  python3 "$check" "$schemas/replay.schema.json" "$tmp/replay.json" "$tmp/replay_scaled.json"
+else
+  outputs=()
+  for f in "${large_runs[@]}"; do
+    out="$tmp/run_$(basename "$f" .yaml).json"
+    "$bin" run "$f" --json "$out" >/dev/null
+    outputs+=("$out")
+  done
+  python3 "$check" "$schemas/run.schema.json" "${outputs[@]}"
+fi
