@@ -133,7 +133,7 @@ TEST(FileText, AFileOverTheLimitIsRefusedBeforeItIsRead) {
   const std::string path = dir.write("big.yaml", std::string(2000, 'x'));
   const InputLimit limit("1KiB");
   EXPECT_EQ(error_reading(path),
-            path + ": error: cannot read the file: is 2KB, over the 1KiB limit on input files "
+            path + ": error: cannot read the file: is 2,000 bytes, over the 1KiB limit on input files "
                    "(set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)");
   const ReadOutcome outcome = check_input_file(path);
   EXPECT_EQ(outcome.failure, ReadFailure::kTooLarge);
