@@ -220,3 +220,19 @@ def test_calibrate_writes_the_profile_the_cli_writes(tmp_path):
                    check=True, capture_output=True)
     assert fitted["profile"] == out.read_text()
     assert fitted.report
+
+
+def test_validate_of_collective_measurements_keeps_the_report():
+    scenario = os.path.join(SOURCE, "scenarios", "dgx_h100.yaml")
+    measured = os.path.join(SOURCE, "scenarios", "measurements", "dgx_h100_all_reduce_8gpu.csv")
+    cases = clustersim.validate(scenario, [measured])
+    assert len(cases) == 0 and cases.columns == []
+    done = clustersim.cli("validate", scenario, measured)
+    assert cases.report == done.stdout
+    assert "median_abs_error=" in cases.report
+
+
+def test_hardware_profile_names_the_shipped_ones():
+    assert clustersim.hardware_profile("h100").endswith("scenarios/hardware/h100.yaml")
+    with pytest.raises(ValueError, match="expected one of: .*h100"):
+        clustersim.hardware_profile("h1000")
