@@ -103,7 +103,10 @@ bool is_training_runs_file(const std::string& path) {
 }
 
 std::vector<TrainingRun> read_training_runs(const std::string& path) {
-  const std::string text = sim::read_file_text(path);
+  return parse_training_runs(sim::read_file_text(path), path);
+}
+
+std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::string& path) {
   const std::vector<sim::TextLine> lines = sim::split_lines(text);
   sim::DiagnosticSink sink;
   const auto header = read_header(lines);

@@ -28,6 +28,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config_error.h"
@@ -50,6 +51,9 @@ struct TrainingRun {
 bool is_training_runs_file(const std::string& path);
 
 std::vector<TrainingRun> read_training_runs(const std::string& path);
+// The same for text already in memory; `path` is what messages show and what
+// relative scenario paths are resolved against.
+std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::string& path);
 
 struct RunPrediction {
   double tokens_per_s_per_gpu = 0;
