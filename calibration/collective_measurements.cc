@@ -31,6 +31,33 @@ std::string canonical_op(std::string_view name) {
   return "";
 }
 
+// The column names of nccl-tests' table header ("#  size  count  type  redop
+// root  time  algbw  busbw  #wrong ..."), or none when the line is not it.
+std::vector<std::string> nccl_tests_header(const std::vector<sim::TextField>& tokens) {
+  std::vector<std::string> names;
+  for (const sim::TextField& t : tokens) {
+    if (t.text != "#")
+      names.emplace_back(t.text.front() == '#' && t.text.size() > 1 && t.text != "#wrong"
+                             ? t.text.substr(1)
+                             : t.text);
+  }
+  if (names.empty() || names[0] != "size" ||
+      std::find(names.begin(), names.end(), "time") == names.end()) {
+    return {};
+  }
+  return names;
+}
+
+bool has_nccl_tests_header(std::string_view text) {
+  for (const sim::TextLine& line : sim::split_lines(text)) {
+    const std::vector<sim::TextField> tokens = sim::split_blanks(line.text);
+    if (!tokens.empty() && tokens[0].text.front() == '#' && !nccl_tests_header(tokens).empty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string op_from_file_name(const std::string& path) {
   const std::string base = squashed(std::filesystem::path(path).filename().string());
   for (const std::string& op : measured_ops()) {
@@ -58,7 +85,7 @@ std::vector<CollectiveMeasurement> parse_collective_csv(std::string_view text,
   sim::DiagnosticSink sink;
   std::vector<CollectiveMeasurement> rows;
   std::map<std::string, size_t> column;  // name -> index
-  size_t width = 0;                       // the header's fields
+  size_t width = 0;                      // the header's fields
   bool have_header = false;
   for (const sim::TextLine& line : sim::split_lines(text)) {
     const std::string_view content = sim::trim_blanks(line.text);
@@ -201,16 +228,8 @@ std::vector<CollectiveMeasurement> parse_nccl_tests_output(std::string_view text
         hosts.emplace((on + 1)->text);
         continue;
       }
-      // The column header: "#  size  count  type  redop  root  time  algbw  busbw  #wrong ..."
-      std::vector<std::string> names;
-      for (const sim::TextField& t : tokens) {
-        if (t.text != "#")
-          names.emplace_back(t.text.front() == '#' && t.text.size() > 1 && t.text != "#wrong"
-                                 ? t.text.substr(1)
-                                 : t.text);
-      }
-      if (header.empty() && !names.empty() && names[0] == "size" &&
-          std::find(names.begin(), names.end(), "time") != names.end()) {
+      std::vector<std::string> names = nccl_tests_header(tokens);
+      if (header.empty() && !names.empty()) {
         header = names;
         const auto index = [&](const char* name) {
           return static_cast<size_t>(std::find(header.begin(), header.end(), name) -
@@ -301,6 +320,16 @@ std::vector<CollectiveMeasurement> parse_collective_measurements(std::string_vie
     if (content_line.empty() || content_line.front() == '#') continue;
     if (content_line.substr(0, 3) == "op,") return parse_collective_csv(text, file_name);
     break;
+  }
+  if (!has_nccl_tests_header(text)) {
+    // Neither of the two layouts: say what a measurement file is rather than
+    // fail on what nccl-tests output would lack (its collective).
+    sim::DiagnosticSink sink;
+    sink.add({file_name, 0, 0}, "",
+             "expected a measurement file: a GEMM, attention or collective CSV (a header line "
+             "naming its columns), nccl-tests output (its table header '#  size  count  type "
+             "...  time  algbw  busbw') or a Kineto trace (JSON), found none of these");
+    sink.throw_if_any();
   }
   const std::string op = op_hint.empty() ? op_from_file_name(file_name) : std::string(op_hint);
   return parse_nccl_tests_output(text, file_name, op);

@@ -68,8 +68,8 @@ TEST(CollectiveCsv, RejectsAHeaderWithoutRequiredColumns) {
 // as long as the distinct names, was read past its end.
 TEST(CollectiveCsv, AColumnNamedTwiceIsAnError) {
   EXPECT_EQ(error_of([] {
-              parse_collective_csv("op,op,gpus,gpus_per_node,bytes,time_us\nall_reduce,8,8,1024,5\n",
-                                   "m.csv");
+              parse_collective_csv(
+                  "op,op,gpus,gpus_per_node,bytes,time_us\nall_reduce,8,8,1024,5\n", "m.csv");
             }),
             "m.csv:1:4: error: expected each column once in the header, found 'op' again");
 }
@@ -118,6 +118,22 @@ TEST(NcclTestsOutput, NeedsToKnowTheCollective) {
             "(nccl-tests does not print it); expected one of all_reduce, all_gather, "
             "reduce_scatter, broadcast in the file name or given explicitly, found ''");
   EXPECT_EQ(parse_nccl_tests_output(text, "run.txt", "reduce_scatter").at(0).op, "reduce_scatter");
+}
+
+TEST(CollectiveMeasurements, AFileOfNeitherLayoutIsNamedAsNotAMeasurementFile) {
+  // Not "cannot tell which collective": a text file is not nccl-tests output.
+  const std::string expected =
+      "notes.txt: error: expected a measurement file: a GEMM, attention or collective CSV (a "
+      "header line naming its columns), nccl-tests output (its table header '#  size  count  "
+      "type ...  time  algbw  busbw') or a Kineto trace (JSON), found none of these";
+  EXPECT_EQ(error_of([] { parse_collective_measurements("hosts\n# a comment\n", "notes.txt"); }),
+            expected);
+  EXPECT_EQ(error_of([] { parse_collective_measurements("", "notes.txt"); }), expected);
+  // With its table header the same file is nccl-tests output, read as such.
+  EXPECT_TRUE(error_of([] {
+                parse_collective_measurements("#  size count type redop root time algbw busbw\n",
+                                              "notes.txt");
+              }).starts_with("notes.txt: error: cannot tell which collective"));
 }
 
 TEST(NcclTestsOutput, MalformedRowsNameLineAndColumn) {
