@@ -1,8 +1,8 @@
 #include "config/scenario_loader.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -260,7 +260,8 @@ TEST(ScenarioLoaderFile, AFifoIsRefusedAtOnce) {
   const ScratchDir dir;
   const std::string path = dir.file("pipe.yaml");
   ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
-  EXPECT_EQ(load_error(path), path + ": error: is not a regular file; expected a scenario YAML file");
+  EXPECT_EQ(load_error(path),
+            path + ": error: is not a regular file; expected a scenario YAML file");
 }
 
 TEST(ScenarioLoaderFile, ASymlinkLoopIsNamed) {
@@ -276,9 +277,10 @@ TEST(ScenarioLoaderFile, AHugeFileIsRefusedBeforeItIsRead) {
   const std::string path = dir.file("huge.yaml");
   // Sparse: 1 GB of size without 1 GB of disk or of reading.
   std::filesystem::resize_file(dir.write("huge.yaml", "name: x\n"), 1000000000);
-  EXPECT_EQ(load_error(path),
-            path + ": error: cannot load the scenario: it is 1GB, over the 256MiB limit on input "
-                   "files (set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)");
+  EXPECT_EQ(load_error(path), path +
+                                  ": error: cannot load the scenario: it is 1,000,000,000 bytes, "
+                                  "over the 256MiB limit on input "
+                                  "files (set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)");
 }
 
 TEST(ScenarioLoaderFile, EmptyFile) {
