@@ -100,7 +100,10 @@ class ConfigError(Error, ValueError):
     column, key, expected and found are those of the first."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic], code: int, stdout: str, stderr: str):
-        super().__init__("\n".join(str(d) for d in diagnostics), code, stdout, stderr)
+        # The message is the command's own (control characters of the input
+        # escaped); the diagnostics keep the input's text as it was.
+        super().__init__(stderr.strip() or "\n".join(str(d) for d in diagnostics), code, stdout,
+                         stderr)
         self.diagnostics = list(diagnostics)
         first = self.diagnostics[0]
         self.file, self.line, self.column = first.file, first.line, first.column
