@@ -224,6 +224,8 @@ class Table(list):
         except ImportError as e:  # pragma: no cover - depends on the machine
             raise ImportError("Table.frame() needs pandas (Debian: apt-get install "
                               "python3-pandas)") from e
+        if not self.csv:
+            return pandas.DataFrame()  # a command that wrote no table (validate of kernels)
         return pandas.read_csv(io.StringIO(self.csv))
 
 
