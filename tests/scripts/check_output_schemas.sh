@@ -2,8 +2,8 @@
 # Holds the --json outputs of the shipped scenarios to docs/schemas/ (issue
 # 18: stable outputs). `run` of every shipped scenario with a workload,
 # `campaign` of every one with a campaign section, `replay` of an exported
-# step. The scenarios are split by cost: SMALL here in every build, LARGE
-# here in unsanitized builds (about 25 s each), BENCH in scripts/bench, which
+# step. The scenarios are split by cost: SMALL and LARGE (about 25 s each)
+# here, in unsanitized builds (tests/CMakeLists.txt), BENCH in scripts/bench, which
 # runs them anyway and checks its outputs against the same schema. A shipped
 # scenario in none of the lists fails the check, so a new one cannot escape.
 #
