@@ -10,20 +10,12 @@
 #include <utility>
 
 #include "config/config_error.h"
+#include "config/text_fields.h"
 #include "config/units.h"
 
 namespace clustersim::sim {
 
 namespace {
-
-// "1,073,741,825": a file's size as a reader counts it, exactly.
-std::string grouped(int64_t n) {
-  std::string digits = std::to_string(n);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) {
-    digits.insert(static_cast<size_t>(i), ",");
-  }
-  return digits;
-}
 
 [[noreturn]] void fail(const std::string& path, const std::string& reason) {
   throw ConfigError(
@@ -75,7 +67,8 @@ std::string read_failure_text(const ReadOutcome& outcome) {
     case ReadFailure::kSymlinkLoop:
       return "a loop of symbolic links";
     case ReadFailure::kTooLarge:
-      return "is " + grouped(outcome.size) + " bytes, over the " + format_bytes(max_input_bytes()) +
+      return "is " + with_separators(outcome.size) + " bytes, over the " +
+             format_bytes(max_input_bytes()) +
              " limit on input files (set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)";
     case ReadFailure::kReadError:
       return std::string("read error (") + std::strerror(outcome.os_error) + ")";

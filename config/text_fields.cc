@@ -14,6 +14,16 @@ std::string ascii_lower(std::string_view text) {
   return out;
 }
 
+std::string with_separators(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
 std::vector<TextLine> split_lines(std::string_view text) {
   std::vector<TextLine> lines;
   int number = 1;
@@ -45,8 +55,8 @@ std::vector<TextField> split_commas(std::string_view line) {
     if (first < line.size() && line[first] == '"') {
       const size_t close = line.find('"', first + 1);
       const size_t text_end = close == std::string_view::npos ? line.size() : close;
-      fields.push_back(TextField{line.substr(first + 1, text_end - first - 1),
-                                 static_cast<int>(first) + 2});
+      fields.push_back(
+          TextField{line.substr(first + 1, text_end - first - 1), static_cast<int>(first) + 2});
       const size_t comma = close == std::string_view::npos ? close : line.find(',', close);
       if (comma == std::string_view::npos) break;
       start = comma + 1;

@@ -8,6 +8,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,9 @@ constexpr char ascii_lower(char c) {
   return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
 std::string ascii_lower(std::string_view text);
+
+// "12,345,678": an integer with its digits grouped by three.
+std::string with_separators(int64_t n);
 
 // The whole of `text` as a T (integer or finite floating point), or nothing.
 template <class T>

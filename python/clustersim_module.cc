@@ -22,6 +22,7 @@
 
 #include "cli/commands.h"
 #include "config/config_error.h"
+#include "scenario/training_runs.h"
 
 namespace py = pybind11;
 
@@ -56,5 +57,7 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "clustersim's command, run in-process (use the clustersim package, not this).";
   m.def("call", &call, py::arg("args"),
         "Run `clustersim ARGS...`; returns (exit code, stdout, stderr, diagnostics).");
+  m.def("is_training_runs_file", &clustersim::cli::is_training_runs_file, py::arg("path"),
+        "Whether `validate` reads the file as training runs (by its header).");
   m.attr("version") = CLUSTERSIM_VERSION;
 }

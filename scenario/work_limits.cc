@@ -6,16 +6,6 @@
 
 namespace clustersim::cli {
 
-std::string with_separators(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 namespace {
 
 // The key a scenario sets that makes the schedule long: its micro-batches

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "config/config_values.h"
+#include "config/text_fields.h"
 #include "model/workload_config.h"
 #include "schedules/step_work.h"
 
@@ -47,7 +48,7 @@ std::optional<WorkExcess> work_excess(const workloads::StepWork& work,
 void check_step_work(const workloads::StepWork& work, const workloads::WorkloadSpec& w,
                      const sim::ConfigValues& values, const WorkLimits& limits);
 
-// "12,345,678".
-std::string with_separators(int64_t n);
+// "12,345,678" (config/text_fields.h), as the commands print counts.
+using sim::with_separators;
 
 }  // namespace clustersim::cli

@@ -436,20 +436,6 @@ def calibrate(measurements: Union[str, Sequence[str]], *, base: Optional[str] = 
     return result
 
 
-def _is_runs_file(path: str) -> bool:
-    # As the command decides (scenario/training_runs.h): a CSV whose header,
-    # after any comment lines, names the scenario and tokens_per_s_per_gpu.
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.strip() and not line.lstrip().startswith("#"):
-                    columns = [c.strip() for c in line.split(",")]
-                    return "scenario" in columns and "tokens_per_s_per_gpu" in columns
-    except OSError:
-        return False  # the command reports it
-    return False
-
-
 def validate(target: Union[str, Scenario], measurements: Sequence[str] = (),
              overrides: Optional[Mapping[str, Any]] = None, *,
              folds: Optional[int] = None, max_error: Optional[float] = None,
@@ -466,7 +452,7 @@ def validate(target: Union[str, Scenario], measurements: Sequence[str] = (),
     .report is the command's per-case report."""
     with _Scratch() as s:
         first = s.scenario(target, directory)
-        runs = not isinstance(target, Mapping) and _is_runs_file(first)
+        runs = not isinstance(target, Mapping) and _core.is_training_runs_file(first)
         args = ["validate", first, *[os.fspath(m) for m in measurements]]
         if runs:
             args += ["--csv", s.path("cases.csv")]
