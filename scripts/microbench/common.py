@@ -412,6 +412,11 @@ def write_text_atomically(path, text):
     except OSError as e:
         raise InputError(f"{path}: cannot write there ({e.strerror})") from None
     try:
+        # mkstemp makes the file private (0600); give it the mode a plain open()
+        # would (0666 less the umask).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
             f.flush()

@@ -50,8 +50,12 @@ def parse_args(argv):
     common.add_shape_arguments(parser)
     parser.add_argument("--square", metavar="RANGE",
                         help="square sizes m=n=k: 'A..B' (powers of two) or 'A,B,...'")
-    parser.add_argument("--dtype", choices=sorted(common.TORCH_DTYPES),
-                        help="operand dtype (default: the shapes' dtype, else bf16)")
+    parser.add_argument("--dtype", choices=sorted(common.TORCH_DTYPES) + ["fp8"],
+                        help="operand dtype (default: the shapes' dtype, else bf16); fp8 times "
+                        "torch._scaled_mm (e4m3 operands, bf16 output)")
+    parser.add_argument("--fp8-scaling", choices=("tensorwise", "rowwise"), default="tensorwise",
+                        help="with --dtype fp8: one fp32 scale per operand, or one per row of A "
+                        "and column of B (default %(default)s)")
     parser.add_argument("--warmup", type=int, default=10, help="untimed calls per shape (default 10)")
     parser.add_argument("--iters", type=int, default=50, help="timed calls per shape (default 50)")
     parser.add_argument("--no-flush-l2", action="store_true",
@@ -108,7 +112,7 @@ def plan(args):
                 seen[(s, s, s)] = len(shapes)
                 shapes.append((s, s, s, None, f"square_{s}"))
     dtype = args.dtype
-    if "fp8" in dtypes:
+    if "fp8" in dtypes and dtype != "fp8":
         # FP8 GEMMs (workload.float8) are torch._scaled_mm calls, not timed here.
         print(f"{PROG}: warning: the fp8 rows are measured as torch.matmul in the chosen dtype",
               file=sys.stderr)
@@ -126,31 +130,45 @@ def measure(torch, args, shapes, dtype):
     torch.cuda.set_device(device)
     if dtype == "fp32":
         torch.backends.cuda.matmul.allow_tf32 = False
-    elem = torch.tensor([], dtype=common.torch_dtype(torch, dtype)).element_size()
+    fp8 = dtype == "fp8"
+    elem = 1 if fp8 else torch.tensor([], dtype=common.torch_dtype(torch, dtype)).element_size()
     flush = None if args.no_flush_l2 else common.l2_flusher(torch, device)
     generator = torch.Generator(device=device)
     generator.manual_seed(0)
     rows = []
     print(f"{'m':>8} {'n':>8} {'k':>8} {'time_us':>12} {'TFLOP/s':>9}  name")
     for m, n, k, count, name in shapes:
-        need = (m * k + k * n + m * n) * elem
+        need = (m * k + k * n) * elem + m * n * (2 if fp8 else elem)
+        if fp8 and (m % 16 or n % 16 or k % 16):
+            print(f"{PROG}: skipped {m}x{n}x{k}: torch._scaled_mm needs multiples of 16",
+                  file=sys.stderr)
+            continue
         free, _ = torch.cuda.mem_get_info(device)
         if need > 0.9 * free:
             print(f"{PROG}: skipped {m}x{n}x{k}: needs {need / 2**30:.1f} GiB, "
                   f"{free / 2**30:.1f} GiB free", file=sys.stderr)
             continue
         try:
-            t = common.torch_dtype(torch, dtype)
-            a = torch.randn(m, k, device=device, dtype=t, generator=generator)
-            b = torch.randn(k, n, device=device, dtype=t, generator=generator)
-            c = torch.empty(m, n, device=device, dtype=t)
-            times = common.cuda_times_ms(
-                torch, lambda: torch.matmul(a, b, out=c), args.warmup, args.iters, flush)
+            if fp8:
+                call = fp8_matmul(torch, m, n, k, args.fp8_scaling, device, generator)
+            else:
+                t = common.torch_dtype(torch, dtype)
+                a = torch.randn(m, k, device=device, dtype=t, generator=generator)
+                b = torch.randn(k, n, device=device, dtype=t, generator=generator)
+                c = torch.empty(m, n, device=device, dtype=t)
+
+                def call():
+                    torch.matmul(a, b, out=c)
+            times = common.cuda_times_ms(torch, call, args.warmup, args.iters, flush)
         except torch.cuda.OutOfMemoryError:
             print(f"{PROG}: skipped {m}x{n}x{k}: out of GPU memory", file=sys.stderr)
             continue
+        except (RuntimeError, AttributeError) as e:  # no FP8 on this GPU or torch
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            print(f"{PROG}: skipped {m}x{n}x{k}: {first}", file=sys.stderr)
+            continue
         finally:
-            a = b = c = None
+            a = b = c = call = None
             torch.cuda.empty_cache()
         seconds = common.median(times) / 1e3
         tflops = 2.0 * m * n * k / seconds / 1e12
@@ -158,6 +176,25 @@ def measure(torch, args, shapes, dtype):
         rows.append((m, n, k, common.significant(tflops), common.significant(seconds * 1e6),
                      "" if count is None else count, name))
     return rows
+
+
+def fp8_matmul(torch, m, n, k, scaling, device, generator):
+    """A call of torch._scaled_mm on e4m3 operands as torchao's Float8Linear
+    runs it: A row-major, B column-major (cuBLASLt's FP8 layout), bf16 out;
+    fp32 scales, one per tensor or one per row of A and column of B."""
+    e4m3 = torch.float8_e4m3fn
+    a = torch.randn(m, k, device=device, generator=generator).to(e4m3)
+    b = torch.randn(n, k, device=device, generator=generator).to(e4m3).t()
+    if scaling == "rowwise":
+        scale_a = torch.ones(m, 1, device=device, dtype=torch.float32)
+        scale_b = torch.ones(1, n, device=device, dtype=torch.float32)
+    else:
+        scale_a = torch.ones((), device=device, dtype=torch.float32)
+        scale_b = torch.ones((), device=device, dtype=torch.float32)
+
+    def call():
+        torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16)
+    return call
 
 
 def main(argv=None):
@@ -173,12 +210,16 @@ def main(argv=None):
     if not rows:
         raise common.InputError("no shape could be measured (see the messages above)")
     comments = common.comment_lines(
-        "clustersim scripts/microbench/gemm.py: C[m,n] = A[m,k] B[k,n] with torch.matmul; "
+        "clustersim scripts/microbench/gemm.py: C[m,n] = A[m,k] B[k,n] with "
+        f"{'torch._scaled_mm (' + args.fp8_scaling + ')' if dtype == 'fp8' else 'torch.matmul'}; "
         "tflops = 2*m*n*k / time / 1e12", env,
         [f"{description}; dtype {dtype}; median of {args.iters} calls after {args.warmup} "
          f"warm-up calls; L2 {'not ' if args.no_flush_l2 else ''}flushed before each call",
          f"hardware {hardware}" + ("" if args.hardware else " (from the GPU name)")])
-    table = [(hardware, dtype, m, n, k, tflops, args.source, time_us, count, name)
+    source = args.source
+    if dtype == "fp8" and source == "torch-matmul":
+        source = f"torch-scaled-mm-{args.fp8_scaling}"
+    table = [(hardware, dtype, m, n, k, tflops, source, time_us, count, name)
              for m, n, k, tflops, time_us, count, name in rows]
     common.write_csv_atomically(output, comments, HEADER, table)
     print(f"wrote {len(table)} rows to {output}", file=sys.stderr)

@@ -37,10 +37,11 @@ pay the same overhead); --trace-ranks says which ranks write their trace
 Output: -o DIR (default scenarios/measurements/<date>_<hardware>/profile/):
 trace_rank<R>.json per writing rank (written to a temporary name, then
 renamed); from rank 0 profile_step.txt: '#' lines with the GPU, driver,
-versions, host, date, command and the model, then the measured wall time of
-every step; and workload.yaml: the `workload` section of a clustersim
-scenario describing this run (custom model), to complete with name, hardware
-and cluster for `clustersim validate`. Exit codes: 0 ok, 1 bad input, 2 usage.
+versions, host, date, command, the model and rank 0's peak memory (allocated
+and reserved), then the measured wall time of every step; and workload.yaml:
+the `workload` section of a clustersim scenario describing this run (custom
+model), to complete with name, hardware and cluster for `clustersim
+validate`. Exit codes: 0 ok, 1 bad input, 2 usage.
 """
 
 import argparse
@@ -99,6 +100,13 @@ def parse_args(argv):
     training.add_argument("--checkpointing", choices=("none", "full"), default="none",
                           help="activation checkpointing of every block (default %(default)s)")
     training.add_argument("--compile", action="store_true", help="torch.compile every block")
+    training.add_argument("--norm", choices=("module", "python"), default="module",
+                          help="RMSNorm as torch.nn.RMSNorm (default) or as torchtitan's Python "
+                          "code of its published runs (x.float(), pow, mean, rsqrt, type_as, "
+                          "weight: one kernel per op in eager mode)")
+    training.add_argument("--rotary", choices=("real", "complex"), default="real",
+                          help="rotary positions by real pairs (default) or through complex "
+                          "numbers as torchtitan's apply_rotary_emb")
     training.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16",
                           help="compute dtype (default %(default)s; parameters fp32)")
     training.add_argument("--reduce-dtype", choices=("bf16", "fp16", "fp32"),
@@ -147,7 +155,7 @@ def build_model(torch, args):
     head_dim = args.hidden // args.heads
 
     def rms_norm(dim):
-        if hasattr(nn, "RMSNorm"):  # torch >= 2.4
+        if args.norm == "module" and hasattr(nn, "RMSNorm"):  # torch >= 2.4
             return nn.RMSNorm(dim, eps=1e-5)
         return _RMSNorm(dim)
 
@@ -162,6 +170,9 @@ def build_model(torch, args):
             return normed.type_as(x) * self.weight
 
     def rotate(x, cos, sin):
+        if sin is None:  # torchtitan's apply_rotary_emb; `cos` holds freqs_cis
+            x_ = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+            return torch.view_as_real(x_ * cos).flatten(3).type_as(x)
         # x: (batch, seq, heads, head_dim); pairs (2i, 2i+1) rotate by angle i.
         x32 = x.float()
         even, odd = x32[..., 0::2], x32[..., 1::2]
@@ -223,10 +234,16 @@ def build_model(torch, args):
             # (1, seq, 1, head_dim / 2), fp32; not parameters, so FSDP leaves them whole.
             self.register_buffer("cos", angles.cos()[None, :, None, :], persistent=False)
             self.register_buffer("sin", angles.sin()[None, :, None, :], persistent=False)
+            if args.rotary == "complex":
+                self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles)
+                                     [None, :, None, :], persistent=False)
 
         def forward(self, tokens):
             h = self.tok_embeddings(tokens)
-            cos, sin = self.cos.float(), self.sin.float()
+            if args.rotary == "complex":
+                cos, sin = self.freqs_cis, None
+            else:
+                cos, sin = self.cos.float(), self.sin.float()
             for layer in self.layers:
                 if args.checkpointing == "full":
                     h = checkpoint(layer, h, cos, sin, use_reentrant=False)
@@ -374,7 +391,13 @@ def main(argv=None):
                     print(f"step {step} ({phase}): {seconds[-1] * 1e3:.1f} ms, loss {value:.3f}, "
                           f"{tokens_per_s:.0f} tokens/s per GPU", file=sys.stderr, flush=True)
                 prof.step()
+        # Peak over every step (the caching allocator's view: what the memory
+        # model's peak is compared with, reserved including fragmentation).
+        peak_allocated = torch.cuda.max_memory_allocated(device)
+        peak_reserved = torch.cuda.max_memory_reserved(device)
         if rank == 0:
+            print(f"peak memory: allocated {peak_allocated / 2**30:.2f} GiB, reserved "
+                  f"{peak_reserved / 2**30:.2f} GiB", file=sys.stderr, flush=True)
             env = common.environment(torch, local_rank)
             lines = common.comment_lines(
                 "clustersim scripts/microbench/profile_step.py: Kineto traces trace_rank<R>.json",
@@ -385,10 +408,16 @@ def main(argv=None):
                  f"training: FSDP{args.fsdp} over {world} ranks, {args.dtype} compute, "
                  f"{args.reduce_dtype} gradient reduction, "
                  f"checkpointing {args.checkpointing}, "
-                 f"{'torch.compile' if args.compile else 'eager'}, AdamW",
+                 f"{'torch.compile' if args.compile else 'eager'}, AdamW, "
+                 f"RMSNorm {'torch.nn.RMSNorm' if args.norm == 'module' else 'in Python'}, "
+                 f"rotary {'by real pairs' if args.rotary == 'real' else 'complex'}",
                  f"profiler: wait {args.wait}, warmup {args.warmup}, active {args.active} "
                  f"(ProfilerStep#{args.wait + args.warmup}..#{steps - 1}); traces of ranks "
-                 f"{args.trace_ranks}"])
+                 f"{args.trace_ranks}",
+                 f"peak memory of rank 0 over every step: allocated {peak_allocated} bytes "
+                 f"({peak_allocated / 2**30:.2f} GiB), reserved {peak_reserved} bytes "
+                 f"({peak_reserved / 2**30:.2f} GiB) (torch.cuda.max_memory_allocated / "
+                 f"max_memory_reserved)"])
             lines.append("step,phase,wall_ms")
             for step, s in enumerate(seconds):
                 phase = ("wait" if step < args.wait else
