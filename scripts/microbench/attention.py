@@ -17,8 +17,8 @@ Each configuration is timed for each --passes: fwd (forward under no_grad) and
 fwd_bwd (forward, then torch.autograd.grad of q, k and v).
 
 Timing: torch.nn.functional.scaled_dot_product_attention on (batch, heads, seq,
-head_dim) tensors in --dtype (bf16 or fp16), only the flash backend enabled
-(torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION)); with fewer KV
+head_dim) tensors in --dtype (bf16 or fp16), only the --backend enabled
+(torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION) by default); with fewer KV
 heads than query heads K and V are expanded to the query heads beforehand, as
 torchtitan's repeat_kv does before SDPA (the expansion is not timed). Median of
 --iters calls between CUDA events after --warmup calls, L2 overwritten before
@@ -36,7 +36,9 @@ then the layout calibration/compute_measurements.cc reads
 (parse_attention_csv; extra columns after tflops are ignored):
     hardware,kernel,pass,head_dim,causal,seq,tflops,batch,heads,kv_heads,dtype,time_us,
     count_per_step,name
-kernel: --kernel (default FA2: PyTorch's flash backend is FlashAttention-2).
+kernel: --kernel (default FA2: PyTorch's flash backend is FlashAttention-2;
+cuDNN with --backend cudnn, cuDNN's fused attention, which PyTorch 2.11 picks
+on Hopper when no backend is forced).
 Exit codes: 0 ok, 1 bad input (or nothing could be measured), 2 usage.
 """
 
@@ -87,8 +89,12 @@ def parse_args(argv):
                         help="passes to time: fwd, fwd_bwd or both (default %(default)s)")
     parser.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16",
                         help="dtype (default %(default)s)")
-    parser.add_argument("--kernel", default="FA2",
-                        help="the kernel column (default %(default)s: PyTorch's flash backend)")
+    parser.add_argument("--backend", choices=("flash", "cudnn", "default"), default="flash",
+                        help="the only SDPA backend enabled: flash (FlashAttention-2), cudnn, or "
+                        "default (PyTorch's choice) (default %(default)s)")
+    parser.add_argument("--kernel", default=None,
+                        help="the kernel column (default: FA2 for --backend flash, cuDNN for "
+                        "cudnn, SDPA for default)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed calls (default 5)")
     parser.add_argument("--iters", type=int, default=20, help="timed calls (default 20)")
     parser.add_argument("--no-flush-l2", action="store_true",
@@ -99,6 +105,8 @@ def parse_args(argv):
                         help="output CSV (default: scenarios/measurements/<date>_<hardware>/"
                         "attention.csv)")
     args = parser.parse_args(argv)
+    if args.kernel is None:
+        args.kernel = {"flash": "FA2", "cudnn": "cuDNN", "default": "SDPA"}[args.backend]
     if args.shapes and args.scenario:
         parser.error("give --shapes or --scenario, not both")
     if args.set and not args.scenario:
@@ -163,12 +171,21 @@ def plan(args):
     return configs, "; ".join(description)
 
 
-def flash_only(torch):
-    """A context manager enabling only SDPA's flash backend."""
+def backend_only(torch, backend):
+    """A context manager enabling only one SDPA backend: 'flash' (PyTorch's
+    FlashAttention-2), 'cudnn' (cuDNN's fused attention, which PyTorch 2.11
+    picks by default on Hopper) or 'default' (PyTorch's own choice)."""
+    import contextlib
+    if backend == "default":
+        return contextlib.nullcontext()
     try:
         from torch.nn.attention import SDPBackend, sdpa_kernel
-        return sdpa_kernel(SDPBackend.FLASH_ATTENTION)
-    except ImportError:  # torch < 2.3
+        return sdpa_kernel({"flash": SDPBackend.FLASH_ATTENTION,
+                            "cudnn": SDPBackend.CUDNN_ATTENTION}[backend])
+    except ImportError:  # torch < 2.3: no cuDNN backend
+        if backend != "flash":
+            raise common.InputError(f"--backend {backend} needs torch >= 2.3, found "
+                                    f"{torch.__version__}") from None
         return torch.backends.cuda.sdp_kernel(enable_flash=True, enable_math=False,
                                               enable_mem_efficient=False)
 
@@ -193,7 +210,7 @@ def time_config(torch, args, config, pass_, dtype, device, flush):
             with torch.no_grad():
                 F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-    with flash_only(torch):
+    with backend_only(torch, args.backend):
         return common.cuda_times_ms(torch, call, args.warmup, args.iters, flush)
 
 
@@ -224,8 +241,8 @@ def main(argv=None):
                 continue
             except RuntimeError as e:  # "No available kernel": flash refuses this configuration
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                print(f"{PROG}: skipped {c.name} {pass_} (head_dim {c.head_dim}): the flash "
-                      f"backend refused it: {first}", file=sys.stderr)
+                print(f"{PROG}: skipped {c.name} {pass_} (head_dim {c.head_dim}): the "
+                      f"{args.backend} backend refused it: {first}", file=sys.stderr)
                 continue
             seconds = common.median(times) / 1e3
             flops = attention_flops(c.batch, c.heads, c.seq, c.head_dim, c.causal, pass_)
@@ -241,7 +258,8 @@ def main(argv=None):
     if not rows:
         raise common.InputError("no configuration could be measured (see the messages above)")
     comments = common.comment_lines(
-        "clustersim scripts/microbench/attention.py: SDPA flash backend; tflops counts attention "
+        f"clustersim scripts/microbench/attention.py: SDPA {args.backend} backend; tflops counts "
+        "attention "
         "matmul FLOPs (causal counts half; fwd_bwd = 3.5x fwd)", env,
         [f"{description}; dtype {args.dtype}; median of {args.iters} calls after {args.warmup} "
          f"warm-up calls; L2 {'not ' if args.no_flush_l2 else ''}flushed before each call",

@@ -4,7 +4,8 @@
 # the GEMM shapes and attention configurations of a shapes file, the
 # memory-bound kernels, the sustained clock under load, the step with
 # torchtitan's eager kernels (with and without activation checkpointing), FP8
-# GEMMs, and the step under torch.compile. Each stage runs under its own time limit and a failed
+# GEMMs, and the step under torch.compile; nvidia-smi logs the clocks
+# throughout. Each stage runs under its own time limit and a failed
 # stage does not stop the next; after each stage the output folder is packed
 # into PACK (when given), so that whatever finished survives a cut-off.
 #
@@ -14,17 +15,18 @@
 # SHAPES_CSV: `clustersim kernels SCENARIO --csv` output (several scenarios'
 # rows may be concatenated under one header). PYTHON names the interpreter
 # (default python3). STAGES limits the stages run (default: all, in order:
-# "profile_eager gemm attention memory_kernels sustained_clock
-# profile_torchtitan_eager profile_torchtitan_full_ac gemm_fp8 gemm_fp8_rowwise
-# profile_compile"). About 5 minutes on an H200.
+# "profile_eager gemm attention attention_cudnn memory_kernels sustained_clock
+# profile_torchtitan_eager profile_torchtitan_full_ac profile_steady gemm_fp8
+# gemm_fp8_rowwise profile_compile"). About 6 minutes on an H200.
 set -u
 dir=${1:?usage: single_gpu.sh DIR SHAPES_CSV [PACK.tar.gz]}
 shapes=${2:?usage: single_gpu.sh DIR SHAPES_CSV [PACK.tar.gz]}
 pack=${3:-}
 py=${PYTHON:-python3}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-stages=${STAGES:-profile_eager gemm attention memory_kernels sustained_clock \
-  profile_torchtitan_eager profile_torchtitan_full_ac gemm_fp8 gemm_fp8_rowwise profile_compile}
+stages=${STAGES:-profile_eager gemm attention attention_cudnn memory_kernels sustained_clock \
+  profile_torchtitan_eager profile_torchtitan_full_ac profile_steady gemm_fp8 gemm_fp8_rowwise \
+  profile_compile}
 mkdir -p "$dir"
 export PYTHONUNBUFFERED=1
 
@@ -45,13 +47,23 @@ run_stage() {  # NAME SECONDS COMMAND...
   shift 2
   [[ " $stages " == *" $name "* ]] || return 0
   echo "== $(date -u +%T) $name (limit ${limit} s)"
-  local started=$SECONDS
+  local started=$SECONDS begin
+  begin=$(date -u +%FT%T.%3NZ)
   timeout --signal=INT --kill-after=20 "$limit" "$@" > "$dir/$name.log" 2>&1
   local rc=$?
+  echo "$name,$begin,$(date -u +%FT%T.%3NZ),$rc" >> "$dir/stages.csv"
   tail -n 14 "$dir/$name.log"
   echo "== $(date -u +%T) $name: exit $rc after $((SECONDS - started)) s"
   packup
 }
+
+# The GPU's clocks and power every 100 ms through every stage (clocks.csv; the
+# stages' times in stages.csv), to tell the clock of each load.
+[[ -f $dir/stages.csv ]] || echo "stage,start_utc,end_utc,exit" > "$dir/stages.csv"
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu \
+  --format=csv,nounits -lms 100 >> "$dir/clocks.csv" 2>/dev/null &
+clock_logger=$!
+trap 'kill $clock_logger 2>/dev/null' EXIT
 
 {
   nvidia-smi -q
@@ -67,6 +79,8 @@ run_stage gemm 110 "$py" "$here/gemm.py" --shapes "$shapes" --square 1024..16384
   --warmup 5 --iters 30 -o "$dir/gemm.csv"
 run_stage attention 110 "$py" "$here/attention.py" --shapes "$shapes" --sweep \
   --warmup 3 --iters 15 -o "$dir/attention.csv"
+run_stage attention_cudnn 110 "$py" "$here/attention.py" --shapes "$shapes" --sweep \
+  --backend cudnn --warmup 3 --iters 15 -o "$dir/attention_cudnn.csv"
 run_stage memory_kernels 60 "$py" "$here/memory_kernels.py" -o "$dir/memory_kernels.csv"
 run_stage sustained_clock 60 "$py" "$here/sustained_clock.py" --seconds 40 \
   -o "$dir/sustained_clock.csv"
@@ -79,6 +93,10 @@ run_stage profile_torchtitan_eager 120 "$py" -m torch.distributed.run --standalo
 run_stage profile_torchtitan_full_ac 120 "$py" -m torch.distributed.run --standalone \
   --nproc_per_node 1 "$here/profile_step.py" "${model[@]}" --norm python --rotary complex \
   --checkpointing full --wait 1 --warmup 2 --active 3 -o "$dir/profile_torchtitan_full_ac"
+# Twenty unprofiled steps first: the clock of steady training (clocks.csv).
+run_stage profile_steady 120 "$py" -m torch.distributed.run --standalone \
+  --nproc_per_node 1 "$here/profile_step.py" "${model[@]}" --norm python --rotary complex \
+  --wait 20 --warmup 1 --active 2 -o "$dir/profile_steady"
 # FP8 GEMMs (torch._scaled_mm) at the same shapes, tensorwise and rowwise.
 run_stage gemm_fp8 110 "$py" "$here/gemm.py" --shapes "$shapes" --square 1024..16384 \
   --dtype fp8 --warmup 5 --iters 30 -o "$dir/gemm_fp8_tensorwise.csv"
