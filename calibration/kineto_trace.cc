@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "calibration/interval_union.h"
+#include "config/gzip_text.h"
 #include "config/json_reader.h"
 #include "config/text_fields.h"
 
@@ -337,7 +338,7 @@ KinetoTrace parse_kineto_trace(std::string_view text, const std::string& file) {
 }
 
 KinetoTrace read_kineto_trace(const std::string& path) {
-  const JsonValue top = sim::read_json_file(path);
+  const JsonValue top = sim::parse_json(sim::read_file_text_or_gunzip(path), path);
   return TraceReader(path).read(top);
 }
 

@@ -114,7 +114,9 @@ struct KinetoTrace {
   int unattributed_events = 0;    // GPU events in no step
 };
 
-// Reads the file at `path` (a ConfigError when unreadable or malformed).
+// Reads the file at `path`, plain or gzip-compressed (trace.json.gz, told by
+// its magic bytes, not its name: config/gzip_text.h); a ConfigError when
+// unreadable, corrupt or malformed (JSON positions are in the decompressed text).
 KinetoTrace read_kineto_trace(const std::string& path);
 // The same for text in memory; `file` is what messages show.
 KinetoTrace parse_kineto_trace(std::string_view text, const std::string& file);

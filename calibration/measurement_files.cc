@@ -1,7 +1,7 @@
 #include "calibration/measurement_files.h"
 
 #include "calibration/measurement_csv.h"
-#include "config/file_text.h"
+#include "config/gzip_text.h"
 
 namespace clustersim::calibration {
 
@@ -40,7 +40,7 @@ MeasurementSet read_measurement_files(const std::vector<std::string>& paths,
   for (const std::string& path : paths) {
     try {
       MeasurementFile file{path, MeasurementKind::kCollective, 0};
-      const std::string text = sim::read_file_text(path);
+      const std::string text = sim::read_file_text_or_gunzip(path);
       if (looks_like_json(text)) {
         file.kind = MeasurementKind::kKinetoTrace;
         set.kineto_traces.push_back(path);

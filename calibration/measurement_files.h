@@ -2,7 +2,10 @@
 // content: a Kineto trace (JSON: the first non-blank character is '{'), a
 // GEMM or attention CSV (by its header, compute_measurements.h), otherwise
 // collective timings (our CSV or nccl-tests output,
-// collective_measurements.h). Errors are the readers' (file:line:col).
+// collective_measurements.h). A gzip-compressed file (gzip's magic bytes,
+// whatever its name: a trace.json.gz) is recognised, and read, by its
+// decompressed content (config/gzip_text.h). Errors are the readers'
+// (file:line:col).
 // Thread safety: pure functions.
 #pragma once
 

@@ -4,6 +4,10 @@
 
 #include <string>
 
+#include "config/text_fields.h"
+#include "tests/support/gzip_input.h"
+#include "tests/support/scratch_dir.h"
+
 namespace clustersim::calibration {
 namespace {
 
@@ -222,6 +226,93 @@ TEST(KinetoTrace, RefusesARepeatedStepNumber) {
 TEST(KinetoTrace, PassesJsonSyntaxErrorsThrough) {
   EXPECT_EQ(error_of("{\"traceEvents\": [\n  {\"ph\": \"X\" \"name\": \"a\"}]}"),
             "k.json:2:14: error: expected ',' or '}' after an object member, found '\"'");
+}
+
+// Everything read from a trace but its file name.
+void expect_same_trace(const KinetoTrace& a, const KinetoTrace& b) {
+  EXPECT_EQ(a.unattributed_events, b.unattributed_events);
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const KinetoStep& x = a.steps[i];
+    const KinetoStep& y = b.steps[i];
+    EXPECT_EQ(x.number, y.number);
+    EXPECT_EQ(x.cpu_start_us, y.cpu_start_us);
+    EXPECT_EQ(x.cpu_duration_us, y.cpu_duration_us);
+    EXPECT_EQ(x.gpu_events, y.gpu_events);
+    EXPECT_EQ(x.gpu_start_us, y.gpu_start_us);
+    EXPECT_EQ(x.gpu_end_us, y.gpu_end_us);
+    EXPECT_EQ(x.compute_busy_us, y.compute_busy_us);
+    for (size_t c = 0; c < kKernelClassCount; ++c) {
+      EXPECT_EQ(x.by_class[c].count, y.by_class[c].count) << "step " << x.number << " class " << c;
+      EXPECT_EQ(x.by_class[c].duration_us, y.by_class[c].duration_us)
+          << "step " << x.number << " class " << c;
+    }
+    EXPECT_EQ(x.where.line, y.where.line);
+    EXPECT_EQ(x.where.column, y.where.column);
+  }
+}
+
+TEST(KinetoTrace, AGzippedTraceReadsTheSameAsThePlainOne) {
+  const test_support::ScratchDir dir;
+  for (const char* fixture : {"kineto_two_steps.json", "kineto_small_trace.json"}) {
+    const std::string plain = kFixtures + fixture;
+    const std::string gz = dir.write(std::string(fixture) + ".gz",
+                                     test_support::gzip_bytes(test_support::read_all(plain)));
+    const KinetoTrace expected = read_kineto_trace(plain);
+    const KinetoTrace trace = read_kineto_trace(gz);
+    ASSERT_FALSE(expected.steps.empty()) << fixture;
+    EXPECT_EQ(trace.file, gz);
+    EXPECT_EQ(trace.steps[0].where.file, gz);
+    expect_same_trace(trace, expected);
+  }
+}
+
+TEST(KinetoTrace, ATruncatedGzippedTraceIsAnErrorNamingTheFile) {
+  const test_support::ScratchDir dir;
+  const std::string gz =
+      test_support::gzip_bytes(test_support::read_all(kFixtures + "kineto_two_steps.json"));
+  const std::string path = dir.write("trace.json.gz", gz.substr(0, gz.size() - 20));
+  try {
+    read_kineto_trace(path);
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path +
+                  ": error: expected a gzip stream, found a truncated one "
+                  "(the file ends after " +
+                  sim::with_separators(static_cast<int64_t>(gz.size() - 20)) + " bytes)");
+  }
+}
+
+TEST(KinetoTrace, AGzippedTraceOverTheInputLimitIsRefused) {
+  const test_support::ScratchDir dir;
+  const std::string text = test_support::read_all(kFixtures + "kineto_two_steps.json");
+  ASSERT_GT(text.size(), 4096u);
+  const std::string path = dir.write("trace.json.gz", test_support::gzip_bytes(text));
+  const test_support::InputLimit limit("4KiB");  // the compressed file is smaller
+  try {
+    read_kineto_trace(path);
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path +
+                  ": error: cannot read the file: decompresses to more than the 4KiB limit on "
+                  "input files (set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)");
+  }
+}
+
+TEST(KinetoTrace, JsonErrorsInAGzippedTraceArePlacedInItsText) {
+  const test_support::ScratchDir dir;
+  const std::string path = dir.write(
+      "bad.json.gz",
+      test_support::gzip_bytes("{\"traceEvents\": [\n  {\"ph\": \"X\" \"name\": \"a\"}]}"));
+  try {
+    read_kineto_trace(path);
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ":2:14: error: expected ',' or '}' after an object member, found '\"'");
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/gzip_input.h"
 #include "tests/support/scratch_dir.h"
 
 namespace clustersim::calibration {
@@ -37,6 +38,40 @@ TEST(MeasurementFiles, KindsAreRecognisedByContent) {
   EXPECT_EQ(set.collectives.back().op, "all_gather");  // from the file name
   EXPECT_EQ(set.kineto_traces, std::vector<std::string>{set.files[4].path});
   EXPECT_EQ(measurement_kind_name(MeasurementKind::kKinetoTrace), "kineto trace");
+}
+
+TEST(MeasurementFiles, AGzippedFileIsRecognisedByItsDecompressedContent) {
+  const test_support::ScratchDir dir;
+  const auto gzipped = [&](const std::string& from, const std::string& name) {
+    return dir.write(name, test_support::gzip_bytes(test_support::read_all(kSource + from)));
+  };
+  const std::string trace =
+      gzipped("/tests/calibration/fixtures/kineto_two_steps.json", "trace_rank0.json.gz");
+  // The magic bytes decide, not the name.
+  const std::string unnamed = gzipped("/tests/calibration/fixtures/kineto_two_steps.json", "trace");
+  const std::string gemm = gzipped("/scenarios/measurements/compute/gemm.csv", "gemm.csv.gz");
+  const MeasurementSet set = read_measurement_files({trace, unnamed, gemm});
+  ASSERT_EQ(set.files.size(), 3u);
+  EXPECT_EQ(set.files[0].kind, MeasurementKind::kKinetoTrace);
+  EXPECT_EQ(set.files[1].kind, MeasurementKind::kKinetoTrace);
+  EXPECT_EQ(set.kineto_traces, (std::vector<std::string>{trace, unnamed}));
+  EXPECT_EQ(set.files[2].kind, MeasurementKind::kGemm);
+  EXPECT_EQ(set.files[2].rows, 14);
+}
+
+TEST(MeasurementFiles, ACorruptGzippedFileIsReportedWithTheOthers) {
+  const test_support::ScratchDir dir;
+  const std::string gz = test_support::gzip_bytes(
+      test_support::read_all(kSource + "/tests/calibration/fixtures/kineto_two_steps.json"));
+  const std::string cut = dir.write("trace.json.gz", gz.substr(0, gz.size() / 2));
+  try {
+    read_measurement_files({cut, dir.file("missing.csv")});
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr(cut + ": error: expected a gzip stream, found a truncated one"));
+    EXPECT_THAT(e.what(), HasSubstr(dir.file("missing.csv") + ": error: cannot read the file"));
+  }
 }
 
 TEST(MeasurementFiles, EveryFilesProblemsAreReportedTogether) {

@@ -14,6 +14,8 @@
 
 #include "calibration/kineto_comparison.h"
 #include "config/config_error.h"
+#include "tests/support/gzip_input.h"
+#include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"
 
 namespace clustersim::cli {
@@ -152,6 +154,24 @@ TEST(ValidateKineto, ErrorsNameTheFileAndLine) {
             kTrace +
                 ":178:3: error: traceEvents: expected more than the 3 warm-up step(s) to skip, "
                 "found 3 ProfilerStep#N step(s): none left to compare");
+}
+
+// torch.profiler's tensorboard_trace_handler(use_gzip=True) writes
+// trace.json.gz: `validate` prints the same for it as for the plain trace,
+// but for the file name.
+TEST(ValidateKineto, AGzippedTracePrintsWhatThePlainOneDoes) {
+  const test_support::ScratchDir dir;
+  const std::string gz =
+      dir.write("trace.json.gz", test_support::gzip_bytes(test_support::read_all(kTrace)));
+  const test_support::Outcome plain = test_support::run({"validate", kScenario, kTrace});
+  const test_support::Outcome gzipped = test_support::run({"validate", kScenario, gz});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ASSERT_EQ(gzipped.code, 0) << gzipped.err;
+  std::string expected = plain.out;
+  ASSERT_NE(expected.find(kTrace), std::string::npos) << expected;
+  expected.replace(expected.find(kTrace), kTrace.size(), gz);
+  EXPECT_EQ(gzipped.out, expected);
+  EXPECT_EQ(gzipped.err, plain.err);
 }
 
 }  // namespace

@@ -5,16 +5,17 @@
 #include <unistd.h>
 
 #include <cstdlib>
-
 #include <filesystem>
 #include <string>
 
 #include "config/config_error.h"
+#include "tests/support/gzip_input.h"
 #include "tests/support/scratch_dir.h"
 
 namespace clustersim::sim {
 namespace {
 
+using test_support::InputLimit;
 using test_support::ScratchDir;
 
 // what() of the ConfigError that reading `path` throws ("" if none).
@@ -109,13 +110,6 @@ TEST(FileText, ASymlinkLoopIsNamed) {
   EXPECT_EQ(found_phrase(check_input_file(a), a), "'" + a + "', a loop of symbolic links");
 }
 
-// Sets CLUSTERSIM_MAX_INPUT_BYTES for one test.
-class InputLimit {
- public:
-  explicit InputLimit(const char* value) { ::setenv("CLUSTERSIM_MAX_INPUT_BYTES", value, 1); }
-  ~InputLimit() { ::unsetenv("CLUSTERSIM_MAX_INPUT_BYTES"); }
-};
-
 TEST(FileText, TheSizeLimitIs256MiBUnlessTheEnvironmentSaysOtherwise) {
   EXPECT_EQ(max_input_bytes(), int64_t{256} << 20);
   {
@@ -133,8 +127,9 @@ TEST(FileText, AFileOverTheLimitIsRefusedBeforeItIsRead) {
   const std::string path = dir.write("big.yaml", std::string(2000, 'x'));
   const InputLimit limit("1KiB");
   EXPECT_EQ(error_reading(path),
-            path + ": error: cannot read the file: is 2,000 bytes, over the 1KiB limit on input files "
-                   "(set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)");
+            path +
+                ": error: cannot read the file: is 2,000 bytes, over the 1KiB limit on input files "
+                "(set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)");
   const ReadOutcome outcome = check_input_file(path);
   EXPECT_EQ(outcome.failure, ReadFailure::kTooLarge);
   EXPECT_EQ(outcome.size, 2000);
