@@ -219,6 +219,16 @@ class YamlWriter {
     written_.insert(path);
   }
 
+  // An optional key (no default) the profile leaves out: nothing is written,
+  // and the profile is still whole.
+  void absent(const std::string& path) {
+    const sim::KeySpec* spec = schema_.find_key(path);
+    CLUSTERSIM_CHECK(schema_.find_section(path) != nullptr ||
+                         (spec != nullptr && !spec->is_required && !spec->default_value),
+                     "'" + path + "' is a section or an optional key without a default");
+    written_.insert(path);
+  }
+
   // The section `path` holding exactly `fields`: one flow-mapping line when
   // it fits and no field has a comment of its own, else a block.
   void group(const std::string& path, const std::vector<Field>& fields) {
@@ -358,6 +368,27 @@ void write_gpu_and_host(YamlWriter& w, const HardwareProfile& p) {
   w.key("gpu.memory", g.memory_bytes);
   w.key("gpu.hbm_bandwidth", g.hbm_Bps);
   w.key("gpu.mem_efficiency", g.mem_efficiency);
+  const std::pair<const char*, double> by_class[] = {
+      {"norm", g.mem_efficiency_by_class.norm},
+      {"elementwise", g.mem_efficiency_by_class.elementwise},
+      {"embedding", g.mem_efficiency_by_class.embedding},
+      {"loss", g.mem_efficiency_by_class.loss},
+      {"optimizer", g.mem_efficiency_by_class.optimizer}};
+  const bool any_by_class =
+      std::any_of(std::begin(by_class), std::end(by_class), [](const auto& c) { return c.second > 0; });
+  if (any_by_class) {
+    w.section("gpu.mem_efficiency_by_class");
+  } else {
+    w.absent("gpu.mem_efficiency_by_class");
+  }
+  for (const auto& [name, value] : by_class) {
+    const std::string path = std::string("gpu.mem_efficiency_by_class.") + name;
+    if (value > 0) {
+      w.key(path, value);
+    } else {
+      w.absent(path);
+    }
+  }
   w.group("gpu.gemm", gemm_curve(g.gemm));
   w.group("gpu.attention_fwd", attention_curve(g.attention_fwd));
   w.group("gpu.attention_bwd", attention_curve(g.attention_bwd));

@@ -1,6 +1,8 @@
 #include "hardware/hardware_profile.h"
 
+#include <array>
 #include <filesystem>
+#include <utility>
 #include <variant>
 
 #include "config/config_values.h"
@@ -13,6 +15,15 @@ namespace {
 using sim::ValueType;
 
 constexpr std::array<const char*, 3> kProtocolKeys = {"ll", "ll128", "simple"};
+
+// The keys of gpu.mem_efficiency_by_class, in GpuProfile::MemEfficiencyByClass order.
+constexpr std::array<std::pair<const char*, const char*>, 5> kMemEfficiencyClasses = {{
+    {"norm", "normalisation (RMSNorm, LayerNorm: eager op by op or fused)"},
+    {"elementwise", "elementwise (residual adds, activations, rotary, casts, copies)"},
+    {"embedding", "embedding lookup and gradient"},
+    {"loss", "loss (cross-entropy over the logits)"},
+    {"optimizer", "optimizer step (AdamW)"},
+}};
 
 double us(const sim::ConfigValues& v, const std::string& path) {
   return static_cast<double>(v.get_duration(path).count_ns()) / 1e3;
@@ -142,6 +153,16 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
             "no measurement yet).")
       .default_to(0.90)
       .validated_by(in_unit_interval, "in (0, 1]");
+  s.add_section("gpu.mem_efficiency_by_class",
+                "Achieved / datasheet HBM bandwidth by kernel class (each optional).");
+  for (const auto& [name, what] : kMemEfficiencyClasses) {
+    s.add_key(std::string("gpu.mem_efficiency_by_class.") + name, ValueType::kFloat,
+              std::string("Achieved / datasheet HBM bandwidth of the ") + what +
+                  " kernels (optional; gpu.mem_efficiency when absent). Bytes are counted as "
+                  "model/transformer_kernels.h does: each input read once, each output written "
+                  "once; scripts/microbench/memory_kernels.py measures them.")
+        .validated_by(in_unit_interval, "in (0, 1]");
+  }
   add_curve(s, "gpu.gemm", "GEMMs, by work 2*m*n*k", "FLOPs", CurveShape::kGemm);
   add_curve(s, "gpu.attention_fwd", "attention forward, by keys per query (seq, seq / 2 causal)",
             "keys per query", CurveShape::kAttention);
@@ -199,6 +220,14 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   g.memory_bytes = v.get_bytes("gpu.memory");
   g.hbm_Bps = v.get_bandwidth_Bps("gpu.hbm_bandwidth");
   g.mem_efficiency = v.get_float("gpu.mem_efficiency");
+  double* by_class[] = {&g.mem_efficiency_by_class.norm, &g.mem_efficiency_by_class.elementwise,
+                        &g.mem_efficiency_by_class.embedding, &g.mem_efficiency_by_class.loss,
+                        &g.mem_efficiency_by_class.optimizer};
+  for (size_t i = 0; i < std::size(kMemEfficiencyClasses); ++i) {
+    const std::string key = std::string("gpu.mem_efficiency_by_class.") +
+                            kMemEfficiencyClasses[i].first;
+    if (v.has(key)) *by_class[i] = v.get_float(key);
+  }
   g.gemm = read_curve(v, "gpu.gemm", CurveShape::kGemm);
   g.attention_fwd = read_curve(v, "gpu.attention_fwd", CurveShape::kAttention);
   g.attention_bwd = read_curve(v, "gpu.attention_bwd", CurveShape::kAttention);

@@ -95,6 +95,15 @@ struct GpuProfile {
   int64_t memory_bytes = 0;     // HBM capacity per GPU
   double hbm_Bps = 0;           // HBM bandwidth (datasheet), bytes/s
   double mem_efficiency = 1;    // achieved / datasheet HBM bandwidth, in (0, 1]
+  // The same for the kernels of one class (gpu.mem_efficiency_by_class.*):
+  // 0 where the profile gives none, and then mem_efficiency applies.
+  struct MemEfficiencyByClass {
+    double norm = 0;
+    double elementwise = 0;
+    double embedding = 0;
+    double loss = 0;
+    double optimizer = 0;
+  } mem_efficiency_by_class;
   EfficiencyCurveParams gemm;   // x_half in FLOPs (2*m*n*k)
   // x_half in keys attended per query (seq, or seq / 2 when causal).
   EfficiencyCurveParams attention_fwd;

@@ -37,6 +37,13 @@ GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& pro
   spec.fp8_gemm_efficiency = gpu.fp8_gemm_efficiency;
   spec.hbm_Bps = gpu.hbm_Bps;
   spec.mem_efficiency = gpu.mem_efficiency;
+  const auto& by_class = gpu.mem_efficiency_by_class;
+  spec.mem_efficiency_by_class[static_cast<size_t>(KernelClass::kNorm)] = by_class.norm;
+  spec.mem_efficiency_by_class[static_cast<size_t>(KernelClass::kElementwise)] =
+      by_class.elementwise;
+  spec.mem_efficiency_by_class[static_cast<size_t>(KernelClass::kEmbedding)] = by_class.embedding;
+  spec.mem_efficiency_by_class[static_cast<size_t>(KernelClass::kLoss)] = by_class.loss;
+  spec.mem_efficiency_by_class[static_cast<size_t>(KernelClass::kOptimizer)] = by_class.optimizer;
   spec.gemm = curve_of(gpu.gemm);
   spec.attention_fwd = curve_of(gpu.attention_fwd);
   spec.attention_bwd = curve_of(gpu.attention_bwd);
@@ -93,6 +100,11 @@ double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec) {
   return 1.0;
 }
 
+double memory_efficiency(KernelClass cls, const GpuComputeSpec& spec) {
+  const double own = spec.mem_efficiency_by_class[static_cast<size_t>(cls)];
+  return own > 0 ? own : spec.mem_efficiency;
+}
+
 double kernel_seconds(const Kernel& kernel, const GpuComputeSpec& spec, bool comm_active) {
   CLUSTERSIM_CHECK(spec.peak_flops > 0 && spec.hbm_Bps > 0 && spec.mem_efficiency > 0 &&
                        spec.mem_efficiency <= 1 && spec.comm_overlap_slowdown >= 1 &&
@@ -108,7 +120,7 @@ double kernel_seconds(const Kernel& kernel, const GpuComputeSpec& spec, bool com
       kernel.flops > 0
           ? kernel.flops / (peak * spec.sustained_clock * kernel_efficiency(kernel, spec))
           : 0.0;
-  const double memory_s = kernel.bytes / (spec.hbm_Bps * spec.mem_efficiency);
+  const double memory_s = kernel.bytes / (spec.hbm_Bps * memory_efficiency(kernel.cls, spec));
   double seconds = std::max(compute_s, memory_s);
   if (comm_active) seconds *= spec.comm_overlap_slowdown;
   return seconds;

@@ -1,7 +1,7 @@
 // Compute cost of one GPU kernel: a roofline with calibrated efficiency
 // (docs/architecture.md, the model layer):
 //   time = max(flops / (peak_flops * sustained_clock * eff_class(shape)),
-//              bytes / (hbm_Bps * mem_efficiency))
+//              bytes / (hbm_Bps * mem_efficiency(class)))
 // times comm_overlap_slowdown while communication kernels share the SMs.
 //
 // Efficiency curves: eff(x) = e_max * x / (x + x_half), bounded to (0, e_max]
@@ -24,7 +24,11 @@
 //  * Other classes (elementwise, norm, embedding, loss, optimizer) run at
 //    peak_flops (efficiency 1) for their FLOPs: with a few FLOPs per byte they
 //    are memory-bound, so the bytes term decides their time; the FLOPs stay
-//    counted for totals.
+//    counted for totals. Their bandwidth is the class's own measured
+//    fraction of the datasheet (gpu.mem_efficiency_by_class) where the
+//    profile has one, else gpu.mem_efficiency: an eager cast or broadcast
+//    reaches under half of HBM's rate where a streaming add reaches 80-90%
+//    (scenarios/measurements/2026-12-04_h200-sxm/memory_kernels.csv).
 //
 // Units: FLOP/s, bytes per second, FLOPs, bytes; times in SimTime (rounded to
 // the nanosecond once, at the end).
@@ -38,6 +42,8 @@
 // Thread safety: pure functions and value types.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -67,6 +73,9 @@ struct EfficiencyCurve {
   double at(double x, double dim, bool causal) const;
 };
 
+// KernelClass values, for arrays indexed by class.
+inline constexpr size_t kKernelClassCount = static_cast<size_t>(KernelClass::kOptimizer) + 1;
+
 struct GpuComputeSpec {
   // The `hardware` rows of the measurement CSVs the curves come from, "H100-SXM".
   std::string hardware;
@@ -75,6 +84,8 @@ struct GpuComputeSpec {
   double fp8_gemm_efficiency = 1;  // an FP8 GEMM's e_max relative to the bf16 curve's
   double hbm_Bps = 0;             // HBM bandwidth, bytes per second (datasheet)
   double mem_efficiency = 1;      // achieved / datasheet HBM bandwidth, in (0, 1]
+  // Per kernel class (indexed by KernelClass), in (0, 1]; 0 = mem_efficiency.
+  std::array<double, kKernelClassCount> mem_efficiency_by_class{};
   EfficiencyCurve gemm;           // size: 2*m*n*k FLOPs
   EfficiencyCurve attention_fwd;  // size: keys per query (seq, or seq / 2 causal)
   EfficiencyCurve attention_bwd;
@@ -95,6 +106,10 @@ GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& pro
 
 // The efficiency the spec applies to `kernel` (1 for the non-matmul classes).
 double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec);
+
+// Achieved / datasheet HBM bandwidth for kernels of `cls`: the class's own
+// figure where the profile gives one, else mem_efficiency.
+double memory_efficiency(KernelClass cls, const GpuComputeSpec& spec);
 
 // Roofline time of `kernel` on one GPU, see the top of this file; in
 // seconds, and rounded to the nanosecond.

@@ -391,3 +391,44 @@ TEST(HardwareProfile, AddsHardwareKey) {
 
 }  // namespace
 }  // namespace clustersim::collectives
+
+namespace clustersim::collectives {
+namespace {
+
+// gpu.mem_efficiency_by_class: each class optional (0 = gpu.mem_efficiency),
+// each in (0, 1], a misspelt class named with its suggestion.
+TEST(HardwareProfile, MemoryEfficiencyByClassIsOptionalAndChecked) {
+  const std::string base = kHardwareDir + "h200.yaml";
+  const HardwareProfile plain = load_hardware_profile(base);
+  EXPECT_EQ(plain.gpu.mem_efficiency_by_class.norm, 0.0);
+  EXPECT_EQ(plain.gpu.mem_efficiency_by_class.optimizer, 0.0);
+
+  const HardwareProfile measured = load_hardware_profile(kHardwareDir + "h200_measured.yaml");
+  EXPECT_EQ(measured.gpu.mem_efficiency_by_class.norm, 0.558);
+  EXPECT_EQ(measured.gpu.mem_efficiency_by_class.elementwise, 0.845);
+  EXPECT_EQ(measured.gpu.mem_efficiency_by_class.embedding, 0.0);
+  EXPECT_EQ(measured.gpu.mem_efficiency_by_class.loss, 0.540);
+  EXPECT_EQ(measured.gpu.mem_efficiency_by_class.optimizer, 0.754);
+  EXPECT_EQ(measured.gpu.sustained_clock_fitted_to, "");
+
+  const std::string text = "extends: " + base +
+                           "\nname: bad\ngpu:\n  mem_efficiency_by_class:\n    norm: 1.5\n"
+                           "    elementwize: 0.3\n";
+  try {
+    parse_hardware_profile(text, "bad.yaml");
+    FAIL() << "expected a ConfigError";
+  } catch (const sim::ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bad.yaml:5:11: error: gpu.mem_efficiency_by_class.norm: expected a "
+                        "number in (0, 1], found '1.5'"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("bad.yaml:6:5: error: gpu.mem_efficiency_by_class.elementwize: unknown "
+                        "key (did you mean 'elementwise'?)"),
+              std::string::npos)
+        << what;
+  }
+}
+
+}  // namespace
+}  // namespace clustersim::collectives

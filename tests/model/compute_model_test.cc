@@ -185,6 +185,47 @@ TEST(ComputeModelTest, ShippedProfilesGiveTheFittedSpecs) {
   EXPECT_EQ(a100.sustained_clock, 0.899);  // fitted to the A100 training runs
 }
 
+// A class's own memory efficiency times its kernels; the others keep
+// gpu.mem_efficiency (bytes / (hbm * efficiency), by hand).
+TEST(ComputeModelTest, AMemoryBoundKernelRunsAtItsClassEfficiency) {
+  collectives::HardwareProfile profile;
+  profile.gpu.peak_flops_per_s = 1000e12;
+  profile.gpu.hbm_Bps = 4e12;
+  profile.gpu.mem_efficiency = 0.8;
+  profile.gpu.mem_efficiency_by_class.norm = 0.5;
+  profile.gpu.mem_efficiency_by_class.optimizer = 0.75;
+  profile.gpu.gemm = {0.7, 1e9};
+  const GpuComputeSpec spec = compute_spec_from_profile(profile);
+  const double bytes = 3e9;
+  const Kernel norm = pointwise("attn_norm.pow", KernelClass::kNorm, 1e3, bytes);
+  const Kernel add = pointwise("attn_residual", KernelClass::kElementwise, 1e3, bytes);
+  const Kernel adam = pointwise("adamw", KernelClass::kOptimizer, 1e3, bytes);
+  EXPECT_EQ(kernel_seconds(norm, spec, false), bytes / (4e12 * 0.5));    // 1.5 ms
+  EXPECT_EQ(kernel_seconds(add, spec, false), bytes / (4e12 * 0.8));     // 0.9375 ms
+  EXPECT_EQ(kernel_seconds(adam, spec, false), bytes / (4e12 * 0.75));   // 1 ms
+  EXPECT_EQ(memory_efficiency(KernelClass::kLoss, spec), 0.8);
+  EXPECT_EQ(memory_efficiency(KernelClass::kNorm, spec), 0.5);
+}
+
+// h200_measured.yaml: the figures measured on one H200 (scenarios/measurements/
+// 2026-12-04_h200-sxm/), each derivation in the profile's comments.
+TEST(ComputeModelTest, TheMeasuredH200ProfileHoldsItsMeasurements) {
+  const GpuComputeSpec spec = shipped("h200_measured.yaml");
+  const GpuComputeSpec h100 = shipped("h100.yaml");
+  EXPECT_EQ(spec.sustained_clock, 0.897);  // 1,642 MHz in training / 1,830 MHz
+  EXPECT_NEAR(spec.sustained_clock, 1642.0 / 1830.0, 0.0005);
+  EXPECT_EQ(spec.gemm.e_max, h100.gemm.e_max);  // H100 SXM's curve, the same die
+  EXPECT_EQ(spec.mem_efficiency, 0.864);        // 4,148 GB/s copy / 4.8 TB/s
+  EXPECT_EQ(memory_efficiency(KernelClass::kNorm, spec), 0.558);
+  EXPECT_EQ(memory_efficiency(KernelClass::kElementwise, spec), 0.845);
+  EXPECT_EQ(memory_efficiency(KernelClass::kLoss, spec), 0.540);
+  EXPECT_EQ(memory_efficiency(KernelClass::kOptimizer, spec), 0.754);
+  EXPECT_EQ(memory_efficiency(KernelClass::kEmbedding, spec), 0.864);
+  // The attention curves are cuDNN's, scaled from 1,965 MHz to 1,830 MHz.
+  EXPECT_NEAR(spec.attention_fwd.e_max, 1.0 * 1830.0 / 1965.0, 0.0005);
+  EXPECT_NEAR(spec.attention_bwd.e_max, 0.84897 * 1830.0 / 1965.0, 0.0005);
+}
+
 TEST(ComputeModelTest, SpecFromProfileCopiesTheGpuSection) {
   collectives::HardwareProfile profile;
   profile.gpu.curves_fitted_to = "X-1";
