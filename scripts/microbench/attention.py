@@ -35,7 +35,9 @@ written atomically: '#' lines (GPU, driver, versions, host, date, command),
 then the layout calibration/compute_measurements.cc reads
 (parse_attention_csv; extra columns after tflops are ignored):
     hardware,kernel,pass,head_dim,causal,seq,tflops,batch,heads,kv_heads,dtype,time_us,
-    count_per_step,name
+    count_per_step,name,sm_clock_mhz
+sm_clock_mhz: the median SM clock during the timed calls (NVML; empty without
+pynvml).
 kernel: --kernel (default FA2: PyTorch's flash backend is FlashAttention-2;
 cuDNN with --backend cudnn, cuDNN's fused attention, which PyTorch 2.11 picks
 on Hopper when no backend is forced).
@@ -52,7 +54,7 @@ import common  # noqa: E402
 
 PROG = "attention.py"
 HEADER = ("hardware", "kernel", "pass", "head_dim", "causal", "seq", "tflops", "batch", "heads",
-          "kv_heads", "dtype", "time_us", "count_per_step", "name")
+          "kv_heads", "dtype", "time_us", "count_per_step", "name", "sm_clock_mhz")
 PASSES = ("fwd", "fwd_bwd")
 BACKWARD_FACTOR = 2.5  # backward FLOPs / forward FLOPs (five matmuls against two)
 
@@ -228,13 +230,15 @@ def main(argv=None):
     common.check_writable(output)
     dtype = common.torch_dtype(torch, args.dtype)
     flush = None if args.no_flush_l2 else common.l2_flusher(torch, device)
+    clock = common.ClockSampler(args.device)
     rows = []
     print(f"{'pass':>7} {'batch':>6} {'seq':>6} {'heads':>5} {'kv':>3} {'hdim':>4} {'causal':>6} "
           f"{'time_us':>11} {'TFLOP/s':>8}  name")
     for c in configs:
         for pass_ in args.passes:
             try:
-                times = time_config(torch, args, c, pass_, dtype, device, flush)
+                with clock:
+                    times = time_config(torch, args, c, pass_, dtype, device, flush)
             except torch.cuda.OutOfMemoryError:
                 print(f"{PROG}: skipped {c.name} {pass_}: out of GPU memory", file=sys.stderr)
                 torch.cuda.empty_cache()
@@ -254,7 +258,8 @@ def main(argv=None):
             rows.append((hardware, args.kernel, pass_, c.head_dim, causal, c.seq,
                          common.significant(tflops), c.batch, c.heads, c.kv_heads, args.dtype,
                          common.significant(seconds * 1e6),
-                         "" if c.count is None else c.count, c.name))
+                         "" if c.count is None else c.count, c.name,
+                         "" if clock.median() is None else f"{clock.median():.0f}"))
     if not rows:
         raise common.InputError("no configuration could be measured (see the messages above)")
     comments = common.comment_lines(

@@ -499,6 +499,56 @@ def cuda_times_ms(torch, fn, warmup, iters, before=None):
     return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
 
+class ClockSampler:
+    """The GPU's SM clock (MHz) sampled every `period` seconds through NVML
+    (pynvml) while a `with` block runs; `median()` after it, None where NVML
+    is missing. Microbenchmark rates depend on the clock the GPU ran at (a
+    power-limited part runs GEMM after GEMM hundreds of MHz below its boost
+    clock), so each row records it."""
+
+    def __init__(self, device_index=0, period=0.005):
+        self.samples = []
+        self.period = period
+        self._stop = None
+        self._thread = None
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self._nvml = pynvml
+            self._handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+        except Exception:  # no pynvml or no NVML: no clock column values
+            self._nvml = None
+
+    def __enter__(self):
+        if self._nvml is None:
+            return self
+        import threading
+        self.samples = []
+        self._stop = threading.Event()
+
+        def sample():
+            while not self._stop.is_set():
+                try:
+                    self.samples.append(
+                        self._nvml.nvmlDeviceGetClockInfo(self._handle, self._nvml.NVML_CLOCK_SM))
+                except Exception:
+                    return
+                self._stop.wait(self.period)
+
+        self._thread = threading.Thread(target=sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+        return False
+
+    def median(self):
+        return median(self.samples) if self.samples else None
+
+
 TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 

@@ -21,7 +21,10 @@ written atomically: '#' lines recording the GPU, driver, torch/CUDA/NCCL/cuDNN
 versions, host, date and command, then the layout
 calibration/compute_measurements.cc reads (parse_gemm_csv; it ignores the
 extra columns after `source`):
-    hardware,dtype,m,n,k,tflops,source,time_us,count_per_step,name
+    hardware,dtype,m,n,k,tflops,source,time_us,count_per_step,name,sm_clock_mhz
+sm_clock_mhz: the median SM clock during the timed calls (NVML, every 5 ms;
+empty without pynvml): a power-limited GPU runs GEMMs back to back well
+below its boost clock, and the rate is only comparable at a known clock.
 `hardware` comes from the GPU name (common.hardware_from_gpu_name, e.g.
 "NVIDIA H100 80GB HBM3" -> H100-SXM) unless --hardware is given.
 A shape that does not fit in GPU memory is skipped with a message on stderr.
@@ -37,7 +40,7 @@ import common  # noqa: E402
 
 PROG = "gemm.py"
 HEADER = ("hardware", "dtype", "m", "n", "k", "tflops", "source", "time_us", "count_per_step",
-          "name")
+          "name", "sm_clock_mhz")
 
 
 def parse_args(argv):
@@ -135,8 +138,9 @@ def measure(torch, args, shapes, dtype):
     flush = None if args.no_flush_l2 else common.l2_flusher(torch, device)
     generator = torch.Generator(device=device)
     generator.manual_seed(0)
+    clock = common.ClockSampler(args.device)
     rows = []
-    print(f"{'m':>8} {'n':>8} {'k':>8} {'time_us':>12} {'TFLOP/s':>9}  name")
+    print(f"{'m':>8} {'n':>8} {'k':>8} {'time_us':>12} {'TFLOP/s':>9} {'MHz':>6}  name")
     for m, n, k, count, name in shapes:
         need = (m * k + k * n) * elem + m * n * (2 if fp8 else elem)
         if fp8 and (m % 16 or n % 16 or k % 16):
@@ -159,7 +163,8 @@ def measure(torch, args, shapes, dtype):
 
                 def call():
                     torch.matmul(a, b, out=c)
-            times = common.cuda_times_ms(torch, call, args.warmup, args.iters, flush)
+            with clock:
+                times = common.cuda_times_ms(torch, call, args.warmup, args.iters, flush)
         except torch.cuda.OutOfMemoryError:
             print(f"{PROG}: skipped {m}x{n}x{k}: out of GPU memory", file=sys.stderr)
             continue
@@ -172,9 +177,11 @@ def measure(torch, args, shapes, dtype):
             torch.cuda.empty_cache()
         seconds = common.median(times) / 1e3
         tflops = 2.0 * m * n * k / seconds / 1e12
-        print(f"{m:>8} {n:>8} {k:>8} {seconds * 1e6:>12.2f} {tflops:>9.1f}  {name}", flush=True)
+        mhz = clock.median()
+        print(f"{m:>8} {n:>8} {k:>8} {seconds * 1e6:>12.2f} {tflops:>9.1f} "
+              f"{'' if mhz is None else f'{mhz:.0f}':>6}  {name}", flush=True)
         rows.append((m, n, k, common.significant(tflops), common.significant(seconds * 1e6),
-                     "" if count is None else count, name))
+                     "" if count is None else count, name, "" if mhz is None else f"{mhz:.0f}"))
     return rows
 
 
@@ -219,8 +226,8 @@ def main(argv=None):
     source = args.source
     if dtype == "fp8" and source == "torch-matmul":
         source = f"torch-scaled-mm-{args.fp8_scaling}"
-    table = [(hardware, dtype, m, n, k, tflops, source, time_us, count, name)
-             for m, n, k, tflops, time_us, count, name in rows]
+    table = [(hardware, dtype, m, n, k, tflops, source, time_us, count, name, mhz)
+             for m, n, k, tflops, time_us, count, name, mhz in rows]
     common.write_csv_atomically(output, comments, HEADER, table)
     print(f"wrote {len(table)} rows to {output}", file=sys.stderr)
     return 0

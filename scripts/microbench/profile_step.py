@@ -100,6 +100,9 @@ def parse_args(argv):
     training.add_argument("--checkpointing", choices=("none", "full"), default="none",
                           help="activation checkpointing of every block (default %(default)s)")
     training.add_argument("--compile", action="store_true", help="torch.compile every block")
+    training.add_argument("--optimizer", choices=("foreach", "fused"), default="foreach",
+                          help="torch.optim.AdamW's implementation: foreach (PyTorch's default "
+                          "on CUDA) or fused=True (default %(default)s)")
     training.add_argument("--norm", choices=("module", "python"), default="module",
                           help="RMSNorm as torch.nn.RMSNorm (default) or as torchtitan's Python "
                           "code of its published runs (x.float(), pow, mean, rsqrt, type_as, "
@@ -274,6 +277,9 @@ def workload_yaml(args, world):
         f"  dtype: {args.dtype}",
         f"  activation_checkpointing: {args.checkpointing}",
         f"  torch_compile: {'true' if args.compile else 'false'}",
+        "  grad_clip: false",
+        "  optimizer:",
+        f"    implementation: {args.optimizer}",
         "  parallelism:",
         "    strategy: FULL_SHARD",
         "  fsdp:",
@@ -349,7 +355,9 @@ def main(argv=None):
             model = build_model(torch, args)
         params = sum(p.numel() for p in model.parameters())
         model = shard(torch, args, model, local_rank)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4,
+                                      **({"fused": True} if args.optimizer == "fused"
+                                         else {"foreach": True}))
         generator = torch.Generator(device=device)
         generator.manual_seed(1000 + rank)
 
@@ -408,7 +416,7 @@ def main(argv=None):
                  f"training: FSDP{args.fsdp} over {world} ranks, {args.dtype} compute, "
                  f"{args.reduce_dtype} gradient reduction, "
                  f"checkpointing {args.checkpointing}, "
-                 f"{'torch.compile' if args.compile else 'eager'}, AdamW, "
+                 f"{'torch.compile' if args.compile else 'eager'}, AdamW {args.optimizer}, "
                  f"RMSNorm {'torch.nn.RMSNorm' if args.norm == 'module' else 'in Python'}, "
                  f"rotary {'by real pairs' if args.rotary == 'real' else 'complex'}",
                  f"profiler: wait {args.wait}, warmup {args.warmup}, active {args.active} "

@@ -12,11 +12,11 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export PYTHONPYCACHEPREFIX="$out/pycache" PYTHONDONTWRITEBYTECODE=1
 scripts=("$repo"/scripts/microbench/*.py)
-[[ ${#scripts[@]} -ge 5 ]] || { echo "expected the microbench scripts, found ${scripts[*]}"; exit 1; }
+[[ ${#scripts[@]} -ge 7 ]] || { echo "expected the microbench scripts, found ${scripts[*]}"; exit 1; }
 for script in "${scripts[@]}"; do
   "$python" -m py_compile "$script" || { echo "$script does not compile"; exit 1; }
 done
-for name in gemm attention collectives profile_step; do
+for name in gemm attention collectives profile_step memory_kernels sustained_clock; do
   if ! "$python" "$repo/scripts/microbench/$name.py" --help > "$out/$name.help" 2>&1; then
     cat "$out/$name.help"; echo "$name.py --help failed"; exit 1
   fi

@@ -28,7 +28,9 @@ import attention  # noqa: E402
 import collectives  # noqa: E402
 import common  # noqa: E402
 import gemm  # noqa: E402
+import memory_kernels  # noqa: E402
 import profile_step  # noqa: E402
+import sustained_clock  # noqa: E402
 
 CLUSTERSIM = os.environ.get("CLUSTERSIM", os.path.join(REPO, "build", "bin", "clustersim"))
 LLAMA_8B = os.path.join(REPO, "scenarios", "llama3_8b_fsdp_8xh100.yaml")
@@ -277,6 +279,54 @@ class ProfileWorkload(unittest.TestCase):
             self.assertEqual(attn[0].kv_heads, 8)
 
 
+class MemoryKernels(unittest.TestCase):
+    def test_optimizer_rows_step_over_whole_llama_blocks(self):
+        # Llama-3-8B's block: wq, wo 4096^2; wk, wv 1024 x 4096; w1, w3, w2
+        # 14336 x 4096; two norms of 4096: 218,112,000 parameters.
+        block = memory_kernels.llama_block_shapes(4096, 14336)
+        self.assertEqual(sum(memory_kernels._numel(s) for s in block), 218_112_000)
+        shapes = memory_kernels.parameter_shapes(436_000_000, 4096, 14336)
+        self.assertEqual(sum(memory_kernels._numel(s) for s in shapes), 436_224_000)
+        self.assertEqual(len(memory_kernels.parameter_shapes(1, 4096, 14336)), len(block))
+
+    @unittest.skipIf(importlib.util.find_spec("torch") is None, "no torch here")
+    def test_bytes_are_counted_as_the_model_counts_them(self):
+        import torch
+        args = memory_kernels.parse_args(["--tokens", "8", "--hidden", "16", "--ffn", "32",
+                                          "--vocab", "40", "--optimizer-params", "1",
+                                          "--device", "cpu"])
+        cases = {c[0]: c for c in memory_kernels.kernel_cases(torch, args, torch.device("cpu"))}
+        E, R, Ef, L = 8 * 16, 8, 8 * 32, 8 * 40
+        self.assertEqual(cases["rmsnorm.to_fp32"][4], 6 * E)            # bf16 read, fp32 written
+        self.assertEqual(cases["rmsnorm.mean"][4], 4 * E + 4 * R)
+        self.assertEqual(cases["rmsnorm.mul_weight"][4], 4 * E + 2 * 16)
+        self.assertEqual(cases["swiglu.mul"][4], 6 * Ef)
+        self.assertEqual(cases["cross_entropy.log_softmax.bwd"][4], 12 * L)
+        params = sum(memory_kernels._numel(s)
+                     for s in memory_kernels.parameter_shapes(1, 16, 32))
+        self.assertEqual(cases["adamw_fused"][4], 28 * params)
+
+
+class SustainedClock(unittest.TestCase):
+    def test_summary_compares_the_last_half_with_the_first_window(self):
+        rows = [("1.0", "680.0", "1515", "3201", "690", "52", "0x4"),
+                ("2.0", "676.0", "1500", "3201", "691", "55", "0x4"),
+                ("3.0", "672.0", "1485", "3201", "691", "58", "0x4"),
+                ("4.0", "674.0", "1470", "3201", "689", "59", "0x4")]
+        lines = sustained_clock.summary(rows, [("max_sm_clock_mhz", "1980")])
+        self.assertEqual(lines[0], "first window 680.0 TFLOP/s; median of the last 2 windows "
+                         "673.0 TFLOP/s (0.990 of the first)")
+        self.assertEqual(lines[1], "median SM clock of the last 2 windows 1478 MHz "
+                         "(0.746 of the maximum 1980 MHz)")
+        self.assertEqual(lines[2], "median power of the last 2 windows 690 W")
+
+    def test_without_sensors_the_rates_alone(self):
+        rows = [("1.0", "500.0", "", "", "", "", ""), ("2.0", "400.0", "", "", "", "", "")]
+        self.assertEqual(sustained_clock.summary(rows, []),
+                         ["first window 500.0 TFLOP/s; median of the last 1 windows 400.0 "
+                          "TFLOP/s (0.800 of the first)"])
+
+
 class Writer(unittest.TestCase):
     def test_significant(self):
         self.assertEqual(common.significant(794.51), "794.5")
@@ -296,9 +346,9 @@ class Writer(unittest.TestCase):
         comments = common.comment_lines("test", [("gpu", "none, a test")], ["not a measurement"])
         gemm_text = common.csv_text(comments, gemm.HEADER, [
             ("H100-SXM", "bf16", 16384, 6144, 4096, "700.1", "torch-matmul", "1177.88", 32,
-             "qkv_proj"),
+             "qkv_proj", "1485"),
             ("H100-SXM", "bf16", 1024, 1024, 1024, "300.0", "torch-matmul", "7.16", None,
-             "square_1024")])
+             "square_1024", None)])
         self.assertTrue(gemm_text.startswith("# test\n# gpu: none, a test\n# not a measurement\n"))
         rows = parse_like_compute_model(
             gemm_text, ("hardware", "dtype", "m", "n", "k", "tflops", "source"))
@@ -310,7 +360,7 @@ class Writer(unittest.TestCase):
             self.assertGreater(int(row["m"]), 0)
         attention_text = common.csv_text(comments, attention.HEADER, [
             ("H100-SXM", "FA2", "fwd_bwd", 128, "true", 8192, "300.0", 2, 32, 8, "bf16", "1.00",
-             32, "attention")])
+             32, "attention", "1965")])
         rows = parse_like_compute_model(
             attention_text, ("hardware", "kernel", "pass", "head_dim", "causal", "seq", "tflops"))
         self.assertIn(rows[0]["pass"], ("fwd", "fwd_bwd"))
@@ -334,12 +384,12 @@ class ReadByCalibrate(unittest.TestCase):
         gemm_rows = [
             (r["hardware"], r["dtype"], r["m"], r["n"], r["k"], r["tflops"], "torch-matmul",
              common.significant(2 * int(r["m"]) * int(r["n"]) * int(r["k"])
-                                / float(r["tflops"]) / 1e6), None, "square")
+                                / float(r["tflops"]) / 1e6), None, "square", None)
             for r in self.reference_rows("gemm.csv") if r["hardware"] == "H100-SXM"]
         attention_rows = [
             (r["hardware"], r["kernel"], r["pass"], r["head_dim"], r["causal"], r["seq"],
              r["tflops"], 16384 // int(r["seq"]), 2048 // int(r["head_dim"]),
-             2048 // int(r["head_dim"]), "bf16", "1.0", None, "sweep")
+             2048 // int(r["head_dim"]), "bf16", "1.0", None, "sweep", None)
             for r in self.reference_rows("attention.csv") if r["hardware"] == "H100-SXM"]
         self.assertGreater(len(gemm_rows), 3)
         self.assertGreater(len(attention_rows), 10)
@@ -390,6 +440,11 @@ class CommandLines(unittest.TestCase):
         self.assertEqual(self.run_script("collectives.py", "--ops", "alltoall").returncode, 2)
         self.assertEqual(self.run_script("attention.py", "--passes", "bwd").returncode, 2)
         self.assertEqual(self.run_script("profile_step.py", "--heads", "7").returncode, 2)
+        self.assertEqual(self.run_script("memory_kernels.py", "--tokens", "0").returncode, 2)
+        self.assertEqual(
+            self.run_script("sustained_clock.py", "--seconds", "1", "--window", "5").returncode, 2)
+        self.assertEqual(self.run_script("gemm.py", "--square", "8", "--dtype", "fp4").returncode,
+                         2)
 
     def test_distributed_scripts_need_torchrun(self):
         for script in ("collectives.py", "profile_step.py"):
@@ -403,6 +458,10 @@ class CommandLines(unittest.TestCase):
         done = self.run_script("gemm.py", "--square", "1024")
         self.assertEqual(done.returncode, 1, done.stderr)
         self.assertIn("gemm.py: error: gemm.py needs PyTorch", done.stderr)
+        for script in ("memory_kernels.py", "sustained_clock.py"):
+            done = self.run_script(script)
+            self.assertEqual(done.returncode, 1, done.stderr)
+            self.assertIn(f"{script}: error: {script} needs PyTorch", done.stderr)
 
 
 if __name__ == "__main__":
