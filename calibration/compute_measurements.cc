@@ -28,6 +28,7 @@ std::vector<GemmMeasurement> parse_gemm_csv(std::string_view text, const std::st
                      g.k = row.positive_int("k");
                      g.tflops = row.positive_number("tflops");
                      g.source = row.optional_text("source");
+                     g.sm_clock_mhz = row.optional_positive_number("sm_clock_mhz");
                      if (row.ok()) rows.push_back(std::move(g));
                    });
   return rows;
@@ -48,9 +49,35 @@ std::vector<AttentionMeasurement> parse_attention_csv(std::string_view text,
                      a.causal = row.boolean("causal");
                      a.seq = row.positive_int("seq");
                      a.tflops = row.positive_number("tflops");
+                     a.sm_clock_mhz = row.optional_positive_number("sm_clock_mhz");
                      if (row.ok()) rows.push_back(std::move(a));
                    });
   return rows;
+}
+
+namespace {
+
+template <typename Row>
+int scale_to_clock(std::vector<Row>& rows, double peak_clock_mhz) {
+  if (peak_clock_mhz <= 0) return 0;
+  int scaled = 0;
+  for (Row& row : rows) {
+    if (row.sm_clock_mhz <= 0) continue;
+    row.tflops *= peak_clock_mhz / row.sm_clock_mhz;
+    row.sm_clock_mhz = peak_clock_mhz;
+    ++scaled;
+  }
+  return scaled;
+}
+
+}  // namespace
+
+int at_peak_clock(std::vector<GemmMeasurement>& rows, double peak_clock_mhz) {
+  return scale_to_clock(rows, peak_clock_mhz);
+}
+
+int at_peak_clock(std::vector<AttentionMeasurement>& rows, double peak_clock_mhz) {
+  return scale_to_clock(rows, peak_clock_mhz);
 }
 
 std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {

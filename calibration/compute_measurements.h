@@ -10,6 +10,12 @@
 //    4 x batch x heads x seq^2 x head_dim, halved when causal; fwd_bwd
 //    counts 3.5 x the forward's -- the flash-attention benchmark convention,
 //    backward = 2.5 x forward).
+//  * Both may carry sm_clock_mhz, the median SM clock during the timed calls
+//    (scripts/microbench/ writes it where NVML is there; empty or absent
+//    otherwise). With a profile's gpu.peak_clock_mhz, at_peak_clock() scales
+//    each row's rate to that clock (a compute-bound kernel's rate is
+//    proportional to the SM clock), so that rows measured on a power-limited
+//    GPU at different clocks fit one curve.
 // Thread safety: pure functions.
 #pragma once
 
@@ -31,6 +37,7 @@ struct GemmMeasurement {
   int64_t k = 0;
   double tflops = 0;  // 2*m*n*k / time / 1e12
   std::string source;
+  double sm_clock_mhz = 0;  // SM clock of the measurement; 0 when not recorded
 
   double flops() const;          // 2*m*n*k
   double seconds() const;        // measured time
@@ -46,9 +53,17 @@ struct AttentionMeasurement {
   bool causal = false;
   int64_t seq = 0;
   double tflops = 0;  // attention matmul FLOPs (causal counts half) / time / 1e12
+  double sm_clock_mhz = 0;  // SM clock of the measurement; 0 when not recorded
 
   bool forward_only() const { return pass == "fwd"; }
 };
+
+// The rows' rates at `peak_clock_mhz` (tflops x peak_clock_mhz / sm_clock_mhz
+// for each row that recorded its clock; sm_clock_mhz then reads
+// peak_clock_mhz). Nothing changes when peak_clock_mhz is 0 (the profile does
+// not say the clock behind its peak). Returns how many rows were scaled.
+int at_peak_clock(std::vector<GemmMeasurement>& rows, double peak_clock_mhz);
+int at_peak_clock(std::vector<AttentionMeasurement>& rows, double peak_clock_mhz);
 
 // Parse CSV text. Throws sim::ConfigError listing every bad line.
 std::vector<GemmMeasurement> parse_gemm_csv(std::string_view text, const std::string& file_name);

@@ -37,6 +37,11 @@ double CsvRow::positive_number(std::string_view name) {
   return *value;
 }
 
+double CsvRow::optional_positive_number(std::string_view name) {
+  if (!has(name) || field(name).text.empty()) return 0;
+  return positive_number(name);
+}
+
 bool CsvRow::boolean(std::string_view name) {
   const Field& f = field(name);
   if (f.text == "true") return true;

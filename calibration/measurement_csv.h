@@ -37,6 +37,9 @@ class CsvRow {
   std::string optional_text(std::string_view name) const;
   int64_t positive_int(std::string_view name);
   double positive_number(std::string_view name);
+  // A positive number, or 0 when the header has no such column or the field
+  // is empty; anything else in it is an error.
+  double optional_positive_number(std::string_view name);
   bool boolean(std::string_view name);
   std::string one_of(std::string_view name, std::initializer_list<std::string_view> allowed);
 

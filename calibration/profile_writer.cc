@@ -363,6 +363,11 @@ void write_gpu_and_host(YamlWriter& w, const HardwareProfile& p) {
   w.section("gpu");
   w.key("gpu.curves_fitted_to", g.curves_fitted_to);
   w.key("gpu.peak_tflops", tflops_of(g.peak_flops_per_s));
+  if (g.peak_clock_mhz > 0) {
+    w.key("gpu.peak_clock_mhz", g.peak_clock_mhz);
+  } else {
+    w.absent("gpu.peak_clock_mhz");
+  }
   w.key("gpu.peak_fp8_tflops", tflops_of(g.peak_fp8_flops_per_s));
   w.key("gpu.fp8_gemm_efficiency", g.fp8_gemm_efficiency);
   w.key("gpu.memory", g.memory_bytes);

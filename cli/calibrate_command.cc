@@ -225,6 +225,13 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   for (const AttentionMeasurement& row : set.attention) {
     if (row.hardware == hardware && row.kernel == kernel) attention.push_back(row);
   }
+  const double peak_clock = base.profile.gpu.peak_clock_mhz;
+  const int at_clock = calibration::at_peak_clock(gemm, peak_clock) +
+                       calibration::at_peak_clock(attention, peak_clock);
+  const std::string clock_note =
+      at_clock > 0 ? "; " + std::to_string(at_clock) + " of them scaled from their SM clock to " +
+                         fixed(peak_clock, 0) + " MHz (gpu.peak_clock_mhz)"
+                   : std::string();
   std::vector<CollectiveCase> cases;
   if (!set.collectives.empty()) {
     if (!base.scenario) {
@@ -377,7 +384,8 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   provenance.header_lines.push_back(
       "Used: " + std::to_string(gemm.size()) + " GEMM rows (" + hardware + ", fp16/bf16), " +
       std::to_string(attention.size()) + " attention rows (" + kernel + "), " +
-      std::to_string(cases.size()) + " collective rows >= " + std::to_string(min_bytes) + " B.");
+      std::to_string(cases.size()) + " collective rows >= " + std::to_string(min_bytes) + " B" +
+      clock_note + ".");
   provenance.header_lines.push_back(
       "Fit residuals (relative error of the predicted time, inliers, per group):");
   for (const calibration::FitGroupReport& g : groups) {
@@ -436,7 +444,7 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   }
   out << "# used: " << gemm.size() << " GEMM rows (" << hardware << ", fp16/bf16), "
       << attention.size() << " attention rows (" << kernel << "), " << cases.size()
-      << " collective rows >= " << min_bytes << " B\n";
+      << " collective rows >= " << min_bytes << " B" << clock_note << "\n";
   out << "# fit groups (relative error of the predicted time)\n"
       << pad_right("group", 36) << pad("cases", 6) << pad("outliers", 10) << pad("rms", 9) << "\n";
   for (const calibration::FitGroupReport& g : groups) {

@@ -133,6 +133,13 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
       .required()
       .positive()
       .in_unit("TFLOP/s");
+  s.add_key("gpu.peak_clock_mhz", ValueType::kFloat,
+            "The SM clock at which the part reaches peak_tflops (the datasheet's: SMs x dense "
+            "FLOP per clock x this clock), MHz; 0 = not given. `calibrate` and `validate` scale "
+            "microbenchmark rows that record their clock (sm_clock_mhz) to it, and "
+            "gpu.sustained_clock is then the training clock over it (optional).")
+      .positive()
+      .in_unit("MHz");
   s.add_key("gpu.peak_fp8_tflops", ValueType::kFloat,
             "Dense FP8 tensor-core peak, TFLOP/s, for Float8 training (workload.float8); 0 for "
             "a part without FP8 tensor cores (A100).")
@@ -215,6 +222,7 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   GpuProfile g;
   g.curves_fitted_to = v.get_string("gpu.curves_fitted_to");
   g.peak_flops_per_s = v.get_float("gpu.peak_tflops") * 1e12;
+  if (v.has("gpu.peak_clock_mhz")) g.peak_clock_mhz = v.get_float("gpu.peak_clock_mhz");
   g.peak_fp8_flops_per_s = v.get_float("gpu.peak_fp8_tflops") * 1e12;
   g.fp8_gemm_efficiency = v.get_float("gpu.fp8_gemm_efficiency");
   g.memory_bytes = v.get_bytes("gpu.memory");

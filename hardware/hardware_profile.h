@@ -88,6 +88,10 @@ struct GpuProfile {
   // the part whose curves it borrows.
   std::string curves_fitted_to;
   double peak_flops_per_s = 0;  // dense tensor-core FLOP/s for bf16
+  // The SM clock (MHz) at which the part reaches peak_flops_per_s; 0 when
+  // the profile does not say. Measurements that record their clock are
+  // scaled to it before they are fitted or compared.
+  double peak_clock_mhz = 0;
   // Dense FP8 tensor-core FLOP/s; 0 for a part without FP8 tensor cores.
   double peak_fp8_flops_per_s = 0;
   // An FP8 GEMM's plateau efficiency relative to the bf16 curve's e_max, in (0, 1].

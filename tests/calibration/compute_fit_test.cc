@@ -184,3 +184,55 @@ TEST(ComputeFit, ReferenceDataFitsWithinFivePercent) {
 
 }  // namespace
 }  // namespace clustersim::calibration
+
+namespace clustersim::calibration {
+namespace {
+
+// Rows that record their SM clock are scaled to the clock behind the peak:
+// 700 TF/s at 1,500 MHz is 700 x 1830 / 1500 = 854 TF/s at 1,830 MHz; a row
+// without a clock, and any row without a profile clock, stays as measured.
+TEST(ComputeFit, RowsAreScaledFromTheirClockToThePeakClock) {
+  std::vector<GemmMeasurement> gemm(2);
+  gemm[0].tflops = 700;
+  gemm[0].sm_clock_mhz = 1500;
+  gemm[1].tflops = 700;
+  std::vector<GemmMeasurement> unchanged = gemm;
+  EXPECT_EQ(at_peak_clock(unchanged, 0), 0);
+  EXPECT_EQ(unchanged[0].tflops, 700);
+  EXPECT_EQ(at_peak_clock(gemm, 1830), 1);
+  EXPECT_DOUBLE_EQ(gemm[0].tflops, 854);
+  EXPECT_EQ(gemm[0].sm_clock_mhz, 1830);
+  EXPECT_EQ(gemm[1].tflops, 700);
+  std::vector<AttentionMeasurement> attention(1);
+  attention[0].tflops = 500;
+  attention[0].sm_clock_mhz = 1965;
+  EXPECT_EQ(at_peak_clock(attention, 1830), 1);
+  EXPECT_DOUBLE_EQ(attention[0].tflops, 500 * 1830.0 / 1965.0);
+}
+
+// hardware/h200_measured.yaml's GEMM and attention curves are what
+// calibrate fits today to the clocked rows measured on the H200 (fitted:
+// checked tightly, so that a change to the fit or the rows shows here).
+TEST(ComputeFit, FittedH200CurvesStayFittedToTheirClockedRows) {
+  const GpuProfile profile =
+      collectives::load_hardware_profile(kDir + "hardware/h200_measured.yaml").gpu;
+  const std::string run = kDir + "measurements/2026-12-04_h200-sxm/run4/";
+  std::vector<GemmMeasurement> gemm = read_gemm_csv(run + "gemm_clocked.csv");
+  std::vector<AttentionMeasurement> attention = read_attention_csv(run + "attention_cudnn_clocked.csv");
+  ASSERT_EQ(gemm.size(), 117u);
+  ASSERT_EQ(attention.size(), 64u);
+  EXPECT_EQ(at_peak_clock(gemm, profile.peak_clock_mhz), 117);
+  EXPECT_EQ(at_peak_clock(attention, profile.peak_clock_mhz), 64);
+  const EfficiencyCurveParams g = fit_gemm_curve(gemm, profile).curve;
+  EXPECT_NEAR(g.e_max / profile.gemm.e_max, 1.0, 1e-6);
+  EXPECT_NEAR(g.x_half / profile.gemm.x_half, 1.0, 1e-6);
+  EXPECT_NEAR(g.dim_half / profile.gemm.dim_half, 1.0, 1e-6);
+  const AttentionCurveFit a = fit_attention_curves(attention, profile);
+  EXPECT_NEAR(a.fwd.e_max, profile.attention_fwd.e_max, 1e-6);
+  EXPECT_NEAR(a.fwd.causal_x_half / profile.attention_fwd.causal_x_half, 1.0, 1e-6);
+  EXPECT_NEAR(a.bwd.e_max / profile.attention_bwd.e_max, 1.0, 1e-6);
+  EXPECT_NEAR(a.bwd.x_half / profile.attention_bwd.x_half, 1.0, 1e-6);
+}
+
+}  // namespace
+}  // namespace clustersim::calibration

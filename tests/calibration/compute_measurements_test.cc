@@ -67,6 +67,31 @@ TEST(ComputeMeasurements, ErrorsNameFileLineAndColumn) {
   }
 }
 
+// sm_clock_mhz is optional: absent or empty reads 0, a number is kept, a
+// word is an error at its column.
+TEST(ComputeMeasurements, TheSmClockColumnIsOptional) {
+  const std::vector<GemmMeasurement> rows = parse_gemm_csv(
+      "hardware,dtype,m,n,k,tflops,sm_clock_mhz\nH200-SXM,bf16,8,8,8,1,1485\n"
+      "H200-SXM,bf16,8,8,8,1,\n",
+      "g.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].sm_clock_mhz, 1485);
+  EXPECT_EQ(rows[1].sm_clock_mhz, 0);
+  EXPECT_EQ(parse_gemm_csv("hardware,dtype,m,n,k,tflops\nH,bf16,8,8,8,1\n", "g.csv")[0].sm_clock_mhz,
+            0);
+  try {
+    parse_attention_csv(
+        "hardware,kernel,pass,head_dim,causal,seq,tflops,sm_clock_mhz\n"
+        "H,FA2,fwd,128,true,512,1,fast\n",
+        "a.csv");
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("a.csv:2:26: error: sm_clock_mhz: expected a positive number, found "
+                          "'fast'"));
+  }
+}
+
 // A column named twice made the header wider than its names and a short
 // row was read past its end (found by tests/fuzz/measurements_fuzz).
 TEST(ComputeMeasurements, AColumnNamedTwiceIsAnError) {

@@ -164,8 +164,32 @@ TEST(ProfileWriter, WritesEverySchemaKeyAndNoOther) {
   for (const auto& [path, spec] : schema.keys()) declared.insert(path);
   // A written profile is whole: it extends nothing.
   EXPECT_EQ(declared.erase(std::string(sim::kExtendsKey)), 1u);
+  // Optional keys without a default that h100.yaml leaves out stay out.
+  for (const char* optional :
+       {"gpu.peak_clock_mhz", "gpu.mem_efficiency_by_class.norm",
+        "gpu.mem_efficiency_by_class.elementwise", "gpu.mem_efficiency_by_class.embedding",
+        "gpu.mem_efficiency_by_class.loss", "gpu.mem_efficiency_by_class.optimizer"}) {
+    EXPECT_EQ(declared.erase(optional), 1u) << optional;
+  }
   EXPECT_EQ(written, declared);
   EXPECT_EQ(values.get_string("description"), "fitted");
+}
+
+// A profile that sets them writes them, and they read back as set.
+TEST(ProfileWriter, OptionalKeysThatAreSetAreWritten) {
+  const HardwareProfile measured = collectives::load_hardware_profile(
+      std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/hardware/h200_measured.yaml");
+  const std::string yaml = hardware_profile_yaml(measured, {});
+  EXPECT_NE(yaml.find("  peak_clock_mhz: 1830\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("  mem_efficiency_by_class:\n    norm: 0.558\n    elementwise: 0.845\n"
+                      "    loss: 0.54\n    optimizer: 0.754\n"),
+            std::string::npos)
+      << yaml;
+  const HardwareProfile back = collectives::parse_hardware_profile(yaml, "written.yaml");
+  EXPECT_EQ(back.gpu.peak_clock_mhz, 1830);
+  EXPECT_EQ(back.gpu.mem_efficiency_by_class.norm, 0.558);
+  EXPECT_EQ(back.gpu.mem_efficiency_by_class.embedding, 0);
+  EXPECT_EQ(back.gpu.mem_efficiency_by_class.optimizer, 0.754);
 }
 
 // h200.yaml extends h100.yaml: what goes out is the merged profile, which
