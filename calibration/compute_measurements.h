@@ -52,7 +52,7 @@ struct AttentionMeasurement {
   int64_t head_dim = 0;
   bool causal = false;
   int64_t seq = 0;
-  double tflops = 0;  // attention matmul FLOPs (causal counts half) / time / 1e12
+  double tflops = 0;        // attention matmul FLOPs (causal counts half) / time / 1e12
   double sm_clock_mhz = 0;  // SM clock of the measurement; 0 when not recorded
 
   bool forward_only() const { return pass == "fwd"; }

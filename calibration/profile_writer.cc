@@ -379,8 +379,8 @@ void write_gpu_and_host(YamlWriter& w, const HardwareProfile& p) {
       {"embedding", g.mem_efficiency_by_class.embedding},
       {"loss", g.mem_efficiency_by_class.loss},
       {"optimizer", g.mem_efficiency_by_class.optimizer}};
-  const bool any_by_class =
-      std::any_of(std::begin(by_class), std::end(by_class), [](const auto& c) { return c.second > 0; });
+  const bool any_by_class = std::any_of(std::begin(by_class), std::end(by_class),
+                                        [](const auto& c) { return c.second > 0; });
   if (any_by_class) {
     w.section("gpu.mem_efficiency_by_class");
   } else {

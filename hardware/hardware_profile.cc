@@ -135,8 +135,8 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
       .in_unit("TFLOP/s");
   s.add_key("gpu.peak_clock_mhz", ValueType::kFloat,
             "The SM clock at which the part reaches peak_tflops (the datasheet's: SMs x dense "
-            "FLOP per clock x this clock), MHz; 0 = not given. `calibrate` and `validate` scale "
-            "microbenchmark rows that record their clock (sm_clock_mhz) to it, and "
+            "FLOP per clock x this clock), MHz; absent when not known. `calibrate` and `validate` "
+            "scale microbenchmark rows that record their clock (sm_clock_mhz) to it, and "
             "gpu.sustained_clock is then the training clock over it (optional).")
       .positive()
       .in_unit("MHz");
@@ -232,8 +232,8 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
                         &g.mem_efficiency_by_class.embedding, &g.mem_efficiency_by_class.loss,
                         &g.mem_efficiency_by_class.optimizer};
   for (size_t i = 0; i < std::size(kMemEfficiencyClasses); ++i) {
-    const std::string key = std::string("gpu.mem_efficiency_by_class.") +
-                            kMemEfficiencyClasses[i].first;
+    const std::string key =
+        std::string("gpu.mem_efficiency_by_class.") + kMemEfficiencyClasses[i].first;
     if (v.has(key)) *by_class[i] = v.get_float(key);
   }
   g.gemm = read_curve(v, "gpu.gemm", CurveShape::kGemm);

@@ -96,9 +96,9 @@ struct GpuProfile {
   double peak_fp8_flops_per_s = 0;
   // An FP8 GEMM's plateau efficiency relative to the bf16 curve's e_max, in (0, 1].
   double fp8_gemm_efficiency = 1;
-  int64_t memory_bytes = 0;     // HBM capacity per GPU
-  double hbm_Bps = 0;           // HBM bandwidth (datasheet), bytes/s
-  double mem_efficiency = 1;    // achieved / datasheet HBM bandwidth, in (0, 1]
+  int64_t memory_bytes = 0;   // HBM capacity per GPU
+  double hbm_Bps = 0;         // HBM bandwidth (datasheet), bytes/s
+  double mem_efficiency = 1;  // achieved / datasheet HBM bandwidth, in (0, 1]
   // The same for the kernels of one class (gpu.mem_efficiency_by_class.*):
   // 0 where the profile gives none, and then mem_efficiency applies.
   struct MemEfficiencyByClass {
@@ -108,7 +108,7 @@ struct GpuProfile {
     double loss = 0;
     double optimizer = 0;
   } mem_efficiency_by_class;
-  EfficiencyCurveParams gemm;   // x_half in FLOPs (2*m*n*k)
+  EfficiencyCurveParams gemm;  // x_half in FLOPs (2*m*n*k)
   // x_half in keys attended per query (seq, or seq / 2 when causal).
   EfficiencyCurveParams attention_fwd;
   EfficiencyCurveParams attention_bwd;

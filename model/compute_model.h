@@ -79,11 +79,11 @@ inline constexpr size_t kKernelClassCount = static_cast<size_t>(KernelClass::kOp
 struct GpuComputeSpec {
   // The `hardware` rows of the measurement CSVs the curves come from, "H100-SXM".
   std::string hardware;
-  double peak_flops = 0;          // dense tensor-core FLOP/s for the training dtype (bf16)
-  double peak_fp8_flops = 0;      // dense FP8 tensor-core FLOP/s; 0 without FP8 tensor cores
+  double peak_flops = 0;           // dense tensor-core FLOP/s for the training dtype (bf16)
+  double peak_fp8_flops = 0;       // dense FP8 tensor-core FLOP/s; 0 without FP8 tensor cores
   double fp8_gemm_efficiency = 1;  // an FP8 GEMM's e_max relative to the bf16 curve's
-  double hbm_Bps = 0;             // HBM bandwidth, bytes per second (datasheet)
-  double mem_efficiency = 1;      // achieved / datasheet HBM bandwidth, in (0, 1]
+  double hbm_Bps = 0;              // HBM bandwidth, bytes per second (datasheet)
+  double mem_efficiency = 1;       // achieved / datasheet HBM bandwidth, in (0, 1]
   // Per kernel class (indexed by KernelClass), in (0, 1]; 0 = mem_efficiency.
   std::array<double, kKernelClassCount> mem_efficiency_by_class{};
   EfficiencyCurve gemm;           // size: 2*m*n*k FLOPs

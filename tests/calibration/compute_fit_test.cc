@@ -218,7 +218,8 @@ TEST(ComputeFit, FittedH200CurvesStayFittedToTheirClockedRows) {
       collectives::load_hardware_profile(kDir + "hardware/h200_measured.yaml").gpu;
   const std::string run = kDir + "measurements/2026-12-04_h200-sxm/run4/";
   std::vector<GemmMeasurement> gemm = read_gemm_csv(run + "gemm_clocked.csv");
-  std::vector<AttentionMeasurement> attention = read_attention_csv(run + "attention_cudnn_clocked.csv");
+  std::vector<AttentionMeasurement> attention =
+      read_attention_csv(run + "attention_cudnn_clocked.csv");
   ASSERT_EQ(gemm.size(), 117u);
   ASSERT_EQ(attention.size(), 64u);
   EXPECT_EQ(at_peak_clock(gemm, profile.peak_clock_mhz), 117);

@@ -77,8 +77,8 @@ TEST(ComputeMeasurements, TheSmClockColumnIsOptional) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].sm_clock_mhz, 1485);
   EXPECT_EQ(rows[1].sm_clock_mhz, 0);
-  EXPECT_EQ(parse_gemm_csv("hardware,dtype,m,n,k,tflops\nH,bf16,8,8,8,1\n", "g.csv")[0].sm_clock_mhz,
-            0);
+  EXPECT_EQ(
+      parse_gemm_csv("hardware,dtype,m,n,k,tflops\nH,bf16,8,8,8,1\n", "g.csv")[0].sm_clock_mhz, 0);
   try {
     parse_attention_csv(
         "hardware,kernel,pass,head_dim,causal,seq,tflops,sm_clock_mhz\n"

@@ -107,7 +107,7 @@ TEST(HardwareProfile, GpuAndHostSectionsOfShippedProfiles) {
   EXPECT_EQ(h100.gpu.curves_fitted_to, "H100-SXM");
   EXPECT_DOUBLE_EQ(h100.gpu.peak_flops_per_s, 989e12);
   EXPECT_DOUBLE_EQ(h100.gpu.peak_fp8_flops_per_s, 1979e12);  // datasheet, dense
-  EXPECT_EQ(h100.gpu.memory_bytes, int64_t{81559} << 20);  // nvidia-smi's total
+  EXPECT_EQ(h100.gpu.memory_bytes, int64_t{81559} << 20);    // nvidia-smi's total
   EXPECT_DOUBLE_EQ(h100.gpu.hbm_Bps, 3.35e12);
   EXPECT_DOUBLE_EQ(h100.gpu.mem_efficiency, 0.90);
   EXPECT_DOUBLE_EQ(h100.gpu.gemm.e_max, 0.832494164);
@@ -131,8 +131,9 @@ TEST(HardwareProfile, GpuAndHostSectionsOfShippedProfiles) {
   EXPECT_DOUBLE_EQ(h200.gpu.hbm_Bps, 4.8e12);
   EXPECT_DOUBLE_EQ(h200.gpu.gemm.x_half, h100.gpu.gemm.x_half);
   // The 500 W HBM2e part: the midpoint of SXM and NVL, as its bf16 peak; A100: none.
-  EXPECT_DOUBLE_EQ(load_hardware_profile(kHardwareDir + "h100_96gb_500w.yaml").gpu.peak_fp8_flops_per_s,
-                   1825e12);
+  EXPECT_DOUBLE_EQ(
+      load_hardware_profile(kHardwareDir + "h100_96gb_500w.yaml").gpu.peak_fp8_flops_per_s,
+      1825e12);
   EXPECT_DOUBLE_EQ(load_hardware_profile(kHardwareDir + "a100.yaml").gpu.peak_fp8_flops_per_s, 0);
   EXPECT_DOUBLE_EQ(h200.gpu.attention_bwd.x_half, h100.gpu.attention_bwd.x_half);
   EXPECT_DOUBLE_EQ(h200.host.pcie_efficiency, 0.859);

@@ -200,9 +200,9 @@ TEST(ComputeModelTest, AMemoryBoundKernelRunsAtItsClassEfficiency) {
   const Kernel norm = pointwise("attn_norm.pow", KernelClass::kNorm, 1e3, bytes);
   const Kernel add = pointwise("attn_residual", KernelClass::kElementwise, 1e3, bytes);
   const Kernel adam = pointwise("adamw", KernelClass::kOptimizer, 1e3, bytes);
-  EXPECT_EQ(kernel_seconds(norm, spec, false), bytes / (4e12 * 0.5));    // 1.5 ms
-  EXPECT_EQ(kernel_seconds(add, spec, false), bytes / (4e12 * 0.8));     // 0.9375 ms
-  EXPECT_EQ(kernel_seconds(adam, spec, false), bytes / (4e12 * 0.75));   // 1 ms
+  EXPECT_EQ(kernel_seconds(norm, spec, false), bytes / (4e12 * 0.5));   // 1.5 ms
+  EXPECT_EQ(kernel_seconds(add, spec, false), bytes / (4e12 * 0.8));    // 0.9375 ms
+  EXPECT_EQ(kernel_seconds(adam, spec, false), bytes / (4e12 * 0.75));  // 1 ms
   EXPECT_EQ(memory_efficiency(KernelClass::kLoss, spec), 0.8);
   EXPECT_EQ(memory_efficiency(KernelClass::kNorm, spec), 0.5);
 }
@@ -214,7 +214,7 @@ TEST(ComputeModelTest, TheMeasuredH200ProfileHoldsItsMeasurements) {
   EXPECT_EQ(spec.sustained_clock, 0.897);  // 1,642 MHz in training / 1,830 MHz
   EXPECT_NEAR(spec.sustained_clock, 1642.0 / 1830.0, 0.0005);
   EXPECT_EQ(spec.gemm.e_max, 0.874286345);  // fitted to the clock-scaled GEMM rows
-  EXPECT_EQ(spec.mem_efficiency, 0.864);        // 4,148 GB/s copy / 4.8 TB/s
+  EXPECT_EQ(spec.mem_efficiency, 0.864);    // 4,148 GB/s copy / 4.8 TB/s
   EXPECT_EQ(memory_efficiency(KernelClass::kNorm, spec), 0.558);
   EXPECT_EQ(memory_efficiency(KernelClass::kElementwise, spec), 0.845);
   EXPECT_EQ(memory_efficiency(KernelClass::kLoss, spec), 0.540);
