@@ -21,7 +21,6 @@ constexpr double kResidualFlops = 1;
 constexpr double kSwigluFlops = 5;
 constexpr double kGeluFlops = 9;
 constexpr double kCrossEntropyFlops = 4;
-constexpr double kAdamwFlops = 14;
 // Eager kernels (see the header): silu, its backward, log_softmax per logit.
 constexpr double kSiluFlops = 4;
 constexpr double kSiluBackwardFlops = 8;
@@ -569,14 +568,6 @@ std::vector<Kernel> head_backward(const ModelSpec& model, const KernelConfig& co
   out.push_back(linear_wgrad("lm_head.wgrad", x.tokens, x.hidden, x.vocab, x.d));
   norm_backward(out, kFinalNorm, x, x.norm_tokens);
   return out;
-}
-
-Kernel adamw_step(int64_t local_params, const OptimizerPrecision& precision) {
-  CLUSTERSIM_CHECK(local_params >= 0 && precision.grad_bytes > 0 && precision.param_copy_bytes >= 0,
-                   "local_params " + std::to_string(local_params));
-  const double n = dbl(local_params);
-  const double per_param = dbl(precision.grad_bytes) + 12 + 12 + dbl(precision.param_copy_bytes);
-  return pointwise("adamw", KernelClass::kOptimizer, kAdamwFlops * n, per_param * n);
 }
 
 double total_flops(std::span<const Kernel> kernels) {

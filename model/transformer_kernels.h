@@ -64,14 +64,7 @@
 // softmax and writes dlogits: 4 flops per logit, logits read and written
 // once each, labels read.
 //
-// Optimizer (AdamW, PyTorch mixed precision): fp32 master weights and two
-// fp32 moments; the gradient arrives in `grad_bytes` (bf16 = 2; 4 when FSDP
-// upcasts to its fp32 flat parameter); the step writes a low-precision
-// parameter copy of `param_copy_bytes` (2 for bf16; 0 when none is kept,
-// e.g. FSDP casts during its all-gather). Bytes per parameter: grad_bytes +
-// 12 read (master, m, v) + 12 written + param_copy_bytes = 28 by default.
-// FLOPs per parameter: 14 (weight decay 1, first moment 3, second moment 4,
-// sqrt / bias correction / eps 3, update 3; sqrt and divide count 1 each).
+// Optimizer: model/optimizer_step.h (AdamW, fused or foreach).
 //
 // Kernel fusion (KernelConfig::fusion). Everything above describes
 // KernelFusion::kCompiled, the default: one minimal-traffic kernel per
@@ -295,11 +288,6 @@ std::vector<Kernel> embedding_backward(const ModelSpec& model, const KernelConfi
 std::vector<Kernel> head_forward(const ModelSpec& model, const KernelConfig& config);
 std::vector<Kernel> head_backward(const ModelSpec& model, const KernelConfig& config);
 
-struct OptimizerPrecision {
-  int64_t grad_bytes = 2;        // gradient as the optimizer reads it
-  int64_t param_copy_bytes = 2;  // low-precision copy written; 0 for none
-};
-
 // C[m x n] = A[m x k] * B[k x n] with every operand of `dtype_bytes`: 2 m n k
 // FLOPs, each matrix read or written once.
 Kernel gemm(std::string_view name, int64_t m, int64_t n, int64_t k, double dtype_bytes);
@@ -307,9 +295,6 @@ Kernel gemm(std::string_view name, int64_t m, int64_t n, int64_t k, double dtype
 // A kernel of `cls` timed by its FLOPs and HBM bytes alone (no GEMM or
 // attention shape): norms, elementwise ops, copies.
 Kernel pointwise(std::string_view name, KernelClass cls, double flops, double bytes);
-
-// AdamW over `local_params` parameters (this rank's shard), one kernel.
-Kernel adamw_step(int64_t local_params, const OptimizerPrecision& precision = {});
 
 double total_flops(std::span<const Kernel> kernels);
 double total_bytes(std::span<const Kernel> kernels);

@@ -494,6 +494,7 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "dtype, PyTorch's default) or a dtype; torchtitan reduces in fp32.")
       .one_of(reduce_dtype_names())
       .default_to(std::string("param"));
+  add_optimizer_keys(schema);
 }
 
 WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_size_gpus,
@@ -544,6 +545,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.torch_compile = values.get_bool("workload.torch_compile");
   w.cuda_graphs = values.get_bool("workload.cuda_graphs");
   w.grad_clip = values.get_bool("workload.grad_clip");
+  w.optimizer_implementation = read_optimizer_implementation(values);
   w.flash_attention = values.get_string("workload.attention") == "flash";
   w.rotary_by_matrix = values.get_string("workload.rotary_embedding") == "rotation_matrix";
   w.fused_norm = values.get_string("workload.norm_kernel") == "fused";

@@ -38,6 +38,7 @@
 #include "model/context_parallel.h"
 #include "model/mesh_order.h"
 #include "model/model_spec.h"
+#include "model/optimizer_step.h"
 #include "model/pipeline_stages.h"
 #include "model/transformer_kernels.h"
 
@@ -128,6 +129,9 @@ struct WorkloadSpec {
   bool float8_all_gather = false;
   // Gradient-norm clipping every step (workload.grad_clip, fsdp_schedule.h).
   bool grad_clip = true;
+  // How torch.optim.AdamW runs on the GPU (workload.optimizer.implementation,
+  // model/optimizer_step.h): one fused kernel, or foreach's eight passes.
+  OptimizerImplementation optimizer_implementation = OptimizerImplementation::kFused;
   bool float8_precompute_scales = false;
 
   // Derived: world_size = dp_size * tp * pp; dp_size = shard_group_size * replica_group_size.
@@ -145,15 +149,15 @@ struct WorkloadSpec {
 
 // Declares section `workload` (via add_workload_model_keys()) with
 // seq_len, local_batch, grad_accum, dtype, activation_checkpointing,
-// cpu_offload, torch_compile, cuda_graphs, attention, rotary_embedding; section `workload.parallelism`
-// (strategy, shard_group_size, replica_group_size, tp, tp_sequence_dim, pp); section
-// `workload.pipeline` (schedule, microbatches); section `workload.float8`
-// (recipe, fsdp_all_gather, precompute_scales); section
-// `workload.fsdp` (backward_prefetch, forward_prefetch, limit_all_gathers,
-// reshard_after_forward, separate_reduce_stream, no_sync, version, reduce_dtype). Defaults are
-// PyTorch's (FULL_SHARD, BACKWARD_PRE, limit_all_gathers true, reshard_after_forward true, FSDP2,
-// reduction in the compute dtype) and bf16, tp 1, grad_accum 1, no checkpointing, no offload, eager
-// mode.
+// cpu_offload, torch_compile, cuda_graphs, attention, rotary_embedding; section
+// `workload.parallelism` (strategy, shard_group_size, replica_group_size, tp, tp_sequence_dim, pp);
+// section `workload.pipeline` (schedule, microbatches); section `workload.float8` (recipe,
+// fsdp_all_gather, precompute_scales); section `workload.fsdp` (backward_prefetch,
+// forward_prefetch, limit_all_gathers, reshard_after_forward, separate_reduce_stream, no_sync,
+// version, reduce_dtype); section `workload.optimizer` (implementation, via add_optimizer_keys()).
+// Defaults are PyTorch's (FULL_SHARD, BACKWARD_PRE, limit_all_gathers true, reshard_after_forward
+// true, FSDP2, reduction in the compute dtype) and bf16, tp 1, grad_accum 1, no checkpointing, no
+// offload, eager mode, the fused optimizer (PyTorch's own default on CUDA is foreach).
 void add_workload_keys(sim::ConfigSchema& schema);
 
 // The training job of a scenario on a cluster of `world_size_gpus` GPUs in

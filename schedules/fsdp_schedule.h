@@ -82,7 +82,9 @@
 //  * Optimizer: one AdamW kernel over the local shard (compute stream) after
 //    every final gradient reduction (and the clipping). FSDP keeps fp32 sharded parameters and
 //    casts in the all-gather, so the optimizer reads fp32 gradients and writes
-//    no low-precision copy (OptimizerPrecision{4, 0}).
+//    no low-precision copy (OptimizerPrecision{4, 0}). With
+//    WorkloadSpec::optimizer_implementation foreach it is adamw.foreach, the
+//    summed bytes of foreach's eight passes (model/optimizer_step.h).
 //
 // FSDP2 copies (WorkloadSpec::fsdp_version 2; torch.distributed.fsdp
 // _fsdp_collectives.py): the first kernel to use an all-gather's output is

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/model_spec.h"
+#include "model/optimizer_step.h"
 #include "model/ring_attention.h"
 #include "sim/check.h"
 
@@ -226,7 +227,8 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   const int64_t local_params = ceil_div(ceil_div(stage_params, spec.tp), spec.shard_group_size);
   s.local_params = local_params;
   s.optimizer_kernel = static_cast<int32_t>(s.kernels.size());
-  s.kernels.push_back(adamw_step(local_params, OptimizerPrecision{4, 0}));
+  s.kernels.push_back(
+      adamw_step(local_params, OptimizerPrecision{4, 0}, spec.optimizer_implementation));
   if (spec.grad_clip && !spec.cpu_offload) {
     // _foreach_norm over the fp32 gradient shards, then _foreach_mul_ by the clip factor.
     const auto n = static_cast<double>(local_params);

@@ -247,15 +247,6 @@ TEST(TransformerKernels, HeadAndEmbeddingOfLlama3_8b) {
   EXPECT_DOUBLE_EQ(emb_bwd.bytes, 2.0 * 128256 * 4096 + 8.0 * 4096 + 2.0 * 3 * 4096 * 4096);
 }
 
-TEST(TransformerKernels, AdamwMovesTwentyEightBytesPerParameter) {
-  const Kernel k = adamw_step(1'000'000);
-  EXPECT_EQ(k.cls, KernelClass::kOptimizer);
-  EXPECT_DOUBLE_EQ(k.bytes, 28e6);
-  EXPECT_DOUBLE_EQ(k.flops, 14e6);
-  EXPECT_DOUBLE_EQ(adamw_step(1'000'000, {4, 0}).bytes, 28e6);
-  EXPECT_DOUBLE_EQ(adamw_step(1'000'000, {2, 0}).bytes, 26e6);
-}
-
 TEST(TransformerKernels, TensorParallelDegreeMustSplitHeadsAndFfn) {
   const ModelSpec m = preset("llama3-8b");
   EXPECT_EQ(tensor_parallel_problem(m, 8), "");

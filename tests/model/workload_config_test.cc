@@ -212,6 +212,19 @@ TEST(WorkloadConfig, ModelErrorsComeFirstAndTogetherWithTheRest) {
             "found nothing");
 }
 
+TEST(WorkloadConfig, OptimizerImplementationIsFusedUnlessForeachIsAsked) {
+  EXPECT_EQ(spec_from_yaml(job("")).optimizer_implementation, OptimizerImplementation::kFused);
+  EXPECT_EQ(
+      spec_from_yaml(job("  optimizer:\n    implementation: foreach\n")).optimizer_implementation,
+      OptimizerImplementation::kForeach);
+  EXPECT_EQ(
+      spec_from_yaml(job("  optimizer:\n    implementation: fused\n")).optimizer_implementation,
+      OptimizerImplementation::kFused);
+  EXPECT_EQ(error_of(job("  optimizer:\n    implementation: x\n")),
+            "s.yaml:7:21: error: workload.optimizer.implementation: expected one of fused, "
+            "foreach, found 'x'");
+}
+
 TEST(WorkloadConfig, SchemaRejectsBadValues) {
   EXPECT_THAT(error_of(job("  dtype: int8\n")),
               ::testing::StartsWith("s.yaml:6:10: error: workload.dtype: expected one of"));

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string_view>
 
 #include "collectives/group_collectives.h"
 #include "model/model_spec.h"
+#include "model/optimizer_step.h"
 #include "model/transformer_kernels.h"
 #include "schedules/gpu_speed.h"
 #include "tests/support/step_fixtures.h"
@@ -189,6 +191,44 @@ TEST(StepSimulator, CpuOffloadAddsPcieTime) {
   // At least the CPU optimizer over the local shard, which nothing overlaps.
   const FsdpSchedule s = build_fsdp_schedule(w);
   EXPECT_GT(off.step_time_s - gpu.step_time_s, static_cast<double>(s.local_params) / 1e9 * 0.9);
+}
+
+TEST(StepSimulator, ForeachAdamwGrowsTheOptimizerByItsBytes) {
+  // The optimizer reads fp32 gradient shards (g = 4) and writes no copy
+  // (p = 0): fused moves 24 + g + p = 28 bytes per parameter, foreach
+  // 72 + 2g + p = 80. Both are memory-bound, so each runs at the profile's
+  // HBM bandwidth x mem_efficiency (the optimizer class's, where the profile
+  // gives one) and foreach takes 80 / 28 of fused's time.
+  const Cluster cluster = hgx_h100(1);
+  StepConfig c = config_for(small_spec(8, 8));
+  c.trace_ranks = {0};
+  const StepResult fused = simulate_step(cluster, h100(), c);
+  c.workload.optimizer_implementation = OptimizerImplementation::kForeach;
+  const StepResult foreach = simulate_step(cluster, h100(), c);
+
+  const auto n = static_cast<double>(build_fsdp_schedule(c.workload).local_params);
+  const double bandwidth_Bps =
+      h100().gpu.hbm_Bps *
+      memory_efficiency(KernelClass::kOptimizer, compute_spec_from_profile(h100()));
+  const double peak = c.compute.peak_flops * c.compute.sustained_clock;
+  ASSERT_LT(14 * n / peak, 28 * n / bandwidth_Bps);  // memory-bound
+  const auto optimizer_ns = [](const StepResult& r, std::string_view name) {
+    int64_t ns = -1;
+    for (const TraceRecord& t : r.trace) {
+      if (t.phase == Phase::kOptimizer && t.name == name) ns = t.duration.count_ns();
+    }
+    return ns;
+  };
+  const int64_t fused_ns = optimizer_ns(fused, "adamw");
+  const int64_t foreach_ns = optimizer_ns(foreach, "adamw.foreach");
+  EXPECT_EQ(fused_ns, sim::SimTime::from_seconds_rounded(28 * n / bandwidth_Bps).count_ns());
+  EXPECT_EQ(foreach_ns, sim::SimTime::from_seconds_rounded(80 * n / bandwidth_Bps).count_ns());
+  // The ratio up to the two times' rounding to the nanosecond (half a ns each).
+  EXPECT_NEAR(static_cast<double>(foreach_ns) / static_cast<double>(fused_ns), 80.0 / 28.0,
+              0.5 * (1 + 80.0 / 28.0) / static_cast<double>(fused_ns));
+  // The optimizer ends the step and nothing overlaps it: the step grows by the difference.
+  EXPECT_NEAR(foreach.step_time_s - fused.step_time_s,
+              static_cast<double>(foreach_ns - fused_ns) * 1e-9, 1e-9);
 }
 
 TEST(StepSimulator, LaunchCostsBindWhenKernelsAreShortAndCudaGraphsHelp) {
