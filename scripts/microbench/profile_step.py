@@ -22,7 +22,8 @@ FullyShardedDataParallel (FULL_SHARD, one unit per block, the same
 MixedPrecision, BACKWARD_PRE). Gradients are reduced in the compute dtype by
 default, as clustersim models them (torchtitan reduces in fp32:
 --reduce-dtype fp32). --checkpointing full wraps every block in non-reentrant
-activation checkpointing; --compile compiles every block (torch.compile)
+activation checkpointing, --checkpointing selective with torchtitan's op-level
+policy (attention and every other matmul saved); --compile compiles every block (torch.compile)
 before sharding, as torchtitan does.
 
 Profiling: torch.profiler with CPU and CUDA activities and
@@ -97,8 +98,10 @@ def parse_args(argv):
     training = parser.add_argument_group("training")
     training.add_argument("--fsdp", type=int, choices=(1, 2), default=2,
                           help="FSDP2 fully_shard or FSDP1 FullyShardedDataParallel (default 2)")
-    training.add_argument("--checkpointing", choices=("none", "full"), default="none",
-                          help="activation checkpointing of every block (default %(default)s)")
+    training.add_argument("--checkpointing", choices=("none", "full", "selective"),
+                          default="none",
+                          help="activation checkpointing of every block: full, or selective as "
+                          "torchtitan's op-level policy (default %(default)s)")
     training.add_argument("--compile", action="store_true", help="torch.compile every block")
     training.add_argument("--optimizer", choices=("foreach", "fused"), default="foreach",
                           help="torch.optim.AdamW's implementation: foreach (PyTorch's default "
@@ -148,6 +151,40 @@ def parse_args(argv):
     return args
 
 
+def op_selective_context(torch):
+    """torchtitan's op-level selective activation checkpointing
+    (torchtitan/models/llama3/parallelize_llama.py, _apply_ac_to_transformer_block,
+    "op"): the outputs of attention and of every odd-numbered matmul (the 1st,
+    3rd, ...) of a block are saved, everything else is recomputed in backward.
+    cuDNN's attention op joins the flash and efficient ones: PyTorch 2.11 runs
+    it on Hopper. A context_fn for torch.utils.checkpoint.checkpoint."""
+    from collections import defaultdict
+
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+
+    aten = torch.ops.aten
+    save = {aten.mm.default, aten.max.default}
+    for name in ("_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+                 "_scaled_dot_product_cudnn_attention"):
+        op = getattr(aten, name, None)
+        if op is not None:
+            save.add(op.default)
+
+    def context_fn():
+        meta = defaultdict(int)
+
+        def policy(ctx, func, *args, **kwargs):
+            mode = "recompute" if ctx.is_recompute else "forward"
+            if func == aten.mm.default:
+                meta[mode] += 1
+            keep = func in save and not (func == aten.mm.default and meta[mode] % 2 == 0)
+            return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
+
+        return create_selective_checkpoint_contexts(policy)
+
+    return context_fn
+
+
 def build_model(torch, args):
     """The Llama-style model of the top of this file (classes made here so that
     the module imports without torch)."""
@@ -156,6 +193,7 @@ def build_model(torch, args):
     nn = torch.nn
     F = torch.nn.functional
     head_dim = args.hidden // args.heads
+    selective_context = op_selective_context(torch) if args.checkpointing == "selective" else None
 
     def rms_norm(dim):
         if args.norm == "module" and hasattr(nn, "RMSNorm"):  # torch >= 2.4
@@ -250,6 +288,9 @@ def build_model(torch, args):
             for layer in self.layers:
                 if args.checkpointing == "full":
                     h = checkpoint(layer, h, cos, sin, use_reentrant=False)
+                elif args.checkpointing == "selective":
+                    h = checkpoint(layer, h, cos, sin, use_reentrant=False,
+                                   context_fn=selective_context, preserve_rng_state=False)
                 else:
                     h = layer(h, cos, sin)
             return self.output(self.norm(h))

@@ -259,7 +259,8 @@ class Plans(unittest.TestCase):
 
 class ProfileWorkload(unittest.TestCase):
     def test_workload_yaml_is_a_valid_scenario_section(self):
-        for argv in ([], ["--fsdp", "1", "--checkpointing", "full", "--compile", "--layers", "2"]):
+        for argv in ([], ["--fsdp", "1", "--checkpointing", "full", "--compile", "--layers", "2"],
+                     ["--checkpointing", "selective", "--optimizer", "fused"]):
             args = profile_step.parse_args(argv)
             scenario = ("name: profiled\ndescription: profile_step.py\n"
                         f"hardware: {os.path.join(REPO, 'scenarios', 'hardware', 'h100.yaml')}\n"
