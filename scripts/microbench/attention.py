@@ -44,7 +44,6 @@ on Hopper when no backend is forced).
 Exit codes: 0 ok, 1 bad input (or nothing could be measured), 2 usage.
 """
 
-import argparse
 import os
 import sys
 from collections import namedtuple
@@ -68,12 +67,7 @@ def attention_flops(batch, heads, seq, head_dim, causal, pass_):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Needs PyTorch with CUDA at run time (not for --help).",
-    )
+    parser = common.argument_parser(PROG, __doc__)
     common.add_shape_arguments(parser)
     parser.add_argument("--sweep", action="store_true",
                         help="with --shapes/--scenario: also run the reference sweep")

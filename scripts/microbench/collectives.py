@@ -46,7 +46,6 @@ gpus = group size, gpus_per_node = its members per node, algo = $NCCL_ALGO
 when set. Exit codes: 0 ok, 1 bad input, 2 usage.
 """
 
-import argparse
 import os
 import sys
 
@@ -114,12 +113,7 @@ def result_row(op, n, per_node, nbytes, time_us, algo="", note=""):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description=__doc__,
-        epilog="Needs PyTorch with CUDA and NCCL at run time (not for --help).",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = common.argument_parser(PROG, __doc__, needs="PyTorch with CUDA and NCCL")
     parser.add_argument("--ops", default=",".join(OPS),
                         help="comma-separated collectives (default %(default)s)")
     parser.add_argument("--min-bytes", default="8", help="smallest size (default %(default)s)")

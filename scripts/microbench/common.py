@@ -31,6 +31,15 @@ REPO_ROOT = os.path.dirname(os.path.dirname(SCRIPT_DIR))
 DEFAULT_CLUSTERSIM = os.path.join(REPO_ROOT, "build", "bin", "clustersim")
 
 
+def argument_parser(prog, doc, needs="PyTorch with CUDA"):
+    """The scripts' argparse parser: the module docstring as the description,
+    kept as written, and what the script needs at run time as the epilog."""
+    import argparse
+    return argparse.ArgumentParser(
+        prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"Needs {needs} at run time (not for --help).")
+
+
 class InputError(Exception):
     """Bad input from the user: printed without a traceback, exit code 1."""
 

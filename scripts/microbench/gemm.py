@@ -31,7 +31,6 @@ A shape that does not fit in GPU memory is skipped with a message on stderr.
 Exit codes: 0 ok, 1 bad input (or nothing could be measured), 2 usage.
 """
 
-import argparse
 import os
 import sys
 
@@ -44,12 +43,7 @@ HEADER = ("hardware", "dtype", "m", "n", "k", "tflops", "source", "time_us", "co
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Needs PyTorch with CUDA at run time (not for --help).",
-    )
+    parser = common.argument_parser(PROG, __doc__)
     common.add_shape_arguments(parser)
     parser.add_argument("--square", metavar="RANGE",
                         help="square sizes m=n=k: 'A..B' (powers of two) or 'A,B,...'")

@@ -43,7 +43,6 @@ class is the model's kernel class (elementwise, norm, loss, optimizer, memory);
 gbps = bytes / time / 1e9. Exit codes: 0 ok, 1 bad input, 2 usage.
 """
 
-import argparse
 import os
 import sys
 
@@ -55,12 +54,7 @@ HEADER = ("hardware", "kernel", "class", "dtype", "elements", "bytes", "time_us"
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Needs PyTorch with CUDA at run time (not for --help).",
-    )
+    parser = common.argument_parser(PROG, __doc__)
     parser.add_argument("--tokens", type=int, default=8192,
                         help="tokens per step of one GPU (default %(default)s: seq 8192, batch 1)")
     parser.add_argument("--hidden", type=int, default=4096, help="model width (default %(default)s)")

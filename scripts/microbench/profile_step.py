@@ -45,7 +45,6 @@ model), to complete with name, hardware and cluster for `clustersim
 validate`. Exit codes: 0 ok, 1 bad input, 2 usage.
 """
 
-import argparse
 import os
 import sys
 import time
@@ -78,12 +77,7 @@ def parse_rank_list(text, world):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description=__doc__,
-        epilog="Needs PyTorch with CUDA and NCCL at run time (not for --help).",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = common.argument_parser(PROG, __doc__, needs="PyTorch with CUDA and NCCL")
     model = parser.add_argument_group("model")
     model.add_argument("--layers", type=int, default=4, help="blocks (default %(default)s)")
     model.add_argument("--hidden", type=int, default=2048, help="model width (default %(default)s)")

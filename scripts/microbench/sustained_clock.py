@@ -26,7 +26,6 @@ reasons: the NVML clock event reason bits in hex, 0x0 when none).
 Exit codes: 0 ok, 1 bad input, 2 usage.
 """
 
-import argparse
 import os
 import subprocess
 import sys
@@ -40,12 +39,7 @@ HEADER = ("t_s", "tflops", "sm_clock_mhz", "mem_clock_mhz", "power_w", "temp_c",
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Needs PyTorch with CUDA at run time (not for --help).",
-    )
+    parser = common.argument_parser(PROG, __doc__)
     parser.add_argument("--seconds", type=float, default=60.0,
                         help="length of the load (default %(default)s)")
     parser.add_argument("--window", type=float, default=1.0,

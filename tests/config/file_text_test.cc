@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config/config_error.h"
+#include "tests/support/config_errors.h"
 #include "tests/support/gzip_input.h"
 #include "tests/support/scratch_dir.h"
 
@@ -18,17 +19,9 @@ namespace {
 using test_support::InputLimit;
 using test_support::ScratchDir;
 
-// what() of the ConfigError that reading `path` throws ("" if none).
 std::string error_reading(const std::string& path) {
-  try {
-    read_file_text(path);
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.diagnostics().size(), 1u);
-    EXPECT_EQ(e.diagnostics()[0].where.file, path);
-    EXPECT_EQ(e.diagnostics()[0].where.line, 0);
-    return e.what();
-  }
-  return "";
+  return test_support::file_read_error([](const std::string& p) { return read_file_text(p); },
+                                       path);
 }
 
 TEST(FileText, ReturnsTheBytesExactlyAsStored) {

@@ -6,6 +6,7 @@
 
 #include "config/config_error.h"
 #include "config/text_fields.h"
+#include "tests/support/config_errors.h"
 #include "tests/support/gzip_input.h"
 #include "tests/support/scratch_dir.h"
 
@@ -16,18 +17,9 @@ using test_support::gzip_bytes;
 using test_support::InputLimit;
 using test_support::ScratchDir;
 
-// what() of the ConfigError that reading `path` throws ("" if none), after
-// checking that it names the file and no line.
 std::string error_reading(const std::string& path) {
-  try {
-    read_file_text_or_gunzip(path);
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.diagnostics().size(), 1u);
-    EXPECT_EQ(e.diagnostics()[0].where.file, path);
-    EXPECT_EQ(e.diagnostics()[0].where.line, 0);
-    return e.what();
-  }
-  return "";
+  return test_support::file_read_error(
+      [](const std::string& p) { return read_file_text_or_gunzip(p); }, path);
 }
 
 // Text of more than one 64 KiB output buffer, that compresses well.
