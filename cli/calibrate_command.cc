@@ -8,6 +8,7 @@
 #include <ctime>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -163,9 +164,33 @@ Split read_split(const ParsedCommand& parsed) {
   return split;
 }
 
-void no_rows(const std::string& what) {
+// "nothing to fit", at the first measurement file, naming what the files
+// hold instead (the hardware labels and attention kernels of their compute
+// rows), so that the --hardware or --attention-kernel to give is in view.
+void no_rows(const std::string& what, const std::vector<std::string>& files,
+             const calibration::MeasurementSet& set) {
+  std::set<std::string> labels, kernels;
+  for (const GemmMeasurement& row : set.gemm) labels.insert(row.hardware + " " + row.dtype);
+  for (const AttentionMeasurement& row : set.attention) {
+    labels.insert(row.hardware);
+    kernels.insert(row.kernel);
+  }
+  const auto list = [](const std::set<std::string>& items) {
+    std::string text;
+    for (const std::string& item : items) text += (text.empty() ? "'" : ", '") + item + "'";
+    return text;
+  };
+  std::string found = "found none";
+  if (!labels.empty()) {
+    found = "found compute rows of " + list(labels) +
+            (kernels.empty() ? std::string() : " (attention kernels " + list(kernels) + ")") +
+            ": --hardware and --attention-kernel choose them";
+  } else if (!set.collectives.empty()) {
+    found = "found only collective rows below the size limit (--min-bytes)";
+  }
   sim::DiagnosticSink sink;
-  sink.add(sim::SourceLocation{}, "", what);
+  sink.add(sim::SourceLocation{files.empty() ? std::string() : files.front(), 0, 0}, "",
+           what + ", " + found);
   sink.throw_if_any();
 }
 
@@ -247,8 +272,9 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   }
   if (gemm.empty() && attention.empty() && cases.empty() && runs_files.empty()) {
     no_rows("no measurement rows to fit: expected GEMM or attention rows of hardware '" + hardware +
-            "' (attention kernel " + kernel + ") or collective rows at or above " +
-            std::to_string(min_bytes) + " bytes");
+                "' (attention kernel " + kernel + ") or collective rows at or above " +
+                std::to_string(min_bytes) + " bytes",
+            measurement_files, set);
   }
 
   // Collective constants first (the fit starts from the base profile), then

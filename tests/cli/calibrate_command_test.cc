@@ -217,7 +217,11 @@ TEST(CalibrateCommand, BadInputIsReported) {
   r = run({"calibrate", kGemm, "--base", kScenarios + "dgx_h100.yaml", "-o", out, "--hardware",
            "B200"});
   EXPECT_EQ(r.code, kExitError);
-  EXPECT_THAT(r.err, HasSubstr("no measurement rows to fit"));
+  EXPECT_THAT(r.err, HasSubstr(kGemm + ": error: no measurement rows to fit"));
+  // What the file holds instead, so that the --hardware to give is in view.
+  EXPECT_THAT(r.err, HasSubstr("found compute rows of 'A100-SXM bf16'"));
+  EXPECT_THAT(r.err, HasSubstr("'H100-SXM fp16'"));
+  EXPECT_THAT(r.err, HasSubstr(": --hardware and --attention-kernel choose them"));
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
