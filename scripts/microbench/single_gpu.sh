@@ -16,8 +16,9 @@
 # rows may be concatenated under one header). PYTHON names the interpreter
 # (default python3). STAGES limits the stages run (default: all, in order:
 # "profile_eager gemm attention attention_cudnn memory_kernels sustained_clock
-# profile_torchtitan_eager profile_torchtitan_full_ac profile_steady gemm_fp8
-# gemm_fp8_rowwise profile_compile"). About 6 minutes on an H200.
+# profile_torchtitan_eager profile_torchtitan_full_ac profile_fused
+# profile_selective_ac profile_70b_width profile_steady gemm_fp8
+# gemm_fp8_rowwise profile_compile"). About 8 minutes on an H200.
 set -u
 dir=${1:?usage: single_gpu.sh DIR SHAPES_CSV [PACK.tar.gz]}
 shapes=${2:?usage: single_gpu.sh DIR SHAPES_CSV [PACK.tar.gz]}
@@ -25,8 +26,8 @@ pack=${3:-}
 py=${PYTHON:-python3}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 stages=${STAGES:-profile_eager gemm attention attention_cudnn memory_kernels sustained_clock \
-  profile_torchtitan_eager profile_torchtitan_full_ac profile_steady gemm_fp8 gemm_fp8_rowwise \
-  profile_compile}
+  profile_torchtitan_eager profile_torchtitan_full_ac profile_fused profile_selective_ac \
+  profile_70b_width profile_steady gemm_fp8 gemm_fp8_rowwise profile_compile}
 mkdir -p "$dir"
 export PYTHONUNBUFFERED=1
 
@@ -93,6 +94,19 @@ run_stage profile_torchtitan_eager 120 "$py" -m torch.distributed.run --standalo
 run_stage profile_torchtitan_full_ac 120 "$py" -m torch.distributed.run --standalone \
   --nproc_per_node 1 "$here/profile_step.py" "${model[@]}" --norm python --rotary complex \
   --checkpointing full --wait 1 --warmup 2 --active 3 -o "$dir/profile_torchtitan_full_ac"
+# The same with AdamW fused=True, and with torchtitan's op-level selective
+# activation checkpointing (what its published Llama-3-8B runs used).
+run_stage profile_fused 120 "$py" -m torch.distributed.run --standalone \
+  --nproc_per_node 1 "$here/profile_step.py" "${model[@]}" --norm python --rotary complex \
+  --optimizer fused --wait 1 --warmup 2 --active 3 -o "$dir/profile_fused"
+run_stage profile_selective_ac 120 "$py" -m torch.distributed.run --standalone \
+  --nproc_per_node 1 "$here/profile_step.py" "${model[@]}" --norm python --rotary complex \
+  --checkpointing selective --wait 1 --warmup 2 --active 3 -o "$dir/profile_selective_ac"
+# Two of Llama-3-70B's blocks (hidden 8192, 64 heads, 8 KV heads, MLP 28672).
+run_stage profile_70b_width 120 "$py" -m torch.distributed.run --standalone \
+  --nproc_per_node 1 "$here/profile_step.py" --layers 2 --hidden 8192 --heads 64 --kv-heads 8 \
+  --ffn 28672 --vocab 128256 --seq 8192 --batch 1 --norm python --rotary complex \
+  --wait 1 --warmup 2 --active 3 -o "$dir/profile_70b_width"
 # Twenty unprofiled steps first: the clock of steady training (clocks.csv).
 run_stage profile_steady 120 "$py" -m torch.distributed.run --standalone \
   --nproc_per_node 1 "$here/profile_step.py" "${model[@]}" --norm python --rotary complex \
