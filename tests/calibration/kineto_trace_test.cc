@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/text_fields.h"
+#include "tests/support/config_errors.h"
 #include "tests/support/gzip_input.h"
 #include "tests/support/scratch_dir.h"
 
@@ -272,16 +273,11 @@ TEST(KinetoTrace, ATruncatedGzippedTraceIsAnErrorNamingTheFile) {
   const std::string gz =
       test_support::gzip_bytes(test_support::read_all(kFixtures + "kineto_two_steps.json"));
   const std::string path = dir.write("trace.json.gz", gz.substr(0, gz.size() - 20));
-  try {
-    read_kineto_trace(path);
-    ADD_FAILURE() << "expected a ConfigError";
-  } catch (const sim::ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              path +
-                  ": error: expected a gzip stream, found a truncated one "
-                  "(the file ends after " +
-                  sim::with_separators(static_cast<int64_t>(gz.size() - 20)) + " bytes)");
-  }
+  EXPECT_EQ(test_support::config_error([&] { read_kineto_trace(path); }),
+            path +
+                ": error: expected a gzip stream, found a truncated one "
+                "(the file ends after " +
+                sim::with_separators(static_cast<int64_t>(gz.size() - 20)) + " bytes)");
 }
 
 TEST(KinetoTrace, AGzippedTraceOverTheInputLimitIsRefused) {
@@ -290,15 +286,10 @@ TEST(KinetoTrace, AGzippedTraceOverTheInputLimitIsRefused) {
   ASSERT_GT(text.size(), 4096u);
   const std::string path = dir.write("trace.json.gz", test_support::gzip_bytes(text));
   const test_support::InputLimit limit("4KiB");  // the compressed file is smaller
-  try {
-    read_kineto_trace(path);
-    ADD_FAILURE() << "expected a ConfigError";
-  } catch (const sim::ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              path +
-                  ": error: cannot read the file: decompresses to more than the 4KiB limit on "
-                  "input files (set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)");
-  }
+  EXPECT_EQ(test_support::config_error([&] { read_kineto_trace(path); }),
+            path +
+                ": error: cannot read the file: decompresses to more than the 4KiB limit on "
+                "input files (set CLUSTERSIM_MAX_INPUT_BYTES to read larger ones)");
 }
 
 TEST(KinetoTrace, JsonErrorsInAGzippedTraceArePlacedInItsText) {
@@ -306,13 +297,8 @@ TEST(KinetoTrace, JsonErrorsInAGzippedTraceArePlacedInItsText) {
   const std::string path = dir.write(
       "bad.json.gz",
       test_support::gzip_bytes("{\"traceEvents\": [\n  {\"ph\": \"X\" \"name\": \"a\"}]}"));
-  try {
-    read_kineto_trace(path);
-    ADD_FAILURE() << "expected a ConfigError";
-  } catch (const sim::ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              path + ":2:14: error: expected ',' or '}' after an object member, found '\"'");
-  }
+  EXPECT_EQ(test_support::config_error([&] { read_kineto_trace(path); }),
+            path + ":2:14: error: expected ',' or '}' after an object member, found '\"'");
 }
 
 }  // namespace
