@@ -373,21 +373,18 @@ void write_gpu_and_host(YamlWriter& w, const HardwareProfile& p) {
   w.key("gpu.memory", g.memory_bytes);
   w.key("gpu.hbm_bandwidth", g.hbm_Bps);
   w.key("gpu.mem_efficiency", g.mem_efficiency);
-  const std::pair<const char*, double> by_class[] = {
-      {"norm", g.mem_efficiency_by_class.norm},
-      {"elementwise", g.mem_efficiency_by_class.elementwise},
-      {"embedding", g.mem_efficiency_by_class.embedding},
-      {"loss", g.mem_efficiency_by_class.loss},
-      {"optimizer", g.mem_efficiency_by_class.optimizer}};
-  const bool any_by_class = std::any_of(std::begin(by_class), std::end(by_class),
-                                        [](const auto& c) { return c.second > 0; });
+  const auto& by_class = g.mem_efficiency_by_class;
+  const bool any_by_class = std::any_of(collectives::kMemEfficiencyClasses.begin(),
+                                        collectives::kMemEfficiencyClasses.end(),
+                                        [&](const auto& c) { return by_class.*c.field > 0; });
   if (any_by_class) {
     w.section("gpu.mem_efficiency_by_class");
   } else {
     w.absent("gpu.mem_efficiency_by_class");
   }
-  for (const auto& [name, value] : by_class) {
-    const std::string path = std::string("gpu.mem_efficiency_by_class.") + name;
+  for (const auto& [name, field] : collectives::kMemEfficiencyClasses) {
+    const std::string path = "gpu.mem_efficiency_by_class." + std::string(name);
+    const double value = by_class.*field;
     if (value > 0) {
       w.key(path, value);
     } else {

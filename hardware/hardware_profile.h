@@ -99,8 +99,9 @@ struct GpuProfile {
   int64_t memory_bytes = 0;   // HBM capacity per GPU
   double hbm_Bps = 0;         // HBM bandwidth (datasheet), bytes/s
   double mem_efficiency = 1;  // achieved / datasheet HBM bandwidth, in (0, 1]
-  // The same for the kernels of one class (gpu.mem_efficiency_by_class.*):
-  // 0 where the profile gives none, and then mem_efficiency applies.
+  // The same for the kernels of one class (gpu.mem_efficiency_by_class.*,
+  // kMemEfficiencyClasses below): 0 where the profile gives none, and then
+  // mem_efficiency applies.
   struct MemEfficiencyByClass {
     double norm = 0;
     double elementwise = 0;
@@ -124,6 +125,20 @@ struct GpuProfile {
   // one SKU (manufacturing and power-management variability), >= 0.
   double speed_variation = 0;
 };
+
+// Each key of gpu.mem_efficiency_by_class and the field it fills, in the
+// schema's order: what the profile's reader and writer go through.
+struct MemEfficiencyClassKey {
+  std::string_view name;  // "norm", ...
+  double GpuProfile::MemEfficiencyByClass::*field;
+};
+inline constexpr std::array<MemEfficiencyClassKey, 5> kMemEfficiencyClasses = {{
+    {"norm", &GpuProfile::MemEfficiencyByClass::norm},
+    {"elementwise", &GpuProfile::MemEfficiencyByClass::elementwise},
+    {"embedding", &GpuProfile::MemEfficiencyByClass::embedding},
+    {"loss", &GpuProfile::MemEfficiencyByClass::loss},
+    {"optimizer", &GpuProfile::MemEfficiencyByClass::optimizer},
+}};
 
 // The host side of one GPU (profile section `host`).
 struct HostProfile {
