@@ -40,6 +40,11 @@ struct Case {
   const char* folder;
   double step_error_min;  // the measured error minus a point, and so on
   double step_error_max;
+  // AdamW's implementation: foreach's eight passes (80 bytes per parameter
+  // with fp32 gradients) within 4% of the 1,072-1,456 multi_tensor_apply
+  // launches measured (+2.2% to +3.3%); fused (28 bytes) within 11% (-9.5%).
+  double optimizer_error_min = 0.0;
+  double optimizer_error_max = 0.04;
 };
 
 // Step errors when measured: -2.8% (profile_eager), -6.2%, -7.9%, -5.4%,
@@ -50,7 +55,7 @@ struct Case {
 const std::vector<Case> kCases = {
     {"profile_eager", -0.045, 0.0},           {"profile_torchtitan_eager", -0.08, -0.04},
     {"profile_steady", -0.095, -0.06},        {"profile_torchtitan_full_ac", -0.07, -0.035},
-    {"profile_compile", -0.085, -0.05},       {"run4/profile_fused", -0.105, -0.07},
+    {"profile_compile", -0.085, -0.05},       {"run4/profile_fused", -0.105, -0.07, -0.11, -0.07},
     {"run4/profile_70b_width", -0.10, -0.06},
 };
 
@@ -61,38 +66,20 @@ TEST(ValidateMeasuredH200, ProfiledStepsAreWithinTheirMeasuredErrors) {
     const test_support::Outcome r =
         test_support::run({"validate", folder + "scenario.yaml", folder + "trace_rank0.json.gz"});
     ASSERT_EQ(r.code, 0) << r.err;
-    const double step = class_error(r.out, "step");
-    EXPECT_GE(step, c.step_error_min) << r.out;
-    EXPECT_LE(step, c.step_error_max) << r.out;
+    const std::string& report = r.out;
+    const double step = class_error(report, "step");
+    EXPECT_GE(step, c.step_error_min) << report;
+    EXPECT_LE(step, c.step_error_max) << report;
     // GEMMs within 3% (measured: -2.2% to +1.7%), attention within 10%
     // (+4.6% to +8.9%: cuDNN's curves fitted to microbenchmark rows).
-    EXPECT_LE(std::abs(class_error(r.out, "gemm")), 0.03) << r.out;
-    const double attention = class_error(r.out, "flash_attention");
-    EXPECT_GE(attention, 0.0) << r.out;
-    EXPECT_LE(attention, 0.10) << r.out;
+    EXPECT_LE(std::abs(class_error(report, "gemm")), 0.03) << report;
+    const double attention = class_error(report, "flash_attention");
+    EXPECT_GE(attention, 0.0) << report;
+    EXPECT_LE(attention, 0.10) << report;
+    const double optimizer = class_error(report, "optimizer");
+    EXPECT_GE(optimizer, c.optimizer_error_min) << report;
+    EXPECT_LE(optimizer, c.optimizer_error_max) << report;
   }
-}
-
-// AdamW's implementation: foreach's eight passes (80 bytes per parameter with
-// fp32 gradients) within 4% of the 1,072-1,456 multi_tensor_apply launches
-// measured (+2.2% to +3.3%); fused (28 bytes) within 11% (-9.5%).
-TEST(ValidateMeasuredH200, TheOptimizerStepFollowsItsImplementation) {
-  for (const char* folder : {"profile_torchtitan_eager", "run4/profile_70b_width"}) {
-    const std::string f = kDir + folder + "/";
-    const test_support::Outcome r =
-        test_support::run({"validate", f + "scenario.yaml", f + "trace_rank0.json.gz"});
-    ASSERT_EQ(r.code, 0) << r.err;
-    const double optimizer = class_error(r.out, "optimizer");
-    EXPECT_GE(optimizer, 0.0) << folder << "\n" << r.out;
-    EXPECT_LE(optimizer, 0.04) << folder << "\n" << r.out;
-  }
-  const std::string f = kDir + "run4/profile_fused/";
-  const test_support::Outcome r =
-      test_support::run({"validate", f + "scenario.yaml", f + "trace_rank0.json.gz"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const double fused = class_error(r.out, "optimizer");
-  EXPECT_GE(fused, -0.11) << r.out;
-  EXPECT_LE(fused, -0.07) << r.out;
 }
 
 }  // namespace
