@@ -46,6 +46,8 @@ struct ActivationShapes {
   int64_t ffn = 0;     // F = ffn_hidden / t
   int64_t vocab = 0;   // Vt = V /^ t
   int64_t r = 0;       // norm statistics per token
+  int64_t block_norm_extra = 0;  // Python RMSNorm in the blocks: bytes per token beyond r
+  int64_t head_norm_extra = 0;   // the same for the final norm (always eager)
   int64_t stats = 0;   // A: log-sum-exp or softmax probabilities
 };
 
@@ -64,6 +66,11 @@ ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& o
   a.ffn = m.ffn_hidden / w.tp;
   a.vocab = ceil_div(m.vocab, w.tp);
   a.r = m.norm == NormKind::kRmsNorm ? 4 : 8;
+  // The Python RMSNorm keeps its input's fp32 copy (4 H) and the normalised
+  // tensor (c H) where the fused one keeps the input (c H): 4 H more per token.
+  const bool python_norm = m.norm == NormKind::kRmsNorm && !w.fused_norm;
+  a.head_norm_extra = python_norm ? 4 * a.hidden : 0;
+  a.block_norm_extra = python_norm && !w.torch_compile ? 4 * a.hidden : 0;
   a.stats = options.flash_attention && w.flash_attention
                 ? a.tokens * heads * 4
                 : w.local_batch * heads * w.seq_len * w.seq_len * a.c;
@@ -71,7 +78,7 @@ ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& o
 }
 
 int64_t block_none_bytes(const WorkloadSpec& w, const ActivationShapes& a) {
-  const int64_t norms = 2 * a.sp * (a.hidden * a.c + a.r);
+  const int64_t norms = 2 * a.sp * (a.hidden * a.c + a.r + a.block_norm_extra);
   const int64_t projection_inputs = 2 * a.tokens * a.hidden * a.c;
   const int64_t attention = 4 * a.tokens * a.q * a.c + a.stats;
   const int64_t mlp_tensors = w.model.activation == Activation::kSwiGLU ? 4 : 2;
@@ -131,7 +138,7 @@ ActivationBreakdown activation_breakdown(const WorkloadSpec& w, const MemoryOpti
   r.block_none = b.none;
   r.block_stored = b.stored;
   r.block_recompute = b.recompute;
-  r.head = a.sp * (a.hidden * a.c + a.r) + a.tokens * a.hidden * a.c + 12 * a.tokens * a.vocab;
+  r.head = a.sp * (a.hidden * a.c + a.r + a.head_norm_extra) + a.tokens * a.hidden * a.c + 12 * a.tokens * a.vocab;
   r.layers = w.model.layers * b.stored;
   if (w.cp > 1) {
     // The width of the K and V the ring moves, and one rank's K and V.

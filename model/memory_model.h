@@ -67,7 +67,21 @@
 // One block without checkpointing (block_none, layer_activation_bytes()):
 //   attention_norm   Tt*H*c + Tt*r    input (the block input) and statistics:
 //                                     fused rms_norm / native_layer_norm save
-//                                     exactly these
+//                                     exactly these. Eager PyTorch running
+//                                     torchtitan's Python RMSNorm (no
+//                                     torch.compile, norm_kernel not fused;
+//                                     transformer_kernels.h's 8 kernels) keeps
+//                                     instead the fp32 copy of the input (pow's
+//                                     and the rstd multiply's operand, 4*H per
+//                                     token), rstd, and the normalised tensor
+//                                     (the weight multiply's operand, H*c):
+//                                     e = 4*H bytes per token more, 0 otherwise
+//                                     (measured on an H200: 2.113 GiB more
+//                                     allocated over 17 such norms where 17 *
+//                                     4*T*H gives 2.125 GiB;
+//                                     scenarios/measurements/2026-12-04_h200-sxm,
+//                                     profile_torchtitan_eager against
+//                                     profile_eager)
 //   wq, wk, wv       T*H*c            their shared input, the norm output
 //                                     all-gathered to all T tokens (DTensor's
 //                                     ColwiseParallel saves the gathered input;
@@ -92,8 +106,8 @@
 //   GELU             2*T*F*c          up's output (gelu's input), gelu's output
 //                                     (down's input)
 //   w2 / down, residual add  0
-//   block_none = 2*Tt*(H*c + r) + 2*T*H*c + 4*T*Q*c + A + m*T*F*c,
-//   m = 4 (SwiGLU) or 2 (GELU). Not counted (each under 0.1% of a block):
+//   block_none = 2*Tt*(H*c + r + e) + 2*T*H*c + 4*T*Q*c + A + m*T*F*c,
+//   m = 4 (SwiGLU) or 2 (GELU), e = the Python RMSNorm's extra below. Not counted (each under 0.1% of a block):
 //   token ids and labels (int64), flash attention's RNG state, and tensors
 //   that are parameters or buffers (norm weights, freqs_cis). No dropout.
 //
@@ -132,7 +146,10 @@
 // Root and loss (torchtitan: the final norm and the output head outside any
 // checkpoint; components/loss.py computes cross_entropy(logits.float(),
 // labels), and train.py deletes the logits before loss.backward()):
-//   head = Tt*(H*c + r)      final norm input (the last block's output), stats
+//   head = Tt*(H*c + r + e') final norm input (the last block's output), stats;
+//                            e' = 4*H for the Python RMSNorm, which runs eager
+//                            even under torch.compile (torchtitan compiles
+//                            the blocks only), 0 for a fused norm or LayerNorm
 //        + T*H*c             the head's gathered input
 //        + 12*T*Vt           the loss at its peak: log_softmax saves its fp32
 //                            output (4 bytes per logit); backward then holds

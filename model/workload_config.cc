@@ -312,10 +312,12 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .default_to(std::string("flash"));
   schema
       .add_key("workload.norm_kernel", ValueType::kEnum,
-               "How eager mode runs RMSNorm: composite: PyTorch's nn.RMSNorm / the Python "
-               "RMSNorm, eight kernels with fp32 intermediates; fused: one kernel each way "
-               "(torchtitan's Triton fused_rmsnorm, norm_type = \"fused_rmsnorm\"). "
-               "torch.compile fuses either.")
+               "How eager mode runs RMSNorm: composite: the Python RMSNorm (torchtitan's, "
+               "or nn.RMSNorm before PyTorch had a fused CUDA kernel), eight kernels with "
+               "fp32 intermediates, and autograd keeps the input's fp32 copy (4 bytes per "
+               "element more than fused); fused: one kernel each way (torchtitan's Triton "
+               "fused_rmsnorm, or nn.RMSNorm where it runs aten::_fused_rms_norm, as in "
+               "PyTorch 2.11). torch.compile fuses either inside the blocks.")
       .one_of({"composite", "fused"})
       .default_to(std::string("composite"));
   schema
