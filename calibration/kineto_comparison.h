@@ -13,8 +13,11 @@
 //    and are skipped.
 //  * class of a record, by its category (simulated_kernel_class): kernels
 //    gemm -> gemm, attention -> flash_attention, optimizer -> optimizer,
-//    elementwise, norm, embedding and loss -> elementwise (Kineto's
-//    classifier puts RMSNorm, rotary, SwiGLU, softmax... there too);
+//    FSDP2's copies (kernels named fsdp.*: the all-gather's copy-out, the
+//    reduce-scatter's chunk_cat, gradient casts) -> fsdp_copy (in a trace:
+//    the copies launched inside FSDP::... ranges), other elementwise, norm,
+//    embedding and loss -> elementwise (Kineto's classifier puts RMSNorm,
+//    rotary, SwiGLU, softmax... there too);
 //    collectives all_gather, reduce_scatter, all_reduce -> nccl_* of that
 //    kind, any other collective -> nccl_other; PCIe copies (category "pcie")
 //    -> memory (cudaMemcpy shows up as gpu_memcpy in a trace), and so do

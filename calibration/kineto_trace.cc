@@ -41,6 +41,48 @@ struct Event {
   double ts_us = 0;
   double dur_us = 0;
   std::optional<int64_t> correlation;
+  std::string thread;  // "pid/tid" of a CPU event, as the trace writes them
+};
+
+struct Launch {
+  double ts_us = 0;
+  std::string thread;
+};
+
+// Where GPU work launched by one CPU thread counts as FSDP2's: the union of
+// the thread's FSDP::... ranges.
+class FsdpRanges {
+ public:
+  void add(const std::string& thread, double start_us, double end_us) {
+    ranges_[thread].emplace_back(start_us, end_us);
+  }
+  void merge() {
+    for (auto& [thread, ranges] : ranges_) {
+      std::sort(ranges.begin(), ranges.end());
+      std::vector<std::pair<double, double>> merged;
+      for (const auto& r : ranges) {
+        if (!merged.empty() && r.first <= merged.back().second) {
+          merged.back().second = std::max(merged.back().second, r.second);
+        } else {
+          merged.push_back(r);
+        }
+      }
+      ranges = std::move(merged);
+    }
+  }
+  // After merge().
+  bool contains(const std::string& thread, double t) const {
+    const auto it = ranges_.find(thread);
+    if (it == ranges_.end()) return false;
+    const auto& ranges = it->second;
+    const auto after = std::upper_bound(
+        ranges.begin(), ranges.end(), t,
+        [](double x, const std::pair<double, double>& r) { return x < r.first; });
+    return after != ranges.begin() && t <= std::prev(after)->second;
+  }
+
+ private:
+  std::map<std::string, std::vector<std::pair<double, double>>> ranges_;
 };
 
 struct Marker {
@@ -72,7 +114,8 @@ class TraceReader {
                 "expected an array of trace events, found " + events->describe());
     }
     std::vector<Event> gpu;
-    std::map<int64_t, double> launch_ts;  // correlation -> CPU launch time
+    std::map<int64_t, Launch> launches;  // correlation -> the CPU launch
+    FsdpRanges fsdp;
     std::map<int64_t, sim::SourceLocation> step_numbers;
     std::vector<Marker> markers;
     for (size_t i = 0; i < events->items.size(); ++i) {
@@ -96,9 +139,13 @@ class TraceReader {
           }
         }
       } else if (event->correlation && event->cat != "gpu_user_annotation") {
-        launch_ts.emplace(*event->correlation, event->ts_us);
+        launches.emplace(*event->correlation, Launch{event->ts_us, event->thread});
+      } else if (event->name.starts_with("FSDP::") &&
+                 (event->cat == "user_annotation" || event->cat == "cpu_op")) {
+        fsdp.add(event->thread, event->ts_us, event->ts_us + event->dur_us);
       }
     }
+    fsdp.merge();
     if (sink_.empty() && markers.empty()) {
       sink_.add(events->where(file_), "traceEvents",
                 "expected at least one ProfilerStep#N event (a torch.profiler step marker, cat "
@@ -121,9 +168,13 @@ class TraceReader {
     std::vector<std::vector<std::pair<double, double>>> compute(trace.steps.size());
     for (const Event& e : gpu) {
       double t = e.ts_us;
+      const Launch* launch = nullptr;
       if (e.correlation) {
-        const auto it = launch_ts.find(*e.correlation);
-        if (it != launch_ts.end()) t = it->second;
+        const auto it = launches.find(*e.correlation);
+        if (it != launches.end()) {
+          launch = &it->second;
+          t = launch->ts_us;
+        }
       }
       const std::optional<size_t> index = step_at(markers, t);
       if (!index) {
@@ -131,7 +182,12 @@ class TraceReader {
         continue;
       }
       KinetoStep& step = trace.steps[*index];
-      const KernelClass c = classify_kernel(e.name, e.cat);
+      const KernelClass kind = classify_kernel(e.name, e.cat);
+      const bool copy_like = kind == KernelClass::kElementwise || kind == KernelClass::kMemory ||
+                             kind == KernelClass::kOther;
+      const KernelClass c = copy_like && launch != nullptr && fsdp.contains(launch->thread, t)
+                                ? KernelClass::kFsdpCopy
+                                : kind;
       KernelClassTotals& totals = step.by_class[static_cast<size_t>(c)];
       ++totals.count;
       totals.duration_us += e.dur_us;
@@ -144,7 +200,9 @@ class TraceReader {
         step.gpu_end_us = std::max(step.gpu_end_us, end);
       }
       ++step.gpu_events;
-      if (!is_nccl(c) && c != KernelClass::kMemory) compute[*index].emplace_back(e.ts_us, end);
+      if (!is_nccl(kind) && kind != KernelClass::kMemory) {
+        compute[*index].emplace_back(e.ts_us, end);
+      }
     }
     for (size_t s = 0; s < trace.steps.size(); ++s) {
       trace.steps[s].compute_busy_us = union_length(compute[s]);
@@ -197,6 +255,7 @@ class TraceReader {
     };
     e.name = string_member("name", true);
     e.cat = string_member("cat", false);
+    e.thread = thread_of(v);
     const auto time_member = [&](const char* key, const char* what, double& out) {
       const JsonValue* m = v.find(key);
       if (m == nullptr) {
@@ -238,6 +297,18 @@ class TraceReader {
     }
     if (!ok) return std::nullopt;
     return e;
+  }
+
+  // "pid/tid" as written (numbers or strings; absent members count as empty).
+  static std::string thread_of(const JsonValue& v) {
+    const auto part = [&](const char* key) -> std::string {
+      const JsonValue* m = v.find(key);
+      if (m == nullptr) return "";
+      if (m->is(JsonValue::Kind::kString)) return m->text;
+      if (m->is(JsonValue::Kind::kNumber) && m->is_integer) return std::to_string(m->integer);
+      return "";
+    };
+    return part("pid") + "/" + part("tid");
   }
 
   std::optional<Marker> step_marker(const Event& e) {
@@ -291,6 +362,8 @@ std::string_view kernel_class_name(KernelClass c) {
       return "optimizer";
     case KernelClass::kElementwise:
       return "elementwise";
+    case KernelClass::kFsdpCopy:
+      return "fsdp_copy";
     case KernelClass::kMemory:
       return "memory";
     case KernelClass::kOther:

@@ -9,7 +9,10 @@
 //    and "gpu_memcpy" / "gpu_memset" (class memory);
 //  * steps: "ProfilerStep#<n>" events of "cat" "user_annotation" or "cpu_op"
 //    (the CPU-side markers; the GPU-side copy, "gpu_user_annotation", is
-//    ignored).
+//    ignored);
+//  * FSDP2's ranges: "X" events named FSDP::... of "cat" "user_annotation"
+//    or "cpu_op", by "pid" and "tid" (numbers or strings), for the
+//    fsdp_copy class (classify_kernel).
 //
 // Attribution of GPU work to a step: kernels run asynchronously, so a
 // kernel launched in step n may run after step n's CPU marker ended. A GPU
@@ -56,13 +59,15 @@ enum class KernelClass {
   kNcclOther,
   kOptimizer,
   kElementwise,
+  kFsdpCopy,
   kMemory,
   kOther,
 };
-inline constexpr size_t kKernelClassCount = 10;
+inline constexpr size_t kKernelClassCount = 11;
 
 // "gemm", "flash_attention", "nccl_all_gather", "nccl_reduce_scatter",
-// "nccl_all_reduce", "nccl_other", "optimizer", "elementwise", "memory", "other".
+// "nccl_all_reduce", "nccl_other", "optimizer", "elementwise", "fsdp_copy",
+// "memory", "other".
 std::string_view kernel_class_name(KernelClass c);
 bool is_nccl(KernelClass c);
 
@@ -86,6 +91,12 @@ bool is_nccl(KernelClass c);
 //     radixsort, nll_loss, cross_entropy, chunk_cat, cat_) -> elementwise:
 //     the simulator's elementwise, norm, embedding and loss kernels
 //  7. anything else -> other
+// (classify_kernel sees one event alone. In a trace, GPU work of class
+// elementwise, memory or other whose launch lies inside a CPU range named
+// FSDP::... on the launching thread (FSDP2's record_function ranges:
+// FSDP::pre_forward, FSDP::pre_backward, FSDP::post_backward_reduce, ...) is
+// fsdp_copy instead: the casts and copies FSDP2 runs around its
+// collectives, which the simulator names fsdp.*.)
 KernelClass classify_kernel(std::string_view name, std::string_view category = "kernel");
 
 struct KernelClassTotals {

@@ -122,9 +122,30 @@ void write_kineto_trace(std::span<const TraceRecord> records, const KinetoRank& 
   microseconds(json, rank.step_time.count_ns());
   json.key("args").begin_object().end_object().end_object();
 
+  int64_t correlation = 0;  // of FSDP2's copies and their launches
   for (const TraceRecord& r : records) {
     if (r.rank != rank.rank) continue;
     const bool cpu = cpu_side(r);
+    const bool fsdp_copy = r.track == "compute" && r.name.starts_with("fsdp.");
+    if (fsdp_copy) {
+      // The FSDP::... range and the launch a real trace has around the copy.
+      ++correlation;
+      json.begin_object().key("ph").str("X").key("cat").str("user_annotation");
+      json.key("name").str("FSDP::" + std::string(r.name.substr(5)));
+      json.key("pid").int64(kHostPid).key("tid").int64(kHostTid).key("ts");
+      microseconds(json, r.start.count_ns());
+      json.key("dur");
+      microseconds(json, r.duration.count_ns());
+      json.key("args").begin_object().end_object().end_object();
+      json.begin_object().key("ph").str("X").key("cat").str("cuda_runtime");
+      json.key("name").str("cudaLaunchKernel");
+      json.key("pid").int64(kHostPid).key("tid").int64(kHostTid).key("ts");
+      microseconds(json, r.start.count_ns());
+      json.key("dur");
+      microseconds(json, 0);
+      json.key("args").begin_object().key("correlation").int64(correlation);
+      json.end_object().end_object();
+    }
     // A collective's kernel runs from this rank's arrival to its end.
     const bool nccl = !cpu && !is_copy(r) && r.track != "compute";
     const int64_t start = (nccl ? r.start - r.wait : r.start).count_ns();
@@ -144,6 +165,7 @@ void write_kineto_trace(std::span<const TraceRecord> records, const KinetoRank& 
     microseconds(json, duration);
     json.key("args").begin_object();
     if (!cpu) json.key("device").int64(rank.device).key("stream").int64(streams.id(r.track));
+    if (fsdp_copy) json.key("correlation").int64(correlation);
     json.key("clustersim_name").str(r.name).key("clustersim_category").str(r.category);
     json.key("clustersim_phase").str(phase_name(r.phase));
     if (r.group_size > 0) json.key("group_size").int64(r.group_size);

@@ -26,6 +26,11 @@
 //    (AllGather, ReduceScatter, AllReduce, Broadcast, SendRecv; RING and
 //    SIMPLE when the record has no algorithm), from this rank's arrival
 //    (a real NCCL kernel spins until its peers join) to its end;
+//  * FSDP2's copies (kernels named fsdp.*) with what torch.profiler records
+//    around them: an "FSDP::<name>" user_annotation on the host thread over
+//    the kernel's time and a zero-length cudaLaunchKernel inside it whose
+//    args.correlation the kernel carries, so that the reader classes them
+//    fsdp_copy as it does FSDP2's copies in a real trace;
 //  * PCIe copies as "cat": "gpu_memcpy", "Memcpy HtoD (Pinned -> Device)" or
 //    "Memcpy DtoH (Device -> Pinned)".
 // Times in microseconds, written exactly to the nanosecond.

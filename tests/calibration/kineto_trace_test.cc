@@ -148,6 +148,70 @@ TEST(KinetoTrace, WithoutCorrelationAKernelBelongsToTheStepOfItsStart) {
   EXPECT_EQ(trace.unattributed_events, 1);
 }
 
+TEST(KinetoTrace, CopiesLaunchedInsideFsdpRangesAreFsdpCopies) {
+  // FSDP2's ranges on the forward thread (pid 9, tid 725) and the autograd
+  // thread ("771", written as a string), nested on 771 as in torch 2.11's
+  // traces. A copy, a memcpy and an unknown kernel launched inside one are
+  // fsdp_copy; an NCCL kernel and a GEMM launched there keep their class; a
+  // copy launched outside, or inside a range of another thread, stays
+  // elementwise. Compute busy time is as without the ranges (the copy
+  // kernels count, the memcpy does not).
+  const KinetoTrace trace = parse_kineto_trace(
+      R"json({"traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 9, "tid": 725,
+   "ts": 0, "dur": 1000},
+  {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_forward", "pid": 9, "tid": 725,
+   "ts": 100, "dur": 100},
+  {"ph": "X", "cat": "user_annotation", "name": "FSDP::root_post_backward_callback",
+   "pid": 9, "tid": "771", "ts": 500, "dur": 200},
+  {"ph": "X", "cat": "user_annotation", "name": "FSDP::post_backward_reduce (layers.0)",
+   "pid": 9, "tid": "771", "ts": 520, "dur": 50},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 725,
+   "ts": 150, "dur": 1, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 9, "tid": 725,
+   "ts": 160, "dur": 1, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 725,
+   "ts": 170, "dur": 1, "args": {"correlation": 3}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 725,
+   "ts": 180, "dur": 1, "args": {"correlation": 4}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 725,
+   "ts": 300, "dur": 1, "args": {"correlation": 5}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": "771",
+   "ts": 150, "dur": 1, "args": {"correlation": 6}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": "771",
+   "ts": 650, "dur": 1, "args": {"correlation": 7}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 725,
+   "ts": 190, "dur": 1, "args": {"correlation": 8}},
+  {"ph": "X", "cat": "kernel", "name": "void at::native::bfloat16_copy_kernel_cuda", "ts": 200,
+   "dur": 10, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD (Device -> Device)", "ts": 210,
+   "dur": 7, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL", "ts": 220, "dur": 30,
+   "args": {"correlation": 3}},
+  {"ph": "X", "cat": "kernel", "name": "nvjet_tst_128x256", "ts": 250, "dur": 40,
+   "args": {"correlation": 4}},
+  {"ph": "X", "cat": "kernel", "name": "void at::native::direct_copy_kernel_cuda", "ts": 310,
+   "dur": 5, "args": {"correlation": 5}},
+  {"ph": "X", "cat": "kernel", "name": "void at::native::direct_copy_kernel_cuda", "ts": 320,
+   "dur": 3, "args": {"correlation": 6}},
+  {"ph": "X", "cat": "kernel", "name": "void at::native::direct_copy_kernel_cuda", "ts": 660,
+   "dur": 2, "args": {"correlation": 7}},
+  {"ph": "X", "cat": "kernel", "name": "some_unknown_kernel", "ts": 330, "dur": 4,
+   "args": {"correlation": 8}}
+]})json",
+      "k.json");
+  ASSERT_EQ(trace.steps.size(), 1u);
+  const KinetoStep& step = trace.steps[0];
+  expect_class(step, KernelClass::kFsdpCopy, 4, 10 + 7 + 2 + 4);
+  expect_class(step, KernelClass::kNcclAllGather, 1, 30);
+  expect_class(step, KernelClass::kGemm, 1, 40);
+  expect_class(step, KernelClass::kElementwise, 2, 5 + 3);
+  expect_class(step, KernelClass::kMemory, 0, 0);
+  expect_class(step, KernelClass::kOther, 0, 0);
+  // Kernels 200-210, 250-290, 310-315, 320-323, 330-334, 660-662.
+  EXPECT_DOUBLE_EQ(step.compute_busy_us, 10 + 40 + 5 + 3 + 4 + 2);
+}
+
 TEST(KinetoTrace, AStepWithoutGpuWorkHasAnEmptyWindow) {
   const KinetoTrace trace = parse_kineto_trace(
       R"({"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0",

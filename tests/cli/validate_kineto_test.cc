@@ -61,7 +61,7 @@ TEST(ValidateKineto, PrintsOneRowPerClassAndReturnsTheCountedErrors) {
   std::ostringstream out;
   const std::vector<double> errors = validate_kineto_trace(small_scenario(), kTrace, out);
   const std::vector<std::string> lines = lines_of(out.str());
-  ASSERT_EQ(lines.size(), 12u) << out.str();
+  ASSERT_EQ(lines.size(), 13u) << out.str();
   EXPECT_EQ(lines[0], "# kineto trace " + kTrace +
                           " against simulated rank 0: mean of ProfilerStep#2-3 (2 step(s), 1 "
                           "warm-up skipped)");
@@ -75,7 +75,9 @@ TEST(ValidateKineto, PrintsOneRowPerClassAndReturnsTheCountedErrors) {
       {"nccl_all_gather", "965.00", "2", "3"},
       {"nccl_reduce_scatter", "945.00", "2", "2"},
       {"optimizer", "221.00", "1", "1"},
-      {"elementwise", "2513.50", "51", "50"},  // 45 + FSDP2's 3 copy-outs and 2 copy-ins
+      {"elementwise", "2513.50", "51", "45"},
+      // FSDP2's 3 copy-outs and 2 copy-ins; the fixture has no FSDP::... ranges.
+      {"fsdp_copy", "0.00", "0", "5"},
       {"memory", "2.00", "1", "0"},
       {"step", "10585.00", "-", "-"},
       {"compute_busy", "8766.00", "-", "-"},
@@ -88,7 +90,7 @@ TEST(ValidateKineto, PrintsOneRowPerClassAndReturnsTheCountedErrors) {
     EXPECT_EQ(f[4], expected[i][2]) << f[0];
     EXPECT_EQ(f[5], expected[i][3]) << f[0];
   }
-  EXPECT_EQ(lines[11],
+  EXPECT_EQ(lines[12],
             "# step = ProfilerStep marker (iteration period); measured GPU window 10559.00 us; "
             "cases: classes with measured time, and the step");
 
@@ -102,7 +104,7 @@ TEST(ValidateKineto, PrintsOneRowPerClassAndReturnsTheCountedErrors) {
   EXPECT_NEAR(errors[0], (s.totals(calibration::KernelClass::kGemm).duration_us - 5430) / 5430,
               1e-12);
   // The printed error of the step is the returned one, in percent.
-  const std::vector<std::string> step_row = fields_of(lines[9]);
+  const std::vector<std::string> step_row = fields_of(lines[10]);
   char percent[32];
   std::snprintf(percent, sizeof percent, "%.1f%%", errors[7] * 100);
   EXPECT_EQ(step_row[3], percent);

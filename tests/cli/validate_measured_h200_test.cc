@@ -45,6 +45,11 @@ struct Case {
   // launches measured (+2.2% to +3.3%); fused (28 bytes) within 11% (-9.5%).
   double optimizer_error_min = 0.0;
   double optimizer_error_max = 0.04;
+  // Everything else but FSDP2's copies: norms, rotary, SwiGLU, residuals, the
+  // loss, Inductor's kernels: -0.6% to +3.7% measured on torchtitan's
+  // kernels; -31% with the script's real-pair rotary (profile_eager).
+  double elementwise_error_min = -0.02;
+  double elementwise_error_max = 0.05;
 };
 
 // Step errors: -10.7% (profile_eager), -6.2%, -7.9%, -5.4%, -7.3%
@@ -54,11 +59,11 @@ struct Case {
 // one-rank all-gather, a device-to-device copy): 20-30 ms a step.
 // profile_eager ran nn.RMSNorm (fused in PyTorch 2.11) and the script's
 // real-pair rotary, which the model does not have (its scenario runs the
-// complex rotary's kernels instead): about 28 ms of elementwise work short.
+// complex rotary's kernels instead): about 14 ms of elementwise work short.
 // Until 2026-12-04 its scenario ran the composite norm, whose extra kernels
 // hid that (-2.8%).
 const std::vector<Case> kCases = {
-    {"profile_eager", -0.12, -0.095},           {"profile_torchtitan_eager", -0.08, -0.04},
+    {"profile_eager", -0.12, -0.095, 0.0, 0.04, -0.35, -0.27},           {"profile_torchtitan_eager", -0.08, -0.04},
     {"profile_steady", -0.095, -0.06},        {"profile_torchtitan_full_ac", -0.07, -0.035},
     {"profile_compile", -0.085, -0.06},       {"run4/profile_fused", -0.105, -0.07, -0.11, -0.07},
     {"run4/profile_70b_width", -0.10, -0.06},
@@ -84,6 +89,15 @@ TEST(ValidateMeasuredH200, ProfiledStepsAreWithinTheirMeasuredErrors) {
     const double optimizer = class_error(report, "optimizer");
     EXPECT_GE(optimizer, c.optimizer_error_min) << report;
     EXPECT_LE(optimizer, c.optimizer_error_max) << report;
+    const double elementwise = class_error(report, "elementwise");
+    EXPECT_GE(elementwise, c.elementwise_error_min) << report;
+    EXPECT_LE(elementwise, c.elementwise_error_max) << report;
+    // FSDP2's copies (launched inside FSDP::... ranges): on one rank it
+    // casts and copies every parameter around its collectives, which the
+    // model counts as 1 / shard_group of them and leaves out: -74% to -76%.
+    const double fsdp_copy = class_error(report, "fsdp_copy");
+    EXPECT_GE(fsdp_copy, -0.80) << report;
+    EXPECT_LE(fsdp_copy, -0.70) << report;
   }
 }
 
