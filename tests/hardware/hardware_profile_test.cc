@@ -239,7 +239,7 @@ TEST(HardwareProfile, ShippedH200KeepsItsValuesThroughExtends) {
   EXPECT_DOUBLE_EQ(p.gpu.attention_fwd.causal_x_half, 208.282794);
   EXPECT_DOUBLE_EQ(p.gpu.attention_bwd.x_half, 294.309916);
   EXPECT_DOUBLE_EQ(p.gpu.comm_overlap_slowdown, 1.10);
-  EXPECT_DOUBLE_EQ(p.gpu.sustained_clock, 0.671);
+  EXPECT_DOUBLE_EQ(p.gpu.sustained_clock, 0.684);
   EXPECT_DOUBLE_EQ(p.host.kernel_launch_us, 10.0);
   EXPECT_DOUBLE_EQ(p.host.graph_launch_us, 8.0);
   EXPECT_DOUBLE_EQ(p.host.pcie_efficiency, 0.859);  // its own

@@ -68,10 +68,10 @@ TEST(PublishedRuns, TorchtitanLosesThroughputFrom8To128Gpus) {
 
 // Fitted: the 700 W H100's clock is fitted to fms-fsdp's two Llama-2-7B
 // HSDP runs on 96 H100 (h100.yaml), their median (mean) error zeroed by the
-// fit and what calibrate finds today. The two disagree with each other by
-// ~9.6%, eager predicted +4.8% and compiled -4.5% (the model's torch.compile
-// gain is x1.18 where fms measured x1.28): pinned tightly, as the README
-// reports them.
+// fit and what calibrate finds today (with fms-fsdp's foreach AdamW). The
+// two disagree with each other by ~9.8%, eager predicted +4.8% and compiled
+// -4.5% (the model's torch.compile gain is x1.17 where fms measured x1.28):
+// pinned tightly, as the README reports them.
 TEST(PublishedRuns, FittedFmsH100RunsStayFitted) {
   const collectives::HardwareProfile profile =
       collectives::load_hardware_profile(kHardware + "h100.yaml");
