@@ -389,7 +389,9 @@ KernelClass classify_kernel(std::string_view name, std::string_view category) {
   }
   const std::string n = sim::ascii_lower(name);
   if (contains_any(n, {"multi_tensor_apply", "adam"})) return KernelClass::kOptimizer;
-  if (contains_any(n, {"flash", "fmha", "attention"})) return KernelClass::kFlashAttention;
+  if (contains_any(n, {"flash", "fmha", "attention", "dot_do_o", "convert_dq"})) {
+    return KernelClass::kFlashAttention;
+  }
   if (contains_any(n, {"gemm", "cutlass", "sm80_xmma", "sm90_xmma", "xmma_", "nvjet", "cublas",
                        "triton_tem_"})) {
     return KernelClass::kGemm;
@@ -399,7 +401,8 @@ KernelClass classify_kernel(std::string_view name, std::string_view category) {
                        "fill",        "triton_poi_", "triton_red_",   "triton_per_",
                        "index",       "embedding",   "grad_weight",   "sum_and_scatter",
                        "radixsort",   "nll_loss",    "cross_entropy", "chunk_cat",
-                       "cat_"})) {
+                       "cat_",        "gammabeta",   "partial_segment", "partials_per_segment",
+                       "unique_by_key", "devicescan", "devicecompact"})) {
     return KernelClass::kElementwise;
   }
   return KernelClass::kOther;

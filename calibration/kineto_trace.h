@@ -80,15 +80,23 @@ bool is_nccl(KernelClass c);
 //  3. multi_tensor_apply, adam -> optimizer (fused/foreach Adam(W) steps;
 //     checked before GEMM and elementwise since their names contain
 //     "vectorized" or "elementwise")
-//  4. flash, fmha, attention -> flash_attention (checked before GEMM:
-//     cutlass-based attention kernels contain "cutlass")
+//  4. flash, fmha, attention, and the pre- and post-processing kernels of
+//     an attention backward (dot_do_o: rowsum(dO * O); convert_dq: the fp32
+//     dQ accumulator to 16 bits; FlashAttention names them flash_bwd_*,
+//     cuDNN cudnn::fusion::compute_dot_do_o_* and convert_dq_to_16bits, and
+//     the attention microbenchmarks time them with the backward) ->
+//     flash_attention (checked before GEMM: cutlass-based attention kernels
+//     contain "cutlass")
 //  5. gemm, cutlass, sm80_xmma, sm90_xmma, xmma_, nvjet, cublas, triton_tem_
 //     (Inductor's matmul templates) -> gemm
 //  6. elementwise, vectorized, reduce_kernel, softmax, layer_norm,
 //     layernorm, rms, copy, fill, Inductor's fused pointwise and reduction
 //     kernels (triton_poi_, triton_red_, triton_per_), and the embedding
 //     and loss kernels (index, embedding, grad_weight, sum_and_scatter,
-//     radixsort, nll_loss, cross_entropy, chunk_cat, cat_) -> elementwise:
+//     radixsort, nll_loss, cross_entropy, chunk_cat, cat_, and the segment
+//     scans of the embedding's backward: partial_segment,
+//     partials_per_segment, unique_by_key, devicescan, devicecompact), a
+//     norm's weight gradient (gammabeta) -> elementwise:
 //     the simulator's elementwise, norm, embedding and loss kernels
 //  7. anything else -> other
 // (classify_kernel sees one event alone. In a trace, GPU work of class

@@ -38,6 +38,21 @@ TEST(KinetoTrace, ClassifiesKernelNames) {
   EXPECT_EQ(classify_kernel("void flash_fwd_kernel<Flash_fwd_kernel_traits<cutlass::half_t>>"),
             K::kFlashAttention);
   EXPECT_EQ(classify_kernel("fmha_cutlassB_bf16_aligned_64x64_k128_sm80"), K::kFlashAttention);
+  // cuDNN's SDPA backward around its main kernel (PyTorch 2.11 on an H200).
+  EXPECT_EQ(classify_kernel("void cudnn::fusion::compute_dot_do_o_specialized<true, 128>"),
+            K::kFlashAttention);
+  EXPECT_EQ(classify_kernel("void cudnn::fusion::convert_dq_to_16bits<true>"),
+            K::kFlashAttention);
+  // The embedding's backward: sort, unique and scans of the token ids.
+  EXPECT_EQ(classify_kernel("void at::native::krn_partials_per_segment<long>"), K::kElementwise);
+  EXPECT_EQ(classify_kernel("void at::native::compute_num_of_partial_segments<long>"),
+            K::kElementwise);
+  EXPECT_EQ(classify_kernel("cub::detail::unique_by_key::DeviceUniqueByKeySweepKernel"),
+            K::kElementwise);
+  EXPECT_EQ(classify_kernel("cub::detail::scan::DeviceScanKernel<long>"), K::kElementwise);
+  EXPECT_EQ(classify_kernel("cub::detail::scan::DeviceCompactInitKernel"), K::kElementwise);
+  EXPECT_EQ(classify_kernel("void at::native::GammaBetaBackwardCUDAKernelTemplate<bf16>"),
+            K::kElementwise);
   EXPECT_EQ(classify_kernel("ncclDevKernel_AllGather_RING_LL(ncclDevComm*)"), K::kNcclAllGather);
   EXPECT_EQ(classify_kernel("ncclKernel_ReduceScatter_RING_LL_Sum_bfloat16"),
             K::kNcclReduceScatter);

@@ -46,8 +46,8 @@ struct Case {
   double optimizer_error_min = 0.0;
   double optimizer_error_max = 0.04;
   // Everything else but FSDP2's copies: norms, rotary, SwiGLU, residuals, the
-  // loss, Inductor's kernels: -0.6% to +3.7% measured on torchtitan's
-  // kernels; -31% with the script's real-pair rotary (profile_eager).
+  // loss, Inductor's kernels: -0.9% to +3.6% measured on torchtitan's
+  // kernels; -32% with the script's real-pair rotary (profile_eager).
   double elementwise_error_min = -0.02;
   double elementwise_error_max = 0.05;
 };
@@ -80,12 +80,13 @@ TEST(ValidateMeasuredH200, ProfiledStepsAreWithinTheirMeasuredErrors) {
     const double step = class_error(report, "step");
     EXPECT_GE(step, c.step_error_min) << report;
     EXPECT_LE(step, c.step_error_max) << report;
-    // GEMMs within 3% (measured: -2.2% to +1.7%), attention within 10%
-    // (+4.6% to +8.9%: cuDNN's curves fitted to microbenchmark rows).
+    // GEMMs within 3% (measured: -2.2% to +1.7%), attention within 7%
+    // (+1.4% to +5.5%: cuDNN's curves fitted to microbenchmark rows, its
+    // backward's dot_do_o and convert_dq kernels counted with it).
     EXPECT_LE(std::abs(class_error(report, "gemm")), 0.03) << report;
     const double attention = class_error(report, "flash_attention");
     EXPECT_GE(attention, 0.0) << report;
-    EXPECT_LE(attention, 0.10) << report;
+    EXPECT_LE(attention, 0.07) << report;
     const double optimizer = class_error(report, "optimizer");
     EXPECT_GE(optimizer, c.optimizer_error_min) << report;
     EXPECT_LE(optimizer, c.optimizer_error_max) << report;
