@@ -75,9 +75,9 @@ class FsdpRanges {
     const auto it = ranges_.find(thread);
     if (it == ranges_.end()) return false;
     const auto& ranges = it->second;
-    const auto after = std::upper_bound(
-        ranges.begin(), ranges.end(), t,
-        [](double x, const std::pair<double, double>& r) { return x < r.first; });
+    const auto after =
+        std::upper_bound(ranges.begin(), ranges.end(), t,
+                         [](double x, const std::pair<double, double>& r) { return x < r.first; });
     return after != ranges.begin() && t <= std::prev(after)->second;
   }
 
@@ -396,13 +396,13 @@ KernelClass classify_kernel(std::string_view name, std::string_view category) {
                        "triton_tem_"})) {
     return KernelClass::kGemm;
   }
-  if (contains_any(n, {"elementwise", "vectorized",  "reduce_kernel", "softmax",
-                       "layer_norm",  "layernorm",   "rms",           "copy",
-                       "fill",        "triton_poi_", "triton_red_",   "triton_per_",
-                       "index",       "embedding",   "grad_weight",   "sum_and_scatter",
-                       "radixsort",   "nll_loss",    "cross_entropy", "chunk_cat",
-                       "cat_",        "gammabeta",   "partial_segment", "partials_per_segment",
-                       "unique_by_key", "devicescan", "devicecompact"})) {
+  if (contains_any(n, {"elementwise",    "vectorized",  "reduce_kernel", "softmax",
+                       "layer_norm",     "layernorm",   "rms",           "copy",
+                       "fill",           "triton_poi_", "triton_red_",   "triton_per_",
+                       "index",          "embedding",   "grad_weight",   "sum_and_scatter",
+                       "radixsort",      "nll_loss",    "cross_entropy", "chunk_cat",
+                       "cat_",           "gammabeta",   "devicescan",    "devicecompact",
+                       "unique_by_key",  "partial_segment", "partials_per_segment"})) {
     return KernelClass::kElementwise;
   }
   return KernelClass::kOther;

@@ -46,9 +46,11 @@ struct ActivationShapes {
   int64_t ffn = 0;     // F = ffn_hidden / t
   int64_t vocab = 0;   // Vt = V /^ t
   int64_t r = 0;       // norm statistics per token
-  int64_t block_norm_extra = 0;  // Python RMSNorm in the blocks: bytes per token beyond r
-  int64_t head_norm_extra = 0;   // the same for the final norm (always eager)
   int64_t stats = 0;   // A: log-sum-exp or softmax probabilities
+  // e and e': the Python RMSNorm's bytes per token beyond H*c + r, in the
+  // blocks (eager only) and in the final norm (eager always).
+  int64_t block_norm_extra = 0;
+  int64_t head_norm_extra = 0;
 };
 
 ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& options) {
@@ -138,7 +140,8 @@ ActivationBreakdown activation_breakdown(const WorkloadSpec& w, const MemoryOpti
   r.block_none = b.none;
   r.block_stored = b.stored;
   r.block_recompute = b.recompute;
-  r.head = a.sp * (a.hidden * a.c + a.r + a.head_norm_extra) + a.tokens * a.hidden * a.c + 12 * a.tokens * a.vocab;
+  r.head = a.sp * (a.hidden * a.c + a.r + a.head_norm_extra) + a.tokens * a.hidden * a.c +
+           12 * a.tokens * a.vocab;
   r.layers = w.model.layers * b.stored;
   if (w.cp > 1) {
     // The width of the K and V the ring moves, and one rank's K and V.

@@ -347,7 +347,8 @@ TEST(MemoryModel, Llama3_405bNeedsTensorParallelismAndHybridSharding) {
   // 98,304 GPUs, tp 8 inside nodes, shards of 512 (replicas of 24).
   const std::string hsdp =
       "name: t\nworkload:\n  model: llama3-405b\n  seq_len: 8192\n  local_batch: 1\n"
-      "  norm_kernel: fused\n  parallelism:\n    strategy: HYBRID_SHARD\n    shard_group_size: 512\n    tp: 8\n";
+      "  norm_kernel: fused\n"
+      "  parallelism:\n    strategy: HYBRID_SHARD\n    shard_group_size: 512\n    tp: 8\n";
   const WorkloadSpec w = spec(hsdp + "  activation_checkpointing: full\n", 98304);
   const MemoryBreakdown m = memory_breakdown(w);
   // block 3,187,703,808 / 8 = 398,462,976; root (2 * 2,101,346,304) / 8 + 16384

@@ -23,10 +23,15 @@ const std::string kRuns =
     CLUSTERSIM_SOURCE_DIR "/scenarios/measurements/training/published_runs.csv";
 const std::string kHardware = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/";
 
-std::map<std::string, TrainingRun> runs_by_id() {
+std::map<std::string, TrainingRun> runs_by_id(const std::string& file = kRuns) {
   std::map<std::string, TrainingRun> out;
-  for (TrainingRun& run : read_training_runs(kRuns)) out[run.id] = std::move(run);
+  for (TrainingRun& run : read_training_runs(file)) out[run.id] = std::move(run);
   return out;
+}
+
+// The held-out rows of Float8, context, pipeline and 4D parallelism.
+std::map<std::string, TrainingRun> held_out_4d_by_id() {
+  return runs_by_id(CLUSTERSIM_SOURCE_DIR "/scenarios/measurements/training/published_runs_4d.csv");
 }
 
 double predicted(const TrainingRun& run) { return predict_run(run).tokens_per_s_per_gpu; }
@@ -96,11 +101,7 @@ TEST(PublishedRuns, FittedFmsH100RunsStayFitted) {
 // them: +1.7% on 8 H100 and +1.2% on 128; the gain over the compiled bf16 run
 // x1.277 and x1.279 against x1.280 and x1.286 published.
 TEST(PublishedRuns, Float8RunsArePredictionsWhereTheReadmeSays) {
-  std::map<std::string, TrainingRun> fp8;
-  for (TrainingRun& run : read_training_runs(CLUSTERSIM_SOURCE_DIR
-                                             "/scenarios/measurements/training/published_runs_4d.csv")) {
-    fp8[run.id] = std::move(run);
-  }
+  const std::map<std::string, TrainingRun> fp8 = held_out_4d_by_id();
   const auto runs = runs_by_id();
   const TrainingRun& small = fp8.at("tt_8b_8xh100_fp8");
   const TrainingRun& large = fp8.at("tt_8b_128xh100_fp8");
@@ -124,11 +125,7 @@ TEST(PublishedRuns, Float8RunsArePredictionsWhereTheReadmeSays) {
 // 128K +15.6%, cp 8 at 256K +19.3%; memory -6.1% to -6.7% (the loss's peak
 // holds in all four rows, as the published memory, flat at 84 GiB, suggests).
 TEST(PublishedRuns, ContextParallelRunsArePredictionsWhereTheReadmeSays) {
-  std::map<std::string, TrainingRun> rows;
-  for (TrainingRun& run : read_training_runs(CLUSTERSIM_SOURCE_DIR
-                                             "/scenarios/measurements/training/published_runs_4d.csv")) {
-    rows[run.id] = std::move(run);
-  }
+  const std::map<std::string, TrainingRun> rows = held_out_4d_by_id();
   const auto error = [&](const char* id) {
     const TrainingRun& run = rows.at(id);
     return predicted(run) / run.tokens_per_s_per_gpu - 1;
@@ -140,65 +137,35 @@ TEST(PublishedRuns, ContextParallelRunsArePredictionsWhereTheReadmeSays) {
   EXPECT_NEAR(predict_run(longest).memory_gib / *longest.memory_gib - 1, -0.067, 0.005);
 }
 
-// Pipeline parallelism (published_runs_4d.csv, torchtitan Table 5): nothing
-// is fitted to these rows. Pinned where the README and docs/accuracy.md
-// report them: 1F1B +4.1%, interleaved +6.7%, the gain of interleaving
-// x1.31 (x1.28 measured), memory -14.0% / +0.5%, with the 8 micro-batches
-// of 4 torchtitan ran at the benchmark's commit.
-TEST(PublishedRuns, PipelinedRunsArePredictionsWhereTheReadmeSays) {
-  std::map<std::string, TrainingRun> rows;
-  for (TrainingRun& run : read_training_runs(CLUSTERSIM_SOURCE_DIR
-                                             "/scenarios/measurements/training/published_runs_4d.csv")) {
-    rows[run.id] = std::move(run);
+// Pipeline, 4D and TP rows (published_runs_4d.csv, torchtitan Tables 4-6):
+// nothing is fitted to them. Pinned where the README and docs/accuracy.md
+// report them: Table 5's 405B in 3D with the 8 micro-batches of 4 torchtitan
+// ran at the benchmark's commit (1F1B +4.1%, interleaved +6.7%, and the gain
+// of interleaving x1.31 against x1.28 measured); Table 6's 405B with CP 2 and
+// 8; Table 4's 70B with Float8, without and with Async TP (the file's
+// pessimistic rows and its worst memory).
+TEST(PublishedRuns, PipelineFourDAndTensorParallelRunsArePredictionsWhereTheReadmeSays) {
+  struct Row {
+    const char* id;
+    double error;         // predicted / measured tokens/s per GPU - 1
+    double memory_error;  // predicted / measured peak memory - 1
+  };
+  const Row rows[] = {
+      {"tt_405b_3d_1f1b", 0.041, -0.140},    {"tt_405b_3d_interleaved", 0.067, 0.005},
+      {"tt_405b_4d_cp2_64k", 0.030, -0.034}, {"tt_405b_4d_cp8_256k", 0.104, -0.118},
+      {"tt_70b_2d_fp8", -0.085, -0.235},     {"tt_70b_2d_fp8_async_tp", -0.067, -0.186},
+  };
+  const std::map<std::string, TrainingRun> runs = held_out_4d_by_id();
+  std::map<std::string, double> tokens;
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.id);
+    const TrainingRun& run = runs.at(row.id);
+    const RunPrediction p = predict_run(run);
+    tokens[row.id] = p.tokens_per_s_per_gpu;
+    EXPECT_NEAR(p.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1, row.error, 0.005);
+    EXPECT_NEAR(p.memory_gib / *run.memory_gib - 1, row.memory_error, 0.005);
   }
-  const TrainingRun& one_f_one_b = rows.at("tt_405b_3d_1f1b");
-  const TrainingRun& interleaved = rows.at("tt_405b_3d_interleaved");
-  const RunPrediction a = predict_run(one_f_one_b);
-  const RunPrediction b = predict_run(interleaved);
-  EXPECT_NEAR(a.tokens_per_s_per_gpu / one_f_one_b.tokens_per_s_per_gpu - 1, 0.041, 0.005);
-  EXPECT_NEAR(b.tokens_per_s_per_gpu / interleaved.tokens_per_s_per_gpu - 1, 0.067, 0.005);
-  EXPECT_NEAR(b.tokens_per_s_per_gpu / a.tokens_per_s_per_gpu, 1.31, 0.01);
-  EXPECT_NEAR(a.memory_gib / *one_f_one_b.memory_gib - 1, -0.140, 0.005);
-  EXPECT_NEAR(b.memory_gib / *interleaved.memory_gib - 1, 0.005, 0.005);
-}
-
-// 4D (published_runs_4d.csv, torchtitan Table 6: the 405B with TP 8 x PP 8
-// and FSDP x CP = 8 at 32K to 256K tokens): nothing is fitted. Pinned where
-// the README reports them: cp 2 at 64K +3.0%, cp 8 at 256K +10.4%, memory
-// -3.4% / -11.8%.
-TEST(PublishedRuns, FourDimensionalRunsArePredictionsWhereTheReadmeSays) {
-  std::map<std::string, TrainingRun> rows;
-  for (TrainingRun& run : read_training_runs(CLUSTERSIM_SOURCE_DIR
-                                             "/scenarios/measurements/training/published_runs_4d.csv")) {
-    rows[run.id] = std::move(run);
-  }
-  const TrainingRun& cp2 = rows.at("tt_405b_4d_cp2_64k");
-  const TrainingRun& cp8 = rows.at("tt_405b_4d_cp8_256k");
-  const RunPrediction a = predict_run(cp2);
-  const RunPrediction b = predict_run(cp8);
-  EXPECT_NEAR(a.tokens_per_s_per_gpu / cp2.tokens_per_s_per_gpu - 1, 0.030, 0.005);
-  EXPECT_NEAR(b.tokens_per_s_per_gpu / cp8.tokens_per_s_per_gpu - 1, 0.104, 0.005);
-  EXPECT_NEAR(a.memory_gib / *cp2.memory_gib - 1, -0.034, 0.005);
-  EXPECT_NEAR(b.memory_gib / *cp8.memory_gib - 1, -0.118, 0.005);
-}
-
-// Table 4's Llama-3.1-70B with Float8 (FSDP 32 x TP 8, full AC), without
-// and with Async TP: predictions, pinned where the README reports them,
-// -8.5% / -6.7%, memory -23.5% / -18.6% (the held-out file's worst).
-TEST(PublishedRuns, SeventyBillionFloat8RunsArePredictionsWhereTheReadmeSays) {
-  std::map<std::string, TrainingRun> rows;
-  for (TrainingRun& run : read_training_runs(CLUSTERSIM_SOURCE_DIR
-                                             "/scenarios/measurements/training/published_runs_4d.csv")) {
-    rows[run.id] = std::move(run);
-  }
-  const TrainingRun& vanilla = rows.at("tt_70b_2d_fp8");
-  const TrainingRun& async = rows.at("tt_70b_2d_fp8_async_tp");
-  const RunPrediction a = predict_run(vanilla);
-  const RunPrediction b = predict_run(async);
-  EXPECT_NEAR(a.tokens_per_s_per_gpu / vanilla.tokens_per_s_per_gpu - 1, -0.085, 0.005);
-  EXPECT_NEAR(b.tokens_per_s_per_gpu / async.tokens_per_s_per_gpu - 1, -0.067, 0.005);
-  EXPECT_NEAR(a.memory_gib / *vanilla.memory_gib - 1, -0.235, 0.005);
-  EXPECT_NEAR(b.memory_gib / *async.memory_gib - 1, -0.186, 0.005);
+  EXPECT_NEAR(tokens["tt_405b_3d_interleaved"] / tokens["tt_405b_3d_1f1b"], 1.31, 0.01);
 }
 
 // torchtitan's peak memory (reserved), eager and compiled on 8 and 128 H100.
