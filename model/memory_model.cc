@@ -140,8 +140,11 @@ ActivationBreakdown activation_breakdown(const WorkloadSpec& w, const MemoryOpti
   r.block_none = b.none;
   r.block_stored = b.stored;
   r.block_recompute = b.recompute;
+  // Bytes per logit at the loss's peak: aten's fused log_softmax backward,
+  // or loss_parallel's decomposed one on vocab-sharded logits (header).
+  const int64_t loss_bytes = w.tp > 1 ? 16 : 12;
   r.head = a.sp * (a.hidden * a.c + a.r + a.head_norm_extra) + a.tokens * a.hidden * a.c +
-           12 * a.tokens * a.vocab;
+           loss_bytes * a.tokens * a.vocab;
   r.layers = w.model.layers * b.stored;
   if (w.cp > 1) {
     // The width of the K and V the ring moves, and one rank's K and V.

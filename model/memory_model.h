@@ -151,13 +151,22 @@
 //                            even under torch.compile (torchtitan compiles
 //                            the blocks only), 0 for a fused norm or LayerNorm
 //        + T*H*c             the head's gathered input
-//        + 12*T*Vt           the loss at its peak: log_softmax saves its fp32
-//                            output (4 bytes per logit); backward then holds
-//                            that, nll_loss's fp32 gradient of it (4) and
-//                            log_softmax's fp32 gradient of the logits (4).
-//                            In forward at most 10 are alive for c = 2 (the
-//                            logits, their fp32 copy, the log_softmax output);
-//                            the copy is not saved and the logits are deleted.
+//        + l*T*Vt            the loss at its peak, l bytes per logit. t = 1:
+//                            l = 12: log_softmax saves its fp32 output (4);
+//                            backward then holds that, nll_loss's fp32
+//                            gradient of it (4) and log_softmax's fp32
+//                            gradient of the logits (4). In forward at most
+//                            10 are alive for c = 2 (the logits, their fp32
+//                            copy, the log_softmax output); the copy is not
+//                            saved and the logits are deleted. t > 1: l = 16,
+//                            torchtitan's loss_parallel on vocab-sharded
+//                            logits (torch/distributed/tensor/parallel/
+//                            loss.py, _nll_loss_and_log_softmax_backward):
+//                            the saved output (4), then zeros_like of it with
+//                            the target's -1 scattered in (4), exp(output)
+//                            (4) and their sum (4) before the product with
+//                            the incoming gradient; in forward at most 14
+//                            (the logits, the fp32 copy, x - max, exp of it).
 //
 // The peak is the larger of two moments in the backward of the micro-batch,
 // both with every block's stored activations alive:

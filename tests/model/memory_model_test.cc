@@ -162,10 +162,11 @@ TEST(MemoryModel, TensorParallelSplitsWidthsAndSequence) {
   EXPECT_EQ(sel.block_stored, tt_h + (t_q + t_k + t_f + t_h) + (t_q + lse) + 2 * tt_h);
   EXPECT_EQ(sel.block_stored, 722'468'864);
   EXPECT_EQ(sel.block_recompute, none - tt_h - (t_q + lse) - t_f);
-  const int64_t head = tt_h + 8192 * 4 + t_h + int64_t{12} * 16384 * 64128;
+  // With t > 1 the loss runs loss_parallel: 16 bytes per logit at its peak.
+  const int64_t head = tt_h + 8192 * 4 + t_h + int64_t{16} * 16384 * 64128;
   EXPECT_EQ(sel.head, head);
   EXPECT_EQ(sel.total, 32 * sel.block_stored + head);
-  EXPECT_EQ(sel.total, 35'928'440'832);
+  EXPECT_EQ(sel.total, 40'131'133'440);
 
   const ActivationBreakdown full = activation_breakdown(direct("llama3-8b", 8192, 2, 2, kFull));
   EXPECT_EQ(full.block_stored, tt_h);
@@ -183,8 +184,8 @@ TEST(MemoryModel, Gpt3LayerNormGeluBiasedLinears) {
   constexpr int64_t lse = int64_t{2048} * 12 * 4;     // 98,304
   constexpr int64_t none = 2 * (tt_h + 256 * 8) + 2 * t_h + 4 * t_q + lse + 2 * t_f;
   static_assert(none == 188'846'080);
-  constexpr int64_t head = tt_h + 256 * 8 + t_h + int64_t{12} * 2048 * 6283;
-  static_assert(head == 211'036'160);
+  constexpr int64_t head = tt_h + 256 * 8 + t_h + int64_t{16} * 2048 * 6283;  // loss_parallel
+  static_assert(head == 262'506'496);
 
   const ActivationBreakdown n = activation_breakdown(direct("gpt3-175b", 2048, 1, 8, kNone, 64));
   EXPECT_EQ(n.block_none, none);
@@ -195,7 +196,7 @@ TEST(MemoryModel, Gpt3LayerNormGeluBiasedLinears) {
   EXPECT_EQ(sel.block_stored, tt_h + (t_q + lse) + 2 * tt_h);
   EXPECT_EQ(sel.block_recompute, none - tt_h - (t_q + lse));
   EXPECT_EQ(sel.total, 96 * sel.block_stored + head);
-  EXPECT_EQ(sel.total, 2'636'392'448);
+  EXPECT_EQ(sel.total, 2'687'862'784);
 
   const ActivationBreakdown full = activation_breakdown(direct("gpt3-175b", 2048, 1, 8, kFull, 64));
   EXPECT_EQ(full.block_stored, tt_h);
@@ -359,16 +360,17 @@ TEST(MemoryModel, Llama3_405bNeedsTensorParallelismAndHybridSharding) {
   EXPECT_EQ(m.unsharded_params, int64_t{2} * (525'352'960 + 2 * 398'462'976));
   EXPECT_EQ(m.comm_buffers, 2 * 398'462'976);
   // full: 126 block inputs Tt x H (Tt = 1024) + the head: final norm input and
-  // rstd, gathered head input (T x H), 12 bytes per logit (Vt = 16032).
+  // rstd, gathered head input (T x H), 16 bytes per logit (Vt = 16032; the
+  // loss_parallel of t > 1).
   EXPECT_EQ(m.activations, 126 * (int64_t{1024} * 16384 * 2) + int64_t{1024} * (16384 * 2 + 4) +
-                               int64_t{8192} * 16384 * 2 + int64_t{12} * 8192 * 16032);
-  EXPECT_EQ(m.activations, 6'105'862'144);
-  EXPECT_EQ(m.total(), 12'763'088'550);  // states etc. 5,026,849,024 + 5% + 1 GiB
+                               int64_t{8192} * 16384 * 2 + int64_t{16} * 8192 * 16032);
+  EXPECT_EQ(m.activations, 6'631'198'720);
+  EXPECT_EQ(m.total(), 13'314'691'955);  // states etc. 5,026,849,024 + 5% + 1 GiB
   EXPECT_TRUE(fits(m, 80 * kGiB));
 
   // Without checkpointing: 126 blocks of 1.17 GB (t = 8) do not fit.
   const MemoryBreakdown none = memory_breakdown(spec(hsdp, 98304));
-  EXPECT_EQ(none.activations, 126 * int64_t{1'174'937'600} + 1'878'003'712);
+  EXPECT_EQ(none.activations, 126 * int64_t{1'174'937'600} + 2'403'340'288);
   EXPECT_FALSE(fits(none, 80 * kGiB));
 }
 
