@@ -29,7 +29,7 @@ std::map<std::string, TrainingRun> runs_by_id(const std::string& file = kRuns) {
   return out;
 }
 
-// The held-out rows of Float8, context, pipeline and 4D parallelism.
+// The held-out rows of Float8, tensor, context and pipeline parallelism.
 std::map<std::string, TrainingRun> held_out_4d_by_id() {
   return runs_by_id(CLUSTERSIM_SOURCE_DIR "/scenarios/measurements/training/published_runs_4d.csv");
 }
