@@ -219,9 +219,8 @@ def main(argv=None):
     torch.cuda.set_device(device)
     torch.manual_seed(0)
     env = common.environment(torch, args.device)
-    hardware = args.hardware or common.hardware_from_gpu_name(torch.cuda.get_device_name(args.device))
-    output = args.output or common.default_output_path(hardware, "attention.csv")
-    common.check_writable(output)
+    hardware, output = common.hardware_and_output(args, "attention.csv",
+                                                  torch.cuda.get_device_name(args.device))
     dtype = common.torch_dtype(torch, args.dtype)
     flush = None if args.no_flush_l2 else common.l2_flusher(torch, device)
     clock = common.ClockSampler(args.device)

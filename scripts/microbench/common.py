@@ -396,6 +396,16 @@ def default_output_path(hardware, file_name, date=None):
     return os.path.join(REPO_ROOT, "scenarios", "measurements", folder, file_name)
 
 
+def hardware_and_output(args, file_name, gpu_name=None):
+    """The hardware label (--hardware, else from `gpu_name`, else "cpu") and
+    the output path (--output, else default_output_path for `file_name`),
+    checked writable before anything is measured."""
+    hardware = args.hardware or (hardware_from_gpu_name(gpu_name) if gpu_name else "cpu")
+    output = args.output or default_output_path(hardware, file_name)
+    check_writable(output)
+    return hardware, output
+
+
 # ---- Writing ----
 
 

@@ -204,9 +204,8 @@ def main(argv=None):
     torch = common.import_torch(PROG)
     common.require_cuda(torch)
     env = common.environment(torch, args.device)
-    hardware = args.hardware or common.hardware_from_gpu_name(torch.cuda.get_device_name(args.device))
-    output = args.output or common.default_output_path(hardware, "gemm.csv")
-    common.check_writable(output)
+    hardware, output = common.hardware_and_output(args, "gemm.csv",
+                                                  torch.cuda.get_device_name(args.device))
     rows = measure(torch, args, shapes, dtype)
     if not rows:
         raise common.InputError("no shape could be measured (see the messages above)")

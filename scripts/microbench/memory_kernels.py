@@ -324,18 +324,16 @@ def main(argv=None):
     device = torch.device(args.device)
     if device.type == "cuda" and device.index is None:
         device = torch.device("cuda", 0)
+    gpu_name = None
     if device.type == "cuda":
         common.require_cuda(torch)
         torch.cuda.set_device(device)
         env = common.environment(torch, device.index or 0)
-        hardware = args.hardware or common.hardware_from_gpu_name(
-            torch.cuda.get_device_name(device.index or 0))
+        gpu_name = torch.cuda.get_device_name(device.index or 0)
     else:
         env = [("device", str(device)), ("torch", torch.__version__),
                ("date", common.utc_now().strftime("%Y-%m-%dT%H:%M:%SZ"))]
-        hardware = args.hardware or "cpu"
-    output = args.output or common.default_output_path(hardware, "memory_kernels.csv")
-    common.check_writable(output)
+    hardware, output = common.hardware_and_output(args, "memory_kernels.csv", gpu_name)
     rows = measure(torch, args, device)
     if not rows:
         raise common.InputError("no kernel could be measured (see the messages above)")

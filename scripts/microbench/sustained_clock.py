@@ -208,9 +208,8 @@ def main(argv=None):
     torch = common.import_torch(PROG)
     common.require_cuda(torch)
     env = common.environment(torch, args.device)
-    hardware = args.hardware or common.hardware_from_gpu_name(torch.cuda.get_device_name(args.device))
-    output = args.output or common.default_output_path(hardware, "sustained_clock.csv")
-    common.check_writable(output)
+    _, output = common.hardware_and_output(args, "sustained_clock.csv",
+                                           torch.cuda.get_device_name(args.device))
     sensors = Sensors(args.device)
     static = sensors.static()
     idle = sensors.read()

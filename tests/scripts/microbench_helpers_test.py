@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -84,6 +85,28 @@ class HardwareName(unittest.TestCase):
         }
         for name, expected in cases.items():
             self.assertEqual(common.hardware_from_gpu_name(name), expected, name)
+
+    def test_hardware_and_output(self):
+        import argparse
+        with tempfile.TemporaryDirectory() as tmp:
+            given = os.path.join(tmp, "sub", "out.csv")
+            args = argparse.Namespace(hardware=None, output=given)
+            self.assertEqual(common.hardware_and_output(args, "gemm.csv", "NVIDIA H200"),
+                             ("H200-SXM", given))
+            self.assertTrue(os.path.isdir(os.path.join(tmp, "sub")))  # made before measuring
+            args = argparse.Namespace(hardware="MI300X", output=given)
+            self.assertEqual(common.hardware_and_output(args, "gemm.csv", "NVIDIA H200")[0],
+                             "MI300X")
+            args = argparse.Namespace(hardware=None, output=given)
+            self.assertEqual(common.hardware_and_output(args, "gemm.csv")[0], "cpu")
+        # Without --output: the dated folder of the label, lower case.
+        self.assertTrue(common.default_output_path("H200-SXM", "gemm.csv").endswith(
+            "_h200-sxm" + os.sep + "gemm.csv"))
+        args = argparse.Namespace(hardware=None, output=None)
+        with unittest.mock.patch.object(common, "check_writable") as checked:
+            _, output = common.hardware_and_output(args, "gemm.csv", "NVIDIA H200")
+        self.assertEqual(output, common.default_output_path("H200-SXM", "gemm.csv"))
+        checked.assert_called_once_with(output)
 
 
 class Sizes(unittest.TestCase):
