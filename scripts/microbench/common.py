@@ -518,6 +518,17 @@ def cuda_times_ms(torch, fn, warmup, iters, before=None):
     return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
 
+def nvml_handle(device_index):
+    """(pynvml, the device's NVML handle), or (None, the reason) where pynvml
+    is missing or NVML refuses."""
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(device_index)
+    except Exception as e:  # no pynvml, no driver, no such device
+        return None, e
+
+
 class ClockSampler:
     """The GPU's SM clock (MHz) sampled every `period` seconds through NVML
     (pynvml) while a `with` block runs; `median()` after it, None where NVML
@@ -530,13 +541,8 @@ class ClockSampler:
         self.period = period
         self._stop = None
         self._thread = None
-        try:
-            import pynvml
-            pynvml.nvmlInit()
-            self._nvml = pynvml
-            self._handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
-        except Exception:  # no pynvml or no NVML: no clock column values
-            self._nvml = None
+        # Without NVML the clock column stays empty.
+        self._nvml, self._handle = nvml_handle(device_index)
 
     def __enter__(self):
         if self._nvml is None:

@@ -67,15 +67,9 @@ class Sensors:
 
     def __init__(self, index):
         self.index = index
-        self.nvml = None
-        try:
-            import pynvml
-            pynvml.nvmlInit()
-            self.nvml = pynvml
-            self.handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-        except Exception as e:  # no pynvml, or NVML refuses: fall back to nvidia-smi
-            print(f"{PROG}: NVML unavailable ({e}); reading nvidia-smi", file=sys.stderr)
-            self.nvml = None
+        self.nvml, self.handle = common.nvml_handle(index)
+        if self.nvml is None:  # fall back to nvidia-smi
+            print(f"{PROG}: NVML unavailable ({self.handle}); reading nvidia-smi", file=sys.stderr)
 
     def _smi(self, fields):
         try:

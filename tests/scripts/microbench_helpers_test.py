@@ -86,6 +86,16 @@ class HardwareName(unittest.TestCase):
         for name, expected in cases.items():
             self.assertEqual(common.hardware_from_gpu_name(name), expected, name)
 
+    def test_nvml_handle_without_nvml(self):
+        # No GPU driver here (or no pynvml): no module, and the reason instead of a handle.
+        with unittest.mock.patch.dict(sys.modules, {"pynvml": None}):
+            nvml, why = common.nvml_handle(0)
+            with common.ClockSampler(0) as clock:
+                pass
+        self.assertIsNone(nvml)
+        self.assertIsInstance(why, ImportError)
+        self.assertIsNone(clock.median())  # the sm_clock_mhz column stays empty
+
     def test_hardware_and_output(self):
         import argparse
         with tempfile.TemporaryDirectory() as tmp:
