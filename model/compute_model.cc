@@ -37,13 +37,13 @@ GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& pro
   spec.fp8_gemm_efficiency = gpu.fp8_gemm_efficiency;
   spec.hbm_Bps = gpu.hbm_Bps;
   spec.mem_efficiency = gpu.mem_efficiency;
-  const auto& by_class = gpu.mem_efficiency_by_class;
-  spec.mem_efficiency_by_class[static_cast<size_t>(KernelClass::kNorm)] = by_class.norm;
-  spec.mem_efficiency_by_class[static_cast<size_t>(KernelClass::kElementwise)] =
-      by_class.elementwise;
-  spec.mem_efficiency_by_class[static_cast<size_t>(KernelClass::kEmbedding)] = by_class.embedding;
-  spec.mem_efficiency_by_class[static_cast<size_t>(KernelClass::kLoss)] = by_class.loss;
-  spec.mem_efficiency_by_class[static_cast<size_t>(KernelClass::kOptimizer)] = by_class.optimizer;
+  // The profile's classes are named as the kernels' (kernel_class_name).
+  for (size_t c = 0; c < kKernelClassCount; ++c) {
+    const std::string_view name = kernel_class_name(static_cast<KernelClass>(c));
+    for (const auto& [key, field] : collectives::kMemEfficiencyClasses) {
+      if (key == name) spec.mem_efficiency_by_class[c] = gpu.mem_efficiency_by_class.*field;
+    }
+  }
   spec.gemm = curve_of(gpu.gemm);
   spec.attention_fwd = curve_of(gpu.attention_fwd);
   spec.attention_bwd = curve_of(gpu.attention_bwd);
