@@ -382,9 +382,9 @@ void write_gpu_and_host(YamlWriter& w, const HardwareProfile& p) {
   } else {
     w.absent("gpu.mem_efficiency_by_class");
   }
-  for (const auto& [name, field] : collectives::kMemEfficiencyClasses) {
-    const std::string path = "gpu.mem_efficiency_by_class." + std::string(name);
-    const double value = by_class.*field;
+  for (const collectives::MemEfficiencyClassKey& c : collectives::kMemEfficiencyClasses) {
+    const std::string path = "gpu.mem_efficiency_by_class." + std::string(c.name);
+    const double value = by_class.*c.field;
     if (value > 0) {
       w.key(path, value);
     } else {

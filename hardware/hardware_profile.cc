@@ -16,15 +16,6 @@ using sim::ValueType;
 
 constexpr std::array<const char*, 3> kProtocolKeys = {"ll", "ll128", "simple"};
 
-// What the kernels of each class of kMemEfficiencyClasses are, in its order.
-constexpr std::array<const char*, kMemEfficiencyClasses.size()> kMemEfficiencyClassKernels = {
-    "normalisation (RMSNorm, LayerNorm: eager op by op or fused)",
-    "elementwise (residual adds, activations, rotary, casts, copies)",
-    "embedding lookup and gradient",
-    "loss (cross-entropy over the logits)",
-    "optimizer step (AdamW)",
-};
-
 std::string mem_efficiency_key(std::string_view cls) {
   return "gpu.mem_efficiency_by_class." + std::string(cls);
 }
@@ -166,10 +157,9 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
       .validated_by(in_unit_interval, "in (0, 1]");
   s.add_section("gpu.mem_efficiency_by_class",
                 "Achieved / datasheet HBM bandwidth by kernel class (each optional).");
-  for (size_t i = 0; i < kMemEfficiencyClasses.size(); ++i) {
-    s.add_key(mem_efficiency_key(kMemEfficiencyClasses[i].name), ValueType::kFloat,
-              std::string("Achieved / datasheet HBM bandwidth of the ") +
-                  kMemEfficiencyClassKernels[i] +
+  for (const MemEfficiencyClassKey& c : kMemEfficiencyClasses) {
+    s.add_key(mem_efficiency_key(c.name), ValueType::kFloat,
+              "Achieved / datasheet HBM bandwidth of the " + std::string(c.kernels) +
                   " kernels (optional; gpu.mem_efficiency when absent). Bytes are counted as "
                   "model/transformer_kernels.h does: each input read once, each output written "
                   "once; scripts/microbench/memory_kernels.py measures them.")
@@ -233,9 +223,9 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   g.memory_bytes = v.get_bytes("gpu.memory");
   g.hbm_Bps = v.get_bandwidth_Bps("gpu.hbm_bandwidth");
   g.mem_efficiency = v.get_float("gpu.mem_efficiency");
-  for (const auto& [name, field] : kMemEfficiencyClasses) {
-    const std::string key = mem_efficiency_key(name);
-    if (v.has(key)) g.mem_efficiency_by_class.*field = v.get_float(key);
+  for (const MemEfficiencyClassKey& c : kMemEfficiencyClasses) {
+    const std::string key = mem_efficiency_key(c.name);
+    if (v.has(key)) g.mem_efficiency_by_class.*c.field = v.get_float(key);
   }
   g.gemm = read_curve(v, "gpu.gemm", CurveShape::kGemm);
   g.attention_fwd = read_curve(v, "gpu.attention_fwd", CurveShape::kAttention);

@@ -129,15 +129,18 @@ struct GpuProfile {
 // Each key of gpu.mem_efficiency_by_class and the field it fills, in the
 // schema's order: what the profile's reader and writer go through.
 struct MemEfficiencyClassKey {
-  std::string_view name;  // "norm", ...
+  std::string_view name;  // "norm", ...: the kernel class's name (model/transformer_kernels.h)
   double GpuProfile::MemEfficiencyByClass::*field;
+  std::string_view kernels;  // what the class's kernels are, for describe-config
 };
 inline constexpr std::array<MemEfficiencyClassKey, 5> kMemEfficiencyClasses = {{
-    {"norm", &GpuProfile::MemEfficiencyByClass::norm},
-    {"elementwise", &GpuProfile::MemEfficiencyByClass::elementwise},
-    {"embedding", &GpuProfile::MemEfficiencyByClass::embedding},
-    {"loss", &GpuProfile::MemEfficiencyByClass::loss},
-    {"optimizer", &GpuProfile::MemEfficiencyByClass::optimizer},
+    {"norm", &GpuProfile::MemEfficiencyByClass::norm,
+     "normalisation (RMSNorm, LayerNorm: eager op by op or fused)"},
+    {"elementwise", &GpuProfile::MemEfficiencyByClass::elementwise,
+     "elementwise (residual adds, activations, rotary, casts, copies)"},
+    {"embedding", &GpuProfile::MemEfficiencyByClass::embedding, "embedding lookup and gradient"},
+    {"loss", &GpuProfile::MemEfficiencyByClass::loss, "loss (cross-entropy over the logits)"},
+    {"optimizer", &GpuProfile::MemEfficiencyByClass::optimizer, "optimizer step (AdamW)"},
 }};
 
 // The host side of one GPU (profile section `host`).

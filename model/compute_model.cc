@@ -40,8 +40,8 @@ GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& pro
   // The profile's classes are named as the kernels' (kernel_class_name).
   for (size_t c = 0; c < kKernelClassCount; ++c) {
     const std::string_view name = kernel_class_name(static_cast<KernelClass>(c));
-    for (const auto& [key, field] : collectives::kMemEfficiencyClasses) {
-      if (key == name) spec.mem_efficiency_by_class[c] = gpu.mem_efficiency_by_class.*field;
+    for (const collectives::MemEfficiencyClassKey& k : collectives::kMemEfficiencyClasses) {
+      if (k.name == name) spec.mem_efficiency_by_class[c] = gpu.mem_efficiency_by_class.*k.field;
     }
   }
   spec.gemm = curve_of(gpu.gemm);

@@ -207,16 +207,16 @@ TEST(ComputeModelTest, AMemoryBoundKernelRunsAtItsClassEfficiency) {
   EXPECT_EQ(memory_efficiency(KernelClass::kNorm, spec), 0.5);
   // Every class of the profile reaches the kernels named after it
   // (compute_spec_from_profile matches them by name): each set alone.
-  for (const auto& [name, field] : collectives::kMemEfficiencyClasses) {
-    SCOPED_TRACE(std::string(name));
+  for (const collectives::MemEfficiencyClassKey& k : collectives::kMemEfficiencyClasses) {
+    SCOPED_TRACE(std::string(k.name));
     collectives::HardwareProfile one = profile;
     one.gpu.mem_efficiency_by_class = {};
-    one.gpu.mem_efficiency_by_class.*field = 0.25;
+    one.gpu.mem_efficiency_by_class.*k.field = 0.25;
     const GpuComputeSpec s = compute_spec_from_profile(one);
     int matched = 0;
     for (size_t c = 0; c < kKernelClassCount; ++c) {
       const auto cls = static_cast<KernelClass>(c);
-      const bool own = kernel_class_name(cls) == name;
+      const bool own = kernel_class_name(cls) == k.name;
       matched += own ? 1 : 0;
       EXPECT_EQ(memory_efficiency(cls, s), own ? 0.25 : 0.8) << kernel_class_name(cls);
     }
