@@ -41,12 +41,11 @@ struct Event {
   double ts_us = 0;
   double dur_us = 0;
   std::optional<int64_t> correlation;
-  std::string thread;  // "pid/tid" of a CPU event, as the trace writes them
 };
 
 struct Launch {
   double ts_us = 0;
-  std::string thread;
+  std::string thread;  // "pid/tid" of the launching CPU thread, as the trace writes them
 };
 
 // Where GPU work launched by one CPU thread counts as FSDP2's: the union of
@@ -139,10 +138,10 @@ class TraceReader {
           }
         }
       } else if (event->correlation && event->cat != "gpu_user_annotation") {
-        launches.emplace(*event->correlation, Launch{event->ts_us, event->thread});
+        launches.emplace(*event->correlation, Launch{event->ts_us, thread_of(*event->value)});
       } else if (event->name.starts_with("FSDP::") &&
                  (event->cat == "user_annotation" || event->cat == "cpu_op")) {
-        fsdp.add(event->thread, event->ts_us, event->ts_us + event->dur_us);
+        fsdp.add(thread_of(*event->value), event->ts_us, event->ts_us + event->dur_us);
       }
     }
     fsdp.merge();
@@ -255,7 +254,6 @@ class TraceReader {
     };
     e.name = string_member("name", true);
     e.cat = string_member("cat", false);
-    e.thread = thread_of(v);
     const auto time_member = [&](const char* key, const char* what, double& out) {
       const JsonValue* m = v.find(key);
       if (m == nullptr) {
