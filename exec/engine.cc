@@ -90,6 +90,9 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
     xshapes_.resize(rg_->members.size());
   }
   footprints_.resize(kGroupRoles);
+  for (int role = 0; role < kGroupRoles; ++role) {
+    member_steps_[static_cast<size_t>(role)] = layout.member_step(static_cast<GroupRole>(role));
+  }
   wakes_.reserve(job.programs.size());
   for (const Program& p : job.programs) {
     // by[s][t]: an op on stream t depends on stream s.
@@ -177,9 +180,7 @@ void Engine::on_event(sim::Simulator& sim, const sim::Event& event) {
 
 void Engine::prefetch(const sim::Event& event) const {
   if (event.kind != kComputeEnd) return;
-  const size_t r = event.data & 0xffffffffU;
-  const char* st = reinterpret_cast<const char*>(&ranks_[r]);
-  for (size_t line = 0; line < sizeof(RankState); line += 64) __builtin_prefetch(st + line);
+  prefetch_rank(static_cast<int64_t>(event.data & 0xffffffffU));
 }
 
 bool Engine::holds(const RankState& st, int32_t dep_begin, int32_t dep_end) const {

@@ -137,7 +137,11 @@ void Engine::begin_transfer(int32_t channel, int64_t g) {
   const double alone_Bps = xg ? tuned_.at(gs.tuned).alone_Bps : op.alone_Bps;
   transfers_.start(*fp, collectives::busbw_factor(op.op, static_cast<int>(size)), alone_Bps,
                    static_cast<double>(op.bytes), pack(channel, g));
-  for (int64_t i = 0; i < size; ++i) comm_changes(member(channel, op.role, g, i), +1);
+  const Members members = this->members(channel, op.role, g);
+  for (int64_t i = 0; i < size; ++i) {
+    if (i + kPrefetchAhead < size) prefetch_rank(members[i + kPrefetchAhead]);
+    comm_changes(members[i], +1);
+  }
 }
 
 void Engine::end_transfer(uint32_t flow) {
@@ -164,8 +168,10 @@ void Engine::end_collective(int32_t channel, int64_t g, bool transferred) {
     algorithm = tuned_.at(gs.tuned).algorithm;
     protocol = tuned_.at(gs.tuned).protocol;
   }
+  const Members members = this->members(channel, first.role, g);
   for (int64_t i = 0; i < size; ++i) {
-    const int64_t m = member(channel, first.role, g, i);
+    if (i + kPrefetchAhead < size) prefetch_rank(members[i + kPrefetchAhead]);
+    const int64_t m = members[i];
     const int s = xg ? member_stream(m, g) : first.stream;
     if (traced(m)) {
       RankState& st = rank(m);
@@ -178,7 +184,8 @@ void Engine::end_collective(int32_t channel, int64_t g, bool transferred) {
     if (transferred) comm_changes(m, -1);
   }
   for (int64_t i = 0; i < size; ++i) {
-    const int64_t m = member(channel, first.role, g, i);
+    if (i + kPrefetchAhead < size) prefetch_rank(members[i + kPrefetchAhead]);
+    const int64_t m = members[i];
     wake(m, xg ? member_stream(m, g) : first.stream, cause);
   }
 }

@@ -261,6 +261,31 @@ class Engine : public sim::EventHandler {
   }
   int64_t group_size(int32_t channel, GroupRole role, int64_t g) const;
   int64_t member(int32_t channel, GroupRole role, int64_t g, int64_t i) const;
+  // Walks the members of group g on `channel` in ring order: a role group
+  // with evenly spaced members (Layout::member_step) by adding its step.
+  struct Members {
+    const Engine& engine;
+    int32_t channel;
+    GroupRole role;
+    int64_t g;
+    int64_t base;
+    int64_t step;  // 0: ask member()
+    int64_t operator[](int64_t i) const {
+      return step != 0 ? base + i * step : engine.member(channel, role, g, i);
+    }
+  };
+  Members members(int32_t channel, GroupRole role, int64_t g) const {
+    const int64_t step =
+        channel == kExplicitChannel ? 0 : member_steps_[static_cast<size_t>(role)];
+    return Members{*this, channel, role, g, step != 0 ? layout_.member(role, g, 0) : 0, step};
+  }
+  // Fetches rank r's state ahead of a loop over many ranks' states.
+  void prefetch_rank(int64_t r) const {
+    const char* st = reinterpret_cast<const char*>(&ranks_[static_cast<size_t>(r)]);
+    for (size_t line = 0; line < sizeof(RankState); line += 64) __builtin_prefetch(st + line);
+  }
+  // How many members ahead a member loop prefetches.
+  static constexpr int64_t kPrefetchAhead = 8;
   // The stream member m runs the collective of explicit group g on.
   int member_stream(int64_t m, int64_t g) const;
   void arrive(int64_t r, int32_t id, const Op& op, int64_t arrival);
@@ -305,6 +330,7 @@ class Engine : public sim::EventHandler {
   std::vector<GroupShape> xshapes_;              // explicit groups
   std::vector<std::vector<std::optional<collectives::Footprint>>> footprints_;  // by role
   std::vector<int64_t> gpus_;
+  std::array<int64_t, kGroupRoles> member_steps_{};  // Layout::member_step by role
   SmSharing sm_;
   TunedCollectives tuned_;
   step_accounts::Account tail_account_ = step_accounts::kIdle;  // EngineOptions::tail_account

@@ -137,6 +137,33 @@ struct Layout {
     const int64_t i = ((index_in_group(role, r) + shift) % n + n) % n;
     return member(role, group_of(role, r), i);
   }
+  // When every group of `role` has evenly spaced members (member i = member
+  // 0 + i * step, in ring order), the step; else 0. The engine walks a
+  // group's members this way when a collective starts or ends (thousands of
+  // members, each member() a loop of divisions).
+  int64_t member_step(GroupRole role) const {
+    switch (role) {
+      case GroupRole::kShard: {
+        // Member i sits at dp_shard i / cp, cp i % cp: evenly spaced when cp
+        // varies directly inside dp_shard, or either has size 1.
+        if (cp == 1) return stride(MeshDim::kDpShard);
+        const int64_t step = stride(MeshDim::kCp);
+        if (shard == cp) return step;
+        return stride(MeshDim::kDpShard) == cp * step ? step : 0;
+      }
+      case GroupRole::kReplica:
+        return stride(MeshDim::kDpReplicate);
+      case GroupRole::kTp:
+        return stride(MeshDim::kTp);
+      case GroupRole::kPp:
+        return stride(MeshDim::kPp);
+      case GroupRole::kCp:
+        return stride(MeshDim::kCp);
+      case GroupRole::kNone:
+        break;
+    }
+    return 0;
+  }
   // The i-th member (ring order) of group g.
   int64_t member(GroupRole role, int64_t g, int64_t i) const {
     if (role == GroupRole::kNone) return g;

@@ -122,6 +122,45 @@ TEST(MeshLayout, EveryOrderPartitionsTheRanksIntoGroups) {
   EXPECT_EQ(orders, 120);
 }
 
+// member_step: a step it gives walks every group's members exactly; it is 0
+// only for a shard group whose cp does not vary directly inside dp_shard.
+TEST(MeshLayout, MemberStepWalksEveryGroupOfEveryOrder) {
+  MeshOrder order = kTorchtitanMeshOrder;
+  std::sort(order.begin(), order.end());
+  int uneven = 0;
+  do {
+    Layout l = five_dims();
+    l.order = order;
+    for (const GroupRole role : kRoles) {
+      const int64_t step = l.member_step(role);
+      if (step == 0) {
+        EXPECT_EQ(role, GroupRole::kShard) << mesh_order_text(order);
+        // Then the members are not evenly spaced.
+        const int64_t m0 = l.member(role, 0, 0);
+        const int64_t d = l.member(role, 0, 1) - m0;
+        bool even = true;
+        for (int64_t i = 2; i < l.group_size(role); ++i) {
+          even = even && l.member(role, 0, i) == m0 + i * d;
+        }
+        EXPECT_FALSE(even) << mesh_order_text(order);
+        ++uneven;
+        continue;
+      }
+      for (int64_t g = 0; g < l.group_count(role); ++g) {
+        const int64_t base = l.member(role, g, 0);
+        for (int64_t i = 0; i < l.group_size(role); ++i) {
+          EXPECT_EQ(base + i * step, l.member(role, g, i)) << mesh_order_text(order);
+        }
+      }
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  // cp directly after dp_shard: 4! = 24 of the 120 orders are even.
+  EXPECT_EQ(uneven, 96);
+  // In torchtitan's order the shard group of 4 (dp_shard 2 x cp 2) is every
+  // second rank (tp 2 inside).
+  EXPECT_EQ(five_dims().member_step(GroupRole::kShard), 2);
+}
+
 TEST(MeshOrder, ParsesNamesOnceEachAndRejectsTheRest) {
   MeshOrder order{};
   EXPECT_EQ(parse_mesh_order("tp, cp,dp_shard dp_replicate  pp", &order), "");
