@@ -112,6 +112,16 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
       }
     }
     wakes_.push_back(std::move(lists));
+    std::vector<std::vector<StartInfo>>& by_stream = starts_.emplace_back(n);
+    for (size_t st = 0; st < n; ++st) {
+      for (const int32_t id : p.stream_ops[st]) {
+        const Op& op = p.ops[static_cast<size_t>(id)];
+        const bool segment = op.kind == OpKind::kSegment;
+        by_stream[st].push_back(StartInfo{id, op.kind, op.dep_begin, op.dep_end, op.host_start_ns,
+                                          segment ? op.first_launch_ns : op.host_cost_ns,
+                                          segment ? op.work_ns : op.duration_ns, op.tail_ns});
+      }
+    }
   }
 }
 
@@ -221,36 +231,35 @@ bool Engine::pass_open_gates(int64_t r) {
 void Engine::try_start(int64_t r, int s, const Cause& cause) {
   RankState& st = rank(r);
   StreamState& ss = stream(st, s);
-  const std::vector<int32_t>& list = st.p->stream_ops[static_cast<size_t>(s)];
+  const std::vector<StartInfo>& list = starts(st, s);
   if (ss.busy || ss.done >= static_cast<int32_t>(list.size())) return;
-  const int32_t id = list[static_cast<size_t>(ss.done)];
-  const Op& op = st.p->ops[static_cast<size_t>(id)];
+  const StartInfo& op = list[static_cast<size_t>(ss.done)];
   if (!holds(st, op.dep_begin, op.dep_end)) return;
-  if (id >= gate_op(st)) return;  // the host has not issued it yet
+  if (op.id >= gate_op(st)) return;  // the host has not issued it yet
   ss.busy = 1;
-  const int64_t host = host_start(st, op);
+  const int64_t host = st.anchor_ns + op.host_start_ns - st.anchor_host_ns;
   switch (op.kind) {
     case OpKind::kSegment:
       start_segment(r, op, host, cause);
       break;
     case OpKind::kLocal: {
-      const int64_t start = std::max(now(), host + op.host_cost_ns);
+      const int64_t start = std::max(now(), host + op.lead_ns);
       if (traced(r)) arrival(r, s) = start;
-      sim_.schedule_at(SimTime::ns(start + op.duration_ns), handler_, kLocalEnd,
+      sim_.schedule_at(SimTime::ns(start + op.length_ns), handler_, kLocalEnd,
                        (static_cast<uint64_t>(r) << 8) | static_cast<uint64_t>(s));
       break;
     }
     case OpKind::kCollective: {
-      const int64_t at = std::max(now(), host + op.host_cost_ns);
+      const int64_t at = std::max(now(), host + op.lead_ns);
       if (traced(r)) arrival(r, s) = at;
-      arrive(r, id, op, at);
+      arrive(r, op.id, st.p->ops[static_cast<size_t>(op.id)], at);
       break;
     }
     case OpKind::kSend:
     case OpKind::kRecv: {
-      const int64_t at = std::max(now(), host + op.host_cost_ns);
+      const int64_t at = std::max(now(), host + op.lead_ns);
       if (traced(r)) arrival(r, s) = at;
-      p2p_arrive(r, id, op, at);
+      p2p_arrive(r, op.id, st.p->ops[static_cast<size_t>(op.id)], at);
       break;
     }
   }
@@ -280,13 +289,13 @@ void Engine::charge_gap(RankState& st, int64_t start, const Cause& cause) {
 
 // ---- Compute ----
 
-void Engine::start_segment(int64_t r, const Op& op, int64_t host, const Cause& cause) {
+void Engine::start_segment(int64_t r, const StartInfo& op, int64_t host, const Cause& cause) {
   RankState& st = rank(r);
-  const int64_t start = std::max(now(), host + op.first_launch_ns);
+  const int64_t start = std::max(now(), host + op.lead_ns);
   charge_gap(st, start, cause);
   st.seg_start_ns = start;
   if (traced(r)) seg_host_start_[static_cast<size_t>(r)] = host;
-  st.seg_work_ns = static_cast<double>(op.work_ns) * st.slowdown;
+  st.seg_work_ns = static_cast<double>(op.length_ns) * st.slowdown;
   st.seg_overlap_start_ns = overlap_until(st, start);
   st.seg_tail_end_ns = host + op.tail_ns;
   schedule_check(r, start, st.seg_work_ns);
@@ -332,16 +341,18 @@ void Engine::compute_check(int64_t r) {
 
 void Engine::compute_end(int64_t r) {
   RankState& st = rank(r);
-  const StreamState& ss = stream(st, kComputeStream);
-  const int32_t id = st.p->stream_ops[kComputeStream][static_cast<size_t>(ss.done)];
-  const Op& op = st.p->ops[static_cast<size_t>(id)];
   const int64_t t = now();
   const double slowed =
       sm_.slowed_ns(st.seg_work_ns, overlap_until(st, t) - st.seg_overlap_start_ns);
   const int64_t busy = std::min(t - st.seg_start_ns, static_cast<int64_t>(std::ceil(slowed)));
   account(st)[kCompute] += busy;
   account(st)[kLaunchBound] += (t - st.seg_start_ns) - busy;  // the host was late
-  if (traced(r)) trace_segment(r, op, seg_host_start_[static_cast<size_t>(r)], t);
+  if (traced(r)) {
+    const StreamState& ss = stream(st, kComputeStream);
+    const int32_t id = st.p->stream_ops[kComputeStream][static_cast<size_t>(ss.done)];
+    trace_segment(r, st.p->ops[static_cast<size_t>(id)], seg_host_start_[static_cast<size_t>(r)],
+                  t);
+  }
   st.compute_free_ns = t;
   op_done(r, kComputeStream, Cause{kCompute, 0});
   wake(r, kComputeStream, Cause{kCompute, 0});

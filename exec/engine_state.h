@@ -78,6 +78,21 @@ struct alignas(64) RankState {
 static_assert(sizeof(RankState) == 256 && offsetof(RankState, p) == 64 &&
               offsetof(RankState, slowdown) == 128);
 
+// What starting the op at a stream position needs, by program, stream and
+// position: try_start reads these 48 bytes where the stream's op id and
+// then the 200-byte Op would be two cache misses at scale.
+struct StartInfo {
+  int32_t id = 0;  // the op
+  OpKind kind = OpKind::kSegment;
+  int32_t dep_begin = 0;
+  int32_t dep_end = 0;
+  int64_t host_start_ns = 0;
+  int64_t lead_ns = 0;    // segments: first_launch_ns; other ops: host_cost_ns
+  int64_t length_ns = 0;  // segments: work_ns; kLocal: duration_ns
+  int64_t tail_ns = 0;    // segments
+};
+static_assert(sizeof(StartInfo) == 48);
+
 // The collective a group runs now (one per group and channel).
 struct GroupState {
   int32_t arrived = 0;
@@ -213,6 +228,10 @@ class Engine : public sim::EventHandler {
   int64_t host_start(const RankState& st, const Op& op) const {
     return st.anchor_ns + op.host_start_ns - st.anchor_host_ns;
   }
+  // Stream s's start infos in rank st's program.
+  const std::vector<StartInfo>& starts(const RankState& st, int s) const {
+    return starts_[static_cast<size_t>(st.p - job_.programs.data())][static_cast<size_t>(s)];
+  }
   // Passes the gates whose dependencies hold; whether it passed any.
   bool pass_open_gates(int64_t r);
   void try_all(int64_t r, const Cause& cause) {
@@ -234,7 +253,7 @@ class Engine : public sim::EventHandler {
   void try_start(int64_t r, int s, const Cause& cause);
   void finished(RankState& st, const Cause& cause);
   void charge_gap(RankState& st, int64_t start, const Cause& cause);
-  void start_segment(int64_t r, const Op& op, int64_t host, const Cause& cause);
+  void start_segment(int64_t r, const StartInfo& op, int64_t host, const Cause& cause);
   void schedule_check(int64_t r, int64_t from, double left);
   static int64_t overlap_until(const RankState& st, int64_t t) {
     return st.overlap.until(t, st.comm_active);
@@ -312,6 +331,8 @@ class Engine : public sim::EventHandler {
   // By program and stream: the streams an op ending on that stream can make
   // ready (see wake()).
   std::vector<std::vector<std::vector<uint8_t>>> wakes_;
+  // By program, stream and position (see StartInfo).
+  std::vector<std::vector<std::vector<StartInfo>>> starts_;
   const Layout& layout_;
   const RankGroups* rg_;
   sim::Simulator sim_;
