@@ -200,13 +200,13 @@ void Engine::p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready) {
                             : (rg_ != nullptr ? rg_->peer(r, op.peer) : op.peer);
   const bool send = op.kind == OpKind::kSend;
   const P2pKey key{send ? r : other, send ? other : r, op.tag, op.seq};
-  const auto it = pending_p2p_.find(key);
-  if (it == pending_p2p_.end()) {
-    pending_p2p_.emplace(key, PendingP2p{r, id, ready});
+  const PendingP2p* waiting = pending_p2p_.find(key);
+  if (waiting == nullptr) {
+    pending_p2p_.insert(key, PendingP2p{r, id, ready});
     return;
   }
-  const PendingP2p peer = it->second;
-  pending_p2p_.erase(it);
+  const PendingP2p peer = *waiting;
+  pending_p2p_.erase(key);
   P2p p;
   const int mine = send ? kSender : kReceiver;
   p.rank = {key.src, key.dst};
@@ -241,16 +241,18 @@ void Engine::begin_p2p(size_t id) {
   }
   const int64_t bytes = prog(p.rank[0]).ops[static_cast<size_t>(p.op[0])].bytes;
   const auto key = std::make_pair(p.rank[0], p.rank[1]);
-  auto it = pairs_.find(key);
-  if (it == pairs_.end()) {
-    it = pairs_
-             .emplace(key, std::make_pair(collectives::geometry_of(cluster_, p.rank),
-                                          flows_.footprint(p.rank)))
-             .first;
+  const uint32_t* known = pairs_.find(key);
+  uint32_t index = 0;
+  if (known != nullptr) {
+    index = *known;
+  } else {
+    index = static_cast<uint32_t>(pair_shapes_.size());
+    pair_shapes_.emplace_back(collectives::geometry_of(cluster_, p.rank), flows_.footprint(p.rank));
+    pairs_.insert(key, index);
   }
-  p.footprint = &it->second.second;
-  p.tuned =
-      tune(it->second.first, CollectiveOp::kBroadcast, bytes, /*forced=*/false, p.rank[0], p.op[0]);
+  const auto& [geometry, footprint] = pair_shapes_[index];
+  p.footprint = &footprint;
+  p.tuned = tune(geometry, CollectiveOp::kBroadcast, bytes, /*forced=*/false, p.rank[0], p.op[0]);
   const TunedTimes& t = tuned_.at(p.tuned);
   const uint64_t data = pack(kP2pChannel, static_cast<int64_t>(id));
   if (t.alone_Bps > 0) {

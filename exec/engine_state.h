@@ -11,15 +11,16 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "collectives/collective_flows.h"
 #include "collectives/group_collectives.h"
 #include "exec/engine.h"
+#include "exec/flat_hash_map.h"
 #include "exec/flow_transfers.h"
 #include "exec/sm_sharing.h"
 #include "exec/trace_sink.h"
@@ -358,11 +359,12 @@ class Engine : public sim::EventHandler {
   const std::function<void(uint64_t)>& progress_;               // EngineOptions::progress
   std::vector<P2p> p2ps_;
   std::vector<size_t> free_p2ps_;
-  std::unordered_map<P2pKey, PendingP2p, P2pKeyHash> pending_p2p_;
   // Looked up, never iterated: the order of a hash map cannot reach results.
-  std::unordered_map<std::pair<int64_t, int64_t>,
-                     std::pair<collectives::GroupGeometry, collectives::Footprint>, RankPairHash>
-      pairs_;
+  FlatHashMap<P2pKey, PendingP2p, P2pKeyHash> pending_p2p_;
+  // Send/recv pairs' geometry and footprint, computed once: pair_shapes_[pairs_[(src, dst)]].
+  FlatHashMap<std::pair<int64_t, int64_t>, uint32_t, RankPairHash> pairs_;
+  // (A deque: live P2p's point at footprints while pairs are added.)
+  std::deque<std::pair<collectives::GroupGeometry, collectives::Footprint>> pair_shapes_;
   int64_t collectives_ = 0;
   uint64_t stale_looks_ = 0;
   TraceSink trace_;
