@@ -45,6 +45,7 @@ SweepOptions read_options(const ParsedCommand& parsed) {
   s.sets = parsed.values("--set");
   s.limits = work_limits_from(parsed);
   s.campaign = parsed.has("--campaign");
+  s.fitting_only = parsed.has("--fitting-only");
   if (parsed.has("--trials") && !s.campaign) {
     throw UsageError("option '--trials' needs '--campaign' (the campaign to run at each point)");
   }
@@ -180,9 +181,12 @@ CommandSpec sweep_command_spec() {
        {"--campaign", "", false,
         "also simulate the campaign under failures at each point (ETTR, time to train)"},
        {"--trials", "N", false, "campaign trials per point (default 20, or --set campaign.trials)"},
+       {"--fitting-only", "", false,
+        "do not simulate points that do not fit in GPU memory: skip them with their peak memory"},
        {"--no-wall-time", "", false, "leave out the last line (wall time)"}},
       "Points that fail validation are skipped with the reason; points that do not fit in\n"
-      "GPU memory are simulated and marked. CSV columns: the swept keys, status (ok |\n"
+      "GPU memory are simulated and marked (with --fitting-only: skipped, their peak memory\n"
+      "in peak_memory_bytes and the reason). CSV columns: the swept keys, status (ok |\n"
       "skipped | out_of_memory | failed), reason, step_time_s, tokens_per_s_per_gpu,\n"
       "tflops_per_gpu, mfu, peak_memory_bytes, fits_in_memory, exposed_comm_s, where the\n"
       "step went (compute_s, exposed_all_gather_s, exposed_reduce_scatter_s,\n"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 namespace clustersim::cli {
 
@@ -131,6 +132,26 @@ std::string simulated_row(const SweepPoint& point, const workloads::StepResult& 
 
 std::string skipped_row(const SweepPoint& point, const std::string& reason, bool campaign) {
   return unsimulated_row(point, "skipped", reason, campaign);
+}
+
+std::string oversized_row(const SweepPoint& point, const workloads::MemoryBreakdown& memory,
+                          int64_t capacity_bytes, bool campaign) {
+  const auto gib = [](int64_t bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", static_cast<double>(bytes) / (1 << 30));
+    return std::string(text);
+  };
+  std::string reason = "does not fit in GPU memory (--fitting-only: not simulated): " +
+                       gib(memory.total()) + " GiB per GPU";
+  if (memory.stage > 0) reason += " on pipeline stage " + std::to_string(memory.stage);
+  reason += " against " + gib(capacity_bytes) + " GiB";
+  std::vector<std::string> figures(kFigureColumns.size() + (campaign ? kCampaignColumns.size() : 0),
+                                   "");
+  figures[kStatus] = "skipped";
+  figures[kReason] = reason;
+  figures[kPeak] = std::to_string(memory.total());
+  figures[kFits] = "false";
+  return row_of(point, figures);
 }
 
 std::string failed_row(const SweepPoint& point, const std::string& reason, bool campaign) {

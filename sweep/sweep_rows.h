@@ -16,6 +16,7 @@
 
 #include "config/config_error.h"
 #include "exec/step_result.h"
+#include "model/memory_model.h"
 #include "scenario/sweep_grid.h"
 
 namespace clustersim::cli {
@@ -67,6 +68,12 @@ struct CampaignFigures {
 std::string simulated_row(const SweepPoint& point, const workloads::StepResult& r,
                           const std::optional<CampaignFigures>& campaign);
 std::string skipped_row(const SweepPoint& point, const std::string& reason, bool campaign);
+// A point not simulated because its step does not fit (SweepSettings::
+// fitting_only): `skipped`, the reason naming its peak per GPU (and the
+// pipeline stage, with pp > 1) against the capacity, peak_memory_bytes and
+// fits_in_memory (false) filled in.
+std::string oversized_row(const SweepPoint& point, const workloads::MemoryBreakdown& memory,
+                          int64_t capacity_bytes, bool campaign);
 std::string failed_row(const SweepPoint& point, const std::string& reason, bool campaign);
 
 }  // namespace clustersim::cli

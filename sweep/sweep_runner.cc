@@ -99,6 +99,12 @@ std::string simulate_point(const SweepSettings& s, const SweepPoint& point,
                            const PreparedPoint& p) {
   std::optional<workloads::StepResult> r;
   try {
+    if (s.fitting_only && p.config.memory_capacity_bytes > 0) {
+      const workloads::MemoryBreakdown memory = workloads::memory_breakdown(p.config.workload);
+      if (!workloads::fits(memory, p.config.memory_capacity_bytes)) {
+        return oversized_row(point, memory, p.config.memory_capacity_bytes, s.campaign);
+      }
+    }
     r = workloads::simulate_step(*p.cluster, *p.profile, p.config);
     if (!s.campaign) return simulated_row(point, *r, std::nullopt);
     return campaign_row(s, point, p, *r);

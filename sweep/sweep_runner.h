@@ -11,7 +11,9 @@
 // the GPUs of a node, a forced collectives.algorithm or protocol that one of
 // its groups cannot run, ...) are `skipped` with the reason (the errors'
 // "key: message", without the file); the others are simulated like `run
-// --allow-oom` and are `ok` or `out_of_memory`. A point on which clustersim
+// --allow-oom` and are `ok` or `out_of_memory` (with `fitting_only`, a
+// point that does not fit is not simulated: `skipped`, with its peak memory
+// and the capacity in the reason). A point on which clustersim
 // itself fails (an invariant, memory) is `failed` with the error's text; no
 // point stops the sweep. Clusters are built once per distinct `cluster.*`
 // setting and shared (read-only) by the points' simulations; points run in
@@ -63,6 +65,9 @@ struct SweepSettings {
   std::string output;             // the CSV; "" for none (and no journal)
   bool resume = false;            // keep the rows of output's journal
   bool campaign = false;          // also a campaign at every simulated point
+  // Points whose step does not fit in GPU memory are not simulated: skipped,
+  // with their peak memory (sweep_rows.h's oversized_row).
+  bool fitting_only = false;
   // Campaign trials of every point; none: the scenario's campaign.trials.
   std::optional<int> trials;
   WorkLimits limits;  // a point's step over them is skipped (scenario/work_limits.h)

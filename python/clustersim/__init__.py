@@ -380,7 +380,7 @@ def _grid_args(grid) -> list[str]:
 
 def sweep(scenario: Scenario, grid: Union[None, str, Iterable[str], Mapping[str, Any]] = None,
           overrides: Optional[Mapping[str, Any]] = None, *, threads: Optional[int] = None,
-          campaign: bool = False, trials: Optional[int] = None,
+          campaign: bool = False, trials: Optional[int] = None, fitting_only: bool = False,
           max_tasks_per_rank: Optional[int] = None, max_events: Optional[int] = None,
           directory: Optional[str] = None, **keys: Any) -> Table:
     """The step at every point of a grid (`clustersim sweep`): one row per
@@ -392,7 +392,8 @@ def sweep(scenario: Scenario, grid: Union[None, str, Iterable[str], Mapping[str,
         args = ["sweep", s.scenario(scenario, directory), "-o", s.path("sweep.csv"),
                 "--no-wall-time"]
         options = {"threads": threads, "campaign": campaign, "trials": trials,
-                   "max_tasks_per_rank": max_tasks_per_rank, "max_events": max_events}
+                   "fitting_only": fitting_only, "max_tasks_per_rank": max_tasks_per_rank,
+                   "max_events": max_events}
         done = cli(*args, *_grid_args(grid), *_option_args(options),
                    *_override_args(overrides, keys))
         return Table(s.read("sweep.csv"), done.stdout)

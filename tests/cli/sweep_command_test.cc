@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -198,6 +199,35 @@ TEST(SweepCommand, APointOverTheTaskLimitIsSkipped) {
                              0),
             0u)
       << rows[2][2];
+}
+
+// --fitting-only: the point that does not fit (local batch 32) is skipped,
+// not simulated, with the peak the plain sweep's out_of_memory row reports;
+// the point that fits is the same row as without the flag.
+TEST(SweepCommand, FittingOnlySkipsThePointThatDoesNotFitWithItsPeak) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario("workload.local_batch=1,32"));
+  const std::string all = dir.file("all.csv");
+  const std::string fitting = dir.file("fitting.csv");
+  ASSERT_EQ(run({"sweep", path, "-o", all, "--no-wall-time"}).code, cli::kExitOk);
+  const Outcome r = run({"sweep", path, "-o", fitting, "--fitting-only", "--no-wall-time"});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  const auto plain = csv_rows(read_all(all));
+  const auto rows = csv_rows(read_all(fitting));
+  ASSERT_EQ(rows.size(), 3u);
+  ASSERT_EQ(plain.size(), 3u);
+  EXPECT_EQ(rows[1], plain[1]);
+  ASSERT_EQ(plain[2][1], "out_of_memory");
+  EXPECT_EQ(rows[2][1], "skipped");
+  const double gib = std::stod(plain[2][7]) / (1 << 30);
+  char peak[32];
+  std::snprintf(peak, sizeof peak, "%.2f", gib);
+  EXPECT_EQ(rows[2][2], "does not fit in GPU memory (--fitting-only: not simulated): " +
+                            std::string(peak) + " GiB per GPU against 79.65 GiB");
+  EXPECT_EQ(rows[2][3], "");  // no step time
+  EXPECT_EQ(rows[2][7], plain[2][7]);
+  EXPECT_EQ(rows[2][8], "false");
+  EXPECT_NE(r.out.find("1 skipped"), std::string::npos) << r.out;
 }
 
 TEST(SweepCommand, SameBytesForOneThreadAndTwo) {

@@ -149,6 +149,17 @@ def test_a_64_point_sweep_gives_the_cli_csv_and_its_data_frame(tmp_path):
     assert first["tokens_per_s_per_gpu"] == pytest.approx(frame["tokens_per_s_per_gpu"][0])
 
 
+def test_sweep_fitting_only_skips_what_does_not_fit_with_its_peak():
+    grid = {"workload.local_batch": [1, 64]}
+    every = clustersim.sweep(SMALL, grid, directory=HARDWARE_DIR, threads=1)
+    fitting = clustersim.sweep(SMALL, grid, directory=HARDWARE_DIR, threads=1, fitting_only=True)
+    assert [r["status"] for r in every] == ["ok", "out_of_memory"]
+    assert [r["status"] for r in fitting] == ["ok", "skipped"]
+    assert fitting[0] == every[0]
+    assert fitting[1]["peak_memory_bytes"] == every[1]["peak_memory_bytes"]
+    assert fitting[1]["reason"].startswith("does not fit in GPU memory (--fitting-only")
+
+
 def test_the_gil_is_released_while_a_command_runs():
     ticks = []
     stop = threading.Event()
