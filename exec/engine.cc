@@ -237,7 +237,7 @@ void Engine::try_start(int64_t r, int s, const Cause& cause) {
   if (!holds(st, op.dep_begin, op.dep_end)) return;
   if (op.id >= gate_op(st)) return;  // the host has not issued it yet
   ss.busy = 1;
-  const int64_t host = st.anchor_ns + op.host_start_ns - st.anchor_host_ns;
+  const int64_t host = host_start(st, op.host_start_ns);
   switch (op.kind) {
     case OpKind::kSegment:
       start_segment(r, op, host, cause);
@@ -377,7 +377,7 @@ void Engine::trace_issued(int64_t r, int32_t begin, int32_t end) {
   end = std::min(end, static_cast<int32_t>(p.ops.size()));
   for (int32_t o = begin; o < end; ++o) {
     const Op& op = p.ops[static_cast<size_t>(o)];
-    const int64_t host = host_start(rank(r), op);
+    const int64_t host = host_start(rank(r), op.host_start_ns);
     for (int32_t i = op.host_span_begin; i < op.host_span_end; ++i) {
       const HostSpan& h = p.host_spans[static_cast<size_t>(i)];
       trace_.span(r, h.label.track, h.label.name, h.label.category, host + h.offset_ns,

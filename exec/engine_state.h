@@ -226,8 +226,10 @@ class Engine : public sim::EventHandler {
 
   // ---- Host, streams, compute (engine.cc) ----
   int32_t gate_op(const RankState& st) const;
-  int64_t host_start(const RankState& st, const Op& op) const {
-    return st.anchor_ns + op.host_start_ns - st.anchor_host_ns;
+  // When rank st's host starts issuing an op the program issues at
+  // op_host_start_ns (Op::host_start_ns) of its host time.
+  static int64_t host_start(const RankState& st, int64_t op_host_start_ns) {
+    return st.anchor_ns + op_host_start_ns - st.anchor_host_ns;
   }
   // Stream s's start infos in rank st's program.
   const std::vector<StartInfo>& starts(const RankState& st, int s) const {
