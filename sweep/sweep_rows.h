@@ -70,8 +70,8 @@ std::string simulated_row(const SweepPoint& point, const workloads::StepResult& 
 std::string skipped_row(const SweepPoint& point, const std::string& reason, bool campaign);
 // A point not simulated because its step does not fit (SweepSettings::
 // fitting_only): `skipped`, the reason naming its peak per GPU (and the
-// pipeline stage, with pp > 1) against the capacity, peak_memory_bytes and
-// fits_in_memory (false) filled in.
+// pipeline stage holding it, when that is not stage 0) against the
+// capacity, peak_memory_bytes and fits_in_memory (false) filled in.
 std::string oversized_row(const SweepPoint& point, const workloads::MemoryBreakdown& memory,
                           int64_t capacity_bytes, bool campaign);
 std::string failed_row(const SweepPoint& point, const std::string& reason, bool campaign);
