@@ -35,7 +35,7 @@ std::optional<KernelClass> simulated_kernel_class(const workloads::TraceRecord& 
   if (category == "async_tp") return KernelClass::kMemory;
   if (track == "compute") {
     // FSDP2's copies around its collectives (schedules/fsdp_schedule.h).
-    if (record.name.starts_with("fsdp.")) return KernelClass::kFsdpCopy;
+    if (record.name.starts_with(workloads::kFsdpCopyPrefix)) return KernelClass::kFsdpCopy;
     if (category == "gemm") return KernelClass::kGemm;
     if (category == "attention") return KernelClass::kFlashAttention;
     if (category == "optimizer") return KernelClass::kOptimizer;

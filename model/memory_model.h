@@ -108,8 +108,9 @@
 //   w2 / down, residual add  0
 //   block_none = 2*Tt*(H*c + r + e) + 2*T*H*c + 4*T*Q*c + A + m*T*F*c,
 //   m = 4 (SwiGLU) or 2 (GELU), e the Python RMSNorm's extra (above). Not
-//   counted (each under 0.1% of a block): token ids and labels (int64), flash attention's RNG state, and tensors
-//   that are parameters or buffers (norm weights, freqs_cis). No dropout.
+//   counted (each under 0.1% of a block): token ids and labels (int64),
+//   flash attention's RNG state, and tensors that are parameters or buffers
+//   (norm weights, freqs_cis). No dropout.
 //
 // Stored per block, kept from its forward to its backward (block_stored), and
 // recomputed activations of one block, alive during its backward on top of

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +82,21 @@ void thread_name(sim::JsonWriter& json, int64_t pid, int64_t tid, const std::str
   json.end_object().end_object();
 }
 
+// An "X" event of the host's thread; with a correlation, a launch that a
+// GPU event names.
+void host_event(sim::JsonWriter& json, std::string_view category, const std::string& name,
+                int64_t start_ns, int64_t duration_ns, std::optional<int64_t> correlation = {}) {
+  json.begin_object().key("ph").str("X").key("cat").str(category);
+  json.key("name").str(name).key("pid").int64(kHostPid).key("tid").int64(kHostTid);
+  json.key("ts");
+  microseconds(json, start_ns);
+  json.key("dur");
+  microseconds(json, duration_ns);
+  json.key("args").begin_object();
+  if (correlation) json.key("correlation").int64(*correlation);
+  json.end_object().end_object();
+}
+
 void process_name(sim::JsonWriter& json, int64_t pid, const std::string& name) {
   json.begin_object().key("ph").str("M").key("pid").int64(pid).key("tid").int64(0);
   json.key("name").str("process_name").key("args").begin_object().key("name").str(name);
@@ -114,37 +130,20 @@ void write_kineto_trace(std::span<const TraceRecord> records, const KinetoRank& 
                 "stream " + std::to_string(id) + " (" + std::string(track) + ")");
   }
   // The step marker prof.step() writes, over the whole step.
-  json.begin_object().key("ph").str("X").key("cat").str("user_annotation");
-  json.key("name").str("ProfilerStep#1").key("pid").int64(kHostPid).key("tid").int64(kHostTid);
-  json.key("ts");
-  microseconds(json, 0);
-  json.key("dur");
-  microseconds(json, rank.step_time.count_ns());
-  json.key("args").begin_object().end_object().end_object();
+  host_event(json, "user_annotation", "ProfilerStep#1", 0, rank.step_time.count_ns());
 
   int64_t correlation = 0;  // of FSDP2's copies and their launches
   for (const TraceRecord& r : records) {
     if (r.rank != rank.rank) continue;
     const bool cpu = cpu_side(r);
-    const bool fsdp_copy = r.track == "compute" && r.name.starts_with("fsdp.");
+    const bool fsdp_copy = r.track == "compute" && r.name.starts_with(kFsdpCopyPrefix);
     if (fsdp_copy) {
       // The FSDP::... range and the launch a real trace has around the copy.
       ++correlation;
-      json.begin_object().key("ph").str("X").key("cat").str("user_annotation");
-      json.key("name").str("FSDP::" + std::string(r.name.substr(5)));
-      json.key("pid").int64(kHostPid).key("tid").int64(kHostTid).key("ts");
-      microseconds(json, r.start.count_ns());
-      json.key("dur");
-      microseconds(json, r.duration.count_ns());
-      json.key("args").begin_object().end_object().end_object();
-      json.begin_object().key("ph").str("X").key("cat").str("cuda_runtime");
-      json.key("name").str("cudaLaunchKernel");
-      json.key("pid").int64(kHostPid).key("tid").int64(kHostTid).key("ts");
-      microseconds(json, r.start.count_ns());
-      json.key("dur");
-      microseconds(json, 0);
-      json.key("args").begin_object().key("correlation").int64(correlation);
-      json.end_object().end_object();
+      host_event(json, "user_annotation",
+                 "FSDP::" + std::string(r.name.substr(kFsdpCopyPrefix.size())),
+                 r.start.count_ns(), r.duration.count_ns());
+      host_event(json, "cuda_runtime", "cudaLaunchKernel", r.start.count_ns(), 0, correlation);
     }
     // A collective's kernel runs from this rank's arrival to its end.
     const bool nccl = !cpu && !is_copy(r) && r.track != "compute";

@@ -29,8 +29,10 @@ std::map<std::string, TrainingRun> runs_by_id(const std::string& file = kRuns) {
   return out;
 }
 
-// The rows of Float8, context and pipeline parallelism (predictions: no clock is fitted to them).
-std::map<std::string, TrainingRun> held_out_4d_by_id() {
+// The rows of Float8, context and pipeline parallelism: training rows on
+// which those mechanisms were developed, predicted (no clock is fitted to
+// them), not runs kept aside.
+std::map<std::string, TrainingRun> runs_4d_by_id() {
   return runs_by_id(CLUSTERSIM_SOURCE_DIR "/scenarios/measurements/training/published_runs_4d.csv");
 }
 
@@ -101,7 +103,7 @@ TEST(PublishedRuns, FittedFmsH100RunsStayFitted) {
 // them: +1.7% on 8 H100 and +1.2% on 128; the gain over the compiled bf16 run
 // x1.277 and x1.279 against x1.280 and x1.286 published.
 TEST(PublishedRuns, Float8RunsArePredictionsWhereTheReadmeSays) {
-  const std::map<std::string, TrainingRun> fp8 = held_out_4d_by_id();
+  const std::map<std::string, TrainingRun> fp8 = runs_4d_by_id();
   const auto runs = runs_by_id();
   const TrainingRun& small = fp8.at("tt_8b_8xh100_fp8");
   const TrainingRun& large = fp8.at("tt_8b_128xh100_fp8");
@@ -125,7 +127,7 @@ TEST(PublishedRuns, Float8RunsArePredictionsWhereTheReadmeSays) {
 // 128K +15.6%, cp 8 at 256K +19.3%; memory -6.1% to -6.7% (the loss's peak
 // holds in all four rows, as the published memory, flat at 84 GiB, suggests).
 TEST(PublishedRuns, ContextParallelRunsArePredictionsWhereTheReadmeSays) {
-  const std::map<std::string, TrainingRun> rows = held_out_4d_by_id();
+  const std::map<std::string, TrainingRun> rows = runs_4d_by_id();
   const auto error = [&](const char* id) {
     const TrainingRun& run = rows.at(id);
     return predicted(run) / run.tokens_per_s_per_gpu - 1;
@@ -152,7 +154,7 @@ TEST(PublishedRuns, PipelinedRunsArePredictionsWhereTheReadmeSays) {
       {"tt_405b_3d_1f1b", 0.041, -0.140},
       {"tt_405b_3d_interleaved", 0.067, 0.005},
   };
-  const std::map<std::string, TrainingRun> runs = held_out_4d_by_id();
+  const std::map<std::string, TrainingRun> runs = runs_4d_by_id();
   std::map<std::string, double> tokens;
   for (const Row& row : rows) {
     SCOPED_TRACE(row.id);
