@@ -1,6 +1,7 @@
 #include "model/model_spec.h"
 
 #include <array>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -69,6 +70,8 @@ const std::vector<ModelSpec>& presets() {
 
 constexpr std::array<std::string_view, 7> kCustomKeys = {
     "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "activation"};
+// Keys a custom model may leave out (the family's convention then holds).
+constexpr std::array<std::string_view, 1> kOptionalCustomKeys = {"tied_embeddings"};
 
 std::string custom_path(std::string_view key) {
   return "workload.custom_model." + std::string(key);
@@ -148,6 +151,10 @@ void add_workload_model_keys(sim::ConfigSchema& schema) {
                "swiglu: Llama conventions (RMSNorm, no biases, untied head); gelu: GPT-3 "
                "conventions (LayerNorm, biases, tied head). Both use rotary positions.")
       .one_of({"swiglu", "gelu"});
+  schema.add_key(custom_path("tied_embeddings"), ValueType::kBool,
+                 "Whether the output head shares the token embedding's weights (default: the "
+                 "family's, true for gelu, false for swiglu). Megatron-LM ties them unless run "
+                 "with --untie-embeddings-and-output-weights.");
 }
 
 ModelSpec read_model_spec(const sim::ConfigValues& values) {
@@ -160,12 +167,15 @@ ModelSpec read_model_spec(const sim::ConfigValues& values) {
   }
   const std::string& model_name = values.get_string("workload.model");
   if (model_name != "custom") {
-    for (std::string_view key : kCustomKeys) {
-      if (values.has(custom_path(key))) {
-        sink.add(values.where(custom_path(key)), custom_path(key),
-                 "expected no custom_model keys unless workload.model is 'custom', found one "
-                 "with workload.model '" +
-                     model_name + "'");
+    for (const auto& keys : {std::span<const std::string_view>(kCustomKeys),
+                             std::span<const std::string_view>(kOptionalCustomKeys)}) {
+      for (std::string_view key : keys) {
+        if (values.has(custom_path(key))) {
+          sink.add(values.where(custom_path(key)), custom_path(key),
+                   "expected no custom_model keys unless workload.model is 'custom', found one "
+                   "with workload.model '" +
+                       model_name + "'");
+        }
       }
     }
     sink.throw_if_any();
@@ -193,6 +203,9 @@ ModelSpec read_model_spec(const sim::ConfigValues& values) {
     m.norm = NormKind::kLayerNorm;
     m.linear_bias = true;
     m.tied_embeddings = true;
+  }
+  if (values.has(custom_path("tied_embeddings"))) {
+    m.tied_embeddings = values.get_bool(custom_path("tied_embeddings"));
   }
   if (m.hidden % m.heads != 0) {
     sink.add(values.where(custom_path("heads")), custom_path("heads"),

@@ -12,6 +12,8 @@
 //    linear layer, tied output head, but rotary positions: there is no key
 //    for the length of a learned position table (for GPT-3 it is 25M of
 //    175B parameters).
+// `custom_model.tied_embeddings` overrides the family's head convention
+// (Megatron-LM's GPT benchmarks untie it, a Llama-family model may tie it).
 //
 // Units: parameter counts are plain int64 numbers of parameters (not bytes).
 // Thread safety: pure functions; ModelSpec is a value type.

@@ -133,6 +133,27 @@ TEST(ModelSpec, ReadsACustomShapeWithItsFamily) {
   EXPECT_EQ(gelu.learned_positions, 0);
 }
 
+// Megatron-LM's GPT is the gelu family with the head untied
+// (--untie-embeddings-and-output-weights): the head adds vocab x hidden
+// parameters to the tied count, and nothing else changes.
+TEST(ModelSpec, TiedEmbeddingsOverrideTheFamilysHead) {
+  const std::string gelu = std::string(kCustom) + "    activation: gelu\n";
+  const ModelSpec tied = spec_from_yaml(gelu);
+  const ModelSpec untied = spec_from_yaml(gelu + "    tied_embeddings: false\n");
+  EXPECT_FALSE(untied.tied_embeddings);
+  EXPECT_EQ(untied.norm, NormKind::kLayerNorm);
+  EXPECT_EQ(parameter_breakdown(untied).output_head, 100 * 64);
+  EXPECT_EQ(parameter_count(untied), parameter_count(tied) + 100 * 64);
+  const ModelSpec swiglu_tied =
+      spec_from_yaml(std::string(kCustom) + "    activation: swiglu\n    tied_embeddings: true\n");
+  EXPECT_TRUE(swiglu_tied.tied_embeddings);
+  EXPECT_EQ(parameter_breakdown(swiglu_tied).output_head, 0);
+  EXPECT_THAT(error_of("name: t\nworkload:\n  model: llama2-7b\n  custom_model:\n"
+                       "    tied_embeddings: true\n"),
+              HasSubstr("scenario.yaml:5:22: error: workload.custom_model.tied_embeddings: "
+                        "expected no custom_model keys unless workload.model is 'custom'"));
+}
+
 TEST(ModelSpec, MissingModelIsReported) {
   EXPECT_THAT(error_of("name: t\n"),
               HasSubstr("scenario.yaml: error: workload.model: expected a model preset or custom "
