@@ -59,6 +59,7 @@ const char* const kPipelineSchedule = "workload.pipeline.schedule";
 const char* const kMicrobatches = "workload.pipeline.microbatches";
 const char* const kVirtualStages = "workload.pipeline.virtual_stages";
 const char* const kLayersPerStage = "workload.pipeline.layers_per_stage";
+const char* const kGradReduction = "workload.pipeline.grad_reduction";
 const char* const kGradAccum = "workload.grad_accum";
 const char* const kAsyncTp = "workload.parallelism.async_tp";
 const char* const kFloat8 = "workload.float8.recipe";
@@ -394,8 +395,8 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                      "Pipeline parallelism's schedule (workload.parallelism.pp > 1; "
                      "model/pipeline_stages.h): activations and their gradients cross stages by "
                      "NCCL send/recv; FSDP inside a stage keeps its blocks gathered from their "
-                     "first forward to their last backward and reduces gradients once, after the "
-                     "last micro-batch, as torch.distributed.pipelining does with FSDP2.");
+                     "first forward to their last backward and reduces gradients once, in or "
+                     "after the last micro-batch (grad_reduction).");
   schema
       .add_key(kPipelineSchedule, ValueType::kEnum,
                "gpipe: every micro-batch's forward, then every backward; 1f1b: stage s runs pp - "
@@ -422,6 +423,15 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "pp, ... (zbv, dualpipev: s and 2 pp - 1 - s); 1 for gpipe and 1f1b.")
       .positive()
       .default_to(int64_t{1});
+  schema
+      .add_key(kGradReduction, ValueType::kEnum,
+               "When a stage reduces its gradients: after_last_backward, every unit after the "
+               "stage's last backward, in module order (torch.distributed.pipelining with FSDP2, "
+               "torchtitan); during_last_backward, each unit as the last micro-batch's backward "
+               "produces its gradients, overlapped with the rest of it (Megatron-Core's "
+               "--overlap-grad-reduce).")
+      .one_of({"after_last_backward", "during_last_backward"})
+      .default_to(std::string("after_last_backward"));
   schema.add_key(kLayersPerStage, ValueType::kString,
                  "Blocks per chunk in model order, comma-separated (e.g. \"7,8,8,9\" for pp 4: "
                  "a lighter first stage for the embedding); pp x virtual_stages counts of at "
@@ -532,6 +542,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.mesh_order = read_mesh_order(values);
   w.pipeline_schedule = value_of(kPipelineSchedules, values.get_string(kPipelineSchedule));
   w.virtual_stages = values.get_int(kVirtualStages);
+  w.reduce_during_last_backward = values.get_string(kGradReduction) == "during_last_backward";
   w.backward_prefetch = value_of(kPrefetches, values.get_string("workload.fsdp.backward_prefetch"));
   w.forward_prefetch = values.get_bool("workload.fsdp.forward_prefetch");
   w.limit_all_gathers = values.get_bool("workload.fsdp.limit_all_gathers");

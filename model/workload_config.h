@@ -78,6 +78,9 @@ struct WorkloadSpec {
   int64_t virtual_stages = 1;  // chunks per rank (interleaved 1F1B)
   // Blocks per chunk in model order (workload.pipeline.layers_per_stage); empty: even.
   std::vector<int64_t> layers_per_chunk;
+  // A stage's gradient reduction: each unit's as its last backward produces
+  // it (Megatron-Core), or all after the stage's last backward (torchtitan).
+  bool reduce_during_last_backward = false;
   // Context parallelism (model/context_parallel.h): the ranks that split each
   // sequence, inside the FSDP shard group; how K and V reach them.
   int64_t cp = 1;

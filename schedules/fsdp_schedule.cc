@@ -407,7 +407,7 @@ class Builder {
       grad_ready = add(kernel_task(unit, Phase::kBackward, mb_ == 0 ? cast : add_in), {grad_ready});
     }
     if (!last_mb && no_sync()) return;
-    if (pipelined()) {
+    if (pipelined() && !spec_.reduce_during_last_backward) {
       deferred_.emplace_back(unit, grad_ready);  // reduced by post_backward()
       return;
     }

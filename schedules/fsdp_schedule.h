@@ -192,7 +192,10 @@
 // forward with PP; the stage calls set_requires_gradient_sync and
 // set_reshard_after_backward only for the last micro-batch): every unit stays
 // gathered from its first forward to the last backward, and gradients are
-// reduced once, after the last micro-batch's backward. Gradient clipping
+// reduced once: after the stage's last backward, every unit in module order
+// (torchtitan), or with grad_reduction during_last_backward each unit as
+// the last micro-batch's backward produces its gradients, overlapped with
+// the rest of it (Megatron-Core's --overlap-grad-reduce). Gradient clipping
 // adds the all-reduce of the norm over the pipeline group (torchtitan's
 // clip_grad_norm_ with a pp mesh).
 //

@@ -182,6 +182,50 @@ TEST(PipelineStep, PostBackwardReducesAStagesGradientsAfterItsLastBackward) {
   EXPECT_GT(first_reduce, last_backward_kernel);
 }
 
+TEST(PipelineStep, MegatronReducesEachUnitDuringTheLastBackward) {
+  // Megatron-Core's --overlap-grad-reduce (grad_reduction during_last_backward):
+  // in the last micro-batch's backward each unit's reduce-scatter follows its
+  // own gradients, in backward order (stage 0: block 1, block 0, then the
+  // embedding's root), before the stage's last backward kernel is issued.
+  WorkloadSpec w = pipeline_spec(4, 8, PipelineSchedule::k1F1B);
+  w.fsdp_version = 2;
+  w.reduce_during_last_backward = true;
+  FsdpScheduleOptions o;
+  o.stage = 0;
+  const FsdpSchedule s = build_fsdp_schedule(w, o);
+  std::vector<int32_t> units;
+  int32_t last_backward_kernel = -1;
+  int32_t first_reduce = -1;
+  for (int32_t i = 0; i < s.size(); ++i) {
+    const Task& t = s.tasks[static_cast<size_t>(i)];
+    const bool copy_in = t.kernel != kNoKernel && (t.kernel == s.block_reduce_copy_in ||
+                                                   t.kernel == s.root_reduce_copy_in);
+    if (t.kind == TaskKind::kKernel && t.phase == Phase::kBackward && !copy_in) {
+      last_backward_kernel = i;
+    }
+    if (t.kind != TaskKind::kReduceScatter) continue;
+    EXPECT_EQ(t.micro_batch, 7);
+    if (first_reduce < 0) first_reduce = i;
+    units.push_back(t.unit);
+  }
+  EXPECT_EQ(units, (std::vector<int32_t>{1, 0, kRootUnit}));
+  EXPECT_LT(first_reduce, last_backward_kernel);
+
+  // Over a network (4 nodes: each stage's shard group of 16 spans two), the
+  // reductions overlapped with the last backward leave less of the step
+  // waiting on them, and the step is shorter.
+  WorkloadSpec net = pipeline_spec(2, 4, PipelineSchedule::k1F1B);
+  net.world_size = 32;
+  net.dp_size = 16;
+  net.shard_group_size = 16;
+  const StepResult deferred = simulate(net, 4);
+  net.reduce_during_last_backward = true;
+  const StepResult overlapped = simulate(net, 4);
+  EXPECT_LT(overlapped.breakdown.exposed_reduce_scatter_s + overlapped.breakdown.sync_wait_s,
+            deferred.breakdown.exposed_reduce_scatter_s + deferred.breakdown.sync_wait_s);
+  EXPECT_LT(overlapped.step_time_s, deferred.step_time_s);
+}
+
 TEST(PipelineStep, ZeroBubbleFillsTheBubbleWithWeightGradients) {
   // ZBV on 4 stages x 2 chunks (8 layers: one block a chunk), 8 micro-batches:
   // the weight gradients run where 1F1B idles. Its bubble is not zero (the
