@@ -146,40 +146,54 @@ TEST(PipelineStep, InterleavingShrinksTheBubbleByTheVirtualStages) {
   EXPECT_LT(r.step_time_s, simulate(plain).step_time_s);
 }
 
-TEST(PipelineStep, PostBackwardReducesAStagesGradientsAfterItsLastBackward) {
-  // torch.distributed.pipelining runs FSDP2's post-backward once a stage's
-  // last backward is done: every unit's reduce-scatter in module order (the
-  // root, then the blocks), each copy-in waiting for the previous unit's
-  // reduce-scatter.
+// Where stage 0's gradient reductions sit in its schedule (8 micro-batches
+// of 1F1B on 4 stages, FSDP2): the reduce-scatters' units in task order,
+// the first one's index and the stage's last backward kernel's (copy-ins
+// aside). With chained, each copy-in must wait for the reduce-scatter
+// before it.
+struct Reductions {
+  std::vector<int32_t> units;
+  int32_t first = -1;
+  int32_t last_backward_kernel = -1;
+};
+
+Reductions stage0_reductions(bool during_last_backward, bool chained) {
   WorkloadSpec w = pipeline_spec(4, 8, PipelineSchedule::k1F1B);
   w.fsdp_version = 2;
+  w.reduce_during_last_backward = during_last_backward;
   FsdpScheduleOptions o;
   o.stage = 0;
   const FsdpSchedule s = build_fsdp_schedule(w, o);
-  std::vector<int32_t> units;
+  Reductions r;
   int32_t previous = -1;
-  int32_t last_backward_kernel = -1;
-  int32_t first_reduce = -1;
   for (int32_t i = 0; i < s.size(); ++i) {
     const Task& t = s.tasks[static_cast<size_t>(i)];
     const bool copy_in = t.kernel != kNoKernel && (t.kernel == s.block_reduce_copy_in ||
                                                    t.kernel == s.root_reduce_copy_in);
-    if (copy_in && previous >= 0) {
+    if (chained && copy_in && previous >= 0) {
       const auto deps = s.deps_of(i);
       EXPECT_NE(std::find(deps.begin(), deps.end(), previous), deps.end()) << i;
     }
     if (t.kind == TaskKind::kKernel && t.phase == Phase::kBackward && !copy_in) {
-      last_backward_kernel = i;
+      r.last_backward_kernel = i;
     }
     if (t.kind != TaskKind::kReduceScatter) continue;
     EXPECT_EQ(t.micro_batch, 7);
-    if (first_reduce < 0) first_reduce = i;
-    units.push_back(t.unit);
+    if (r.first < 0) r.first = i;
+    r.units.push_back(t.unit);
     previous = i;
   }
-  // Stage 0 holds the root (the embedding) and blocks 0 and 1.
-  EXPECT_EQ(units, (std::vector<int32_t>{kRootUnit, 0, 1}));
-  EXPECT_GT(first_reduce, last_backward_kernel);
+  return r;
+}
+
+TEST(PipelineStep, PostBackwardReducesAStagesGradientsAfterItsLastBackward) {
+  // torch.distributed.pipelining runs FSDP2's post-backward once a stage's
+  // last backward is done: every unit's reduce-scatter in module order (the
+  // root, then the blocks), each copy-in waiting for the previous unit's
+  // reduce-scatter. Stage 0 holds the root (the embedding) and blocks 0 and 1.
+  const Reductions r = stage0_reductions(/*during_last_backward=*/false, /*chained=*/true);
+  EXPECT_EQ(r.units, (std::vector<int32_t>{kRootUnit, 0, 1}));
+  EXPECT_GT(r.first, r.last_backward_kernel);
 }
 
 TEST(PipelineStep, MegatronReducesEachUnitDuringTheLastBackward) {
@@ -187,29 +201,9 @@ TEST(PipelineStep, MegatronReducesEachUnitDuringTheLastBackward) {
   // in the last micro-batch's backward each unit's reduce-scatter follows its
   // own gradients, in backward order (stage 0: block 1, block 0, then the
   // embedding's root), before the stage's last backward kernel is issued.
-  WorkloadSpec w = pipeline_spec(4, 8, PipelineSchedule::k1F1B);
-  w.fsdp_version = 2;
-  w.reduce_during_last_backward = true;
-  FsdpScheduleOptions o;
-  o.stage = 0;
-  const FsdpSchedule s = build_fsdp_schedule(w, o);
-  std::vector<int32_t> units;
-  int32_t last_backward_kernel = -1;
-  int32_t first_reduce = -1;
-  for (int32_t i = 0; i < s.size(); ++i) {
-    const Task& t = s.tasks[static_cast<size_t>(i)];
-    const bool copy_in = t.kernel != kNoKernel && (t.kernel == s.block_reduce_copy_in ||
-                                                   t.kernel == s.root_reduce_copy_in);
-    if (t.kind == TaskKind::kKernel && t.phase == Phase::kBackward && !copy_in) {
-      last_backward_kernel = i;
-    }
-    if (t.kind != TaskKind::kReduceScatter) continue;
-    EXPECT_EQ(t.micro_batch, 7);
-    if (first_reduce < 0) first_reduce = i;
-    units.push_back(t.unit);
-  }
-  EXPECT_EQ(units, (std::vector<int32_t>{1, 0, kRootUnit}));
-  EXPECT_LT(first_reduce, last_backward_kernel);
+  const Reductions r = stage0_reductions(/*during_last_backward=*/true, /*chained=*/false);
+  EXPECT_EQ(r.units, (std::vector<int32_t>{1, 0, kRootUnit}));
+  EXPECT_LT(r.first, r.last_backward_kernel);
 
   // Over a network (4 nodes: each stage's shard group of 16 spans two), the
   // reductions overlapped with the last backward leave less of the step
