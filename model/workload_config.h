@@ -154,10 +154,10 @@ struct WorkloadSpec {
 // seq_len, local_batch, grad_accum, dtype, activation_checkpointing,
 // cpu_offload, torch_compile, cuda_graphs, attention, rotary_embedding; section
 // `workload.parallelism` (strategy, shard_group_size, replica_group_size, tp, tp_sequence_dim, pp);
-// section `workload.pipeline` (schedule, microbatches); section `workload.float8` (recipe,
-// fsdp_all_gather, precompute_scales); section `workload.fsdp` (backward_prefetch,
-// forward_prefetch, limit_all_gathers, reshard_after_forward, separate_reduce_stream, no_sync,
-// version, reduce_dtype); section `workload.optimizer` (implementation, via add_optimizer_keys()).
+// section `workload.pipeline` (via add_pipeline_keys(), model/pipeline_config.h); section
+// `workload.float8` (recipe, fsdp_all_gather, precompute_scales); section `workload.fsdp`
+// (backward_prefetch, forward_prefetch, limit_all_gathers, reshard_after_forward,
+// separate_reduce_stream, no_sync, version, reduce_dtype); section `workload.optimizer` (implementation, via add_optimizer_keys()).
 // Defaults are PyTorch's (FULL_SHARD, BACKWARD_PRE, limit_all_gathers true, reshard_after_forward
 // true, FSDP2, reduction in the compute dtype) and bf16, tp 1, grad_accum 1, no checkpointing, no
 // offload, eager mode, the fused optimizer (PyTorch's own default on CUDA is foreach).

@@ -81,6 +81,14 @@ TEST(PipelineRun, ALayerSplitNeedsACountPerChunkSummingToTheLayers) {
   EXPECT_TRUE(contains(err, "expected no value with pp 1")) << err;
 }
 
+TEST(PipelineRun, GradReductionNeedsAPipeline) {
+  const std::string err = rejected({"workload.pipeline.grad_reduction=during_last_backward"});
+  EXPECT_TRUE(contains(err, "workload.pipeline.grad_reduction: expected after_last_backward with "
+                            "pp 1 (without a pipeline, workload.fsdp.no_sync says when gradients "
+                            "are reduced), found during_last_backward"))
+      << err;
+}
+
 TEST(PipelineRun, APipelinedStepReportsItsStagesAndBubble) {
   const auto r = run({"run", kScenario, "--no-wall-time", "--set", "workload.parallelism.pp=2",
                       "--set", "workload.pipeline.microbatches=4"});
