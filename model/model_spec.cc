@@ -133,8 +133,9 @@ void add_workload_model_keys(sim::ConfigSchema& schema) {
                "Model preset (published shapes), or custom (see workload.custom_model).")
       .one_of(model_choices());
 
-  schema.add_section("workload.custom_model",
-                     "The model when workload.model is custom (every key but tied_embeddings needed).");
+  schema.add_section(
+      "workload.custom_model",
+      "The model when workload.model is custom (every key but tied_embeddings needed).");
   schema.add_key(custom_path("layers"), ValueType::kInt, "Transformer blocks.").positive();
   schema.add_key(custom_path("hidden"), ValueType::kInt, "Model width d_model.").positive();
   schema.add_key(custom_path("heads"), ValueType::kInt, "Query heads; must divide hidden.")

@@ -14,8 +14,8 @@ namespace clustersim::workloads {
 
 namespace {
 
-using sim::names;
 using sim::Named;
+using sim::names;
 using sim::value_of;
 
 constexpr std::array<Named<PipelineSchedule>, 5> kPipelineSchedules = {
@@ -112,7 +112,9 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
                                        : w.virtual_stages == 1;
   if (!chunks_ok) {
     sink.add(values.where(kVirtualStages), kVirtualStages,
-             std::string(zbv ? "expected 2" : interleaved ? "expected at least 2" : "expected 1") +
+             std::string(zbv           ? "expected 2"
+                         : interleaved ? "expected at least 2"
+                                       : "expected 1") +
                  " with schedule " + values.get_string(kPipelineSchedule) + ", found " +
                  str(w.virtual_stages));
   }
@@ -145,7 +147,8 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
              kMicrobatches,
              "expected at least 2 x pp = " + str(2 * w.pp) +
                  " with dualpipev (its warm-up sends 2 (pp - 1) micro-batches down the V before "
-                 "the first backward), found " + str(w.grad_accum));
+                 "the first backward), found " +
+                 str(w.grad_accum));
   }
 }
 

@@ -8,9 +8,9 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include "config/config_error.h"
 #include "config/config_schema.h"
 #include "config/config_values.h"
-#include "config/config_error.h"
 #include "model/workload_config.h"
 
 namespace clustersim::workloads {
