@@ -153,6 +153,8 @@ class MaxMinFairness {
   // Adds `load` (coefficient * max rate, may be -load or +-infinity) to the
   // link's potential as a flow joins or leaves it.
   void add_potential(uint32_t link, double load);
+  // Prefetches the links of loads[i + ahead] (add_flow, remove_flow).
+  void prefetch_links(const std::vector<LinkLoad>& loads, std::size_t i) const;
   // The link can bind: two or more flows whose maxima together exceed it.
   bool couples(const Link& link) const;
   // Adds `flow`'s component (flows reachable through coupling links).
