@@ -269,7 +269,7 @@ void MaxMinFairness::add_potential(uint32_t id, double load) {
 // them for a collective of a thousand ranks): walking one is a cache miss
 // per link, then one per link's user list. Fetch the link kPrefetchLinks
 // ahead and its user list (whose address the link holds, fetched by then) a
-// quarter of that ahead: the 98,304-GPU HSDP step x0.93. Small footprints
+// quarter of that ahead: the 98,304-GPU HSDP step x0.92. Small footprints
 // (a node's TP group) are left alone.
 void MaxMinFairness::prefetch_links(const std::vector<LinkLoad>& loads, std::size_t i) const {
   constexpr std::size_t kPrefetchLinks = 16;
