@@ -68,10 +68,12 @@ const std::vector<ModelSpec>& presets() {
   return kPresets;
 }
 
-constexpr std::array<std::string_view, 7> kCustomKeys = {
-    "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "activation"};
-// Keys a custom model may leave out (the family's convention then holds).
-constexpr std::array<std::string_view, 1> kOptionalCustomKeys = {"tied_embeddings"};
+// The custom model's keys: the first kRequiredCustomKeys are needed, the
+// rest may be left out (the family's convention then holds).
+constexpr std::array<std::string_view, 8> kCustomKeys = {
+    "layers", "hidden",     "heads",          "kv_heads", "ffn_hidden",
+    "vocab",  "activation", "tied_embeddings"};
+constexpr std::size_t kRequiredCustomKeys = 7;
 
 std::string custom_path(std::string_view key) {
   return "workload.custom_model." + std::string(key);
@@ -168,22 +170,19 @@ ModelSpec read_model_spec(const sim::ConfigValues& values) {
   }
   const std::string& model_name = values.get_string("workload.model");
   if (model_name != "custom") {
-    for (const auto& keys : {std::span<const std::string_view>(kCustomKeys),
-                             std::span<const std::string_view>(kOptionalCustomKeys)}) {
-      for (std::string_view key : keys) {
-        if (values.has(custom_path(key))) {
-          sink.add(values.where(custom_path(key)), custom_path(key),
-                   "expected no custom_model keys unless workload.model is 'custom', found one "
-                   "with workload.model '" +
-                       model_name + "'");
-        }
+    for (std::string_view key : kCustomKeys) {
+      if (values.has(custom_path(key))) {
+        sink.add(values.where(custom_path(key)), custom_path(key),
+                 "expected no custom_model keys unless workload.model is 'custom', found one "
+                 "with workload.model '" +
+                     model_name + "'");
       }
     }
     sink.throw_if_any();
     return *model_preset(model_name);
   }
 
-  for (std::string_view key : kCustomKeys) {
+  for (std::string_view key : std::span(kCustomKeys).first(kRequiredCustomKeys)) {
     if (!values.has(custom_path(key))) {
       sink.add(values.where("workload.model"), custom_path(key),
                "expected a value because workload.model is 'custom', found nothing");
