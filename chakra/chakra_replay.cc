@@ -76,6 +76,7 @@ StepResult result(const ReplayJob& job, const std::vector<replay::Template>& tem
   out.slowest_rank = run.slowest_rank;
   out.ranks = job.ranks();
   out.events = run.events;
+  out.engine = run.stats;
   out.collectives = run.collectives;
   for (const replay::Template& t : templates) {
     out.tasks_per_rank = std::max(out.tasks_per_rank, static_cast<int64_t>(t.nodes.size()));

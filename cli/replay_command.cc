@@ -140,7 +140,8 @@ std::string summary(const ReplayInputs& in, const StepResult& r) {
   return text;
 }
 
-std::string report_json(const ReplayInputs& in, const StepResult& r, double wall_s) {
+std::string report_json(const ReplayInputs& in, const StepResult& r, double wall_s,
+                        bool engine_stats) {
   std::ostringstream out;
   sim::JsonWriter json(out, 2);
   json.begin_object();
@@ -158,6 +159,7 @@ std::string report_json(const ReplayInputs& in, const StepResult& r, double wall
   json.end_object();
   write_step_figures_json(json, r, "hfu");
   write_simulation_counts_json(json, r, "nodes_per_rank");
+  if (engine_stats) write_engine_stats_json(json, r.engine);
   json.key("wall_s").number(wall_s);
   json.end_object();
   json.finish();
@@ -203,6 +205,7 @@ CommandSpec replay_command_spec() {
       "and the inputs; only wall_s varies between runs. A replay of more nodes x ranks\n"
       "than --max-events is refused before it starts; engine progress is shown on stderr\n"
       "when it is a terminal."};
+  spec.options.push_back(engine_stats_option());
   spec.options.push_back(work_limit_options().back());  // --max-events
   return spec;
 }
@@ -302,7 +305,7 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   if (parsed.has("--json")) {
-    sim::write_file_atomically(parsed.value_or("--json", ""), report_json(in, result, wall_s));
+    sim::write_file_atomically(parsed.value_or("--json", ""), report_json(in, result, wall_s, parsed.has("--engine-stats")));
   }
   if (tracing && kineto) {
     write_kineto_trace_files(parsed.value_or("--trace-out", ""), result.trace, options.trace_ranks,
@@ -312,6 +315,7 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
     write_chrome_trace_file(parsed.value_or("--trace-out", ""), result.trace);
   }
   out << summary(in, result);
+  if (parsed.has("--engine-stats")) out << "\n" << engine_stats_table(result.engine, result.events);
   if (!parsed.has("--no-wall-time")) out << row("wall time", fixed(wall_s, 3) + " s");
   return kExitOk;
 }

@@ -199,7 +199,8 @@ void write_inputs_json(sim::JsonWriter& json, const RunInputs& in) {
   json.end_object();
 }
 
-std::string report_json(const RunInputs& in, const StepResult& r, double wall_s) {
+std::string report_json(const RunInputs& in, const StepResult& r, double wall_s,
+                        bool engine_stats) {
   std::ostringstream out;
   sim::JsonWriter json(out, 2);
   json.begin_object();
@@ -223,6 +224,7 @@ std::string report_json(const RunInputs& in, const StepResult& r, double wall_s)
   json.key("stage").int64(m.stage);
   json.end_object();
   write_simulation_counts_json(json, r, "tasks_per_rank");
+  if (engine_stats) write_engine_stats_json(json, r.engine);
   json.key("wall_s").number(wall_s);
   json.end_object();
   json.finish();
@@ -256,6 +258,7 @@ CommandSpec run_command_spec() {
       "Before simulating, the step's work is estimated (tasks per rank, tasks x ranks) and a\n"
       "step over the limits below is refused at the key that drives it; engine progress\n"
       "is shown on stderr when it is a terminal."};
+  spec.options.push_back(engine_stats_option());
   for (OptionSpec& o : work_limit_options()) spec.options.push_back(std::move(o));
   return spec;
 }
@@ -308,7 +311,8 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   if (parsed.has("--json")) {
-    sim::write_file_atomically(parsed.value_or("--json", ""), report_json(in, result, wall_s));
+    sim::write_file_atomically(parsed.value_or("--json", ""),
+                               report_json(in, result, wall_s, parsed.has("--engine-stats")));
   }
   if (tracing && kineto) {
     write_kineto_trace_files(parsed.value_or("--trace", ""), result.trace, config.trace_ranks,
@@ -318,6 +322,7 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
     write_chrome_trace_file(parsed.value_or("--trace", ""), result.trace);
   }
   out << summary(in, result);
+  if (parsed.has("--engine-stats")) out << "\n" << engine_stats_table(result.engine, result.events);
   if (!parsed.has("--no-wall-time")) out << row("wall time", fixed(wall_s, 3) + " s");
   return kExitOk;
 }

@@ -105,6 +105,52 @@ void write_simulation_counts_json(sim::JsonWriter& json, const workloads::StepRe
   json.key(per_rank_key).int64(r.tasks_per_rank);
 }
 
+OptionSpec engine_stats_option() {
+  return {"--engine-stats", "", false,
+          "also report the engine's events by kind and its max-min solves "
+          "(where a large step's simulation time goes)"};
+}
+
+std::string engine_stats_table(const workloads::EngineStats& s, uint64_t events) {
+  const auto share = [&](uint64_t n) {
+    return percent(static_cast<double>(n), static_cast<double>(events));
+  };
+  std::string text = columns_row("engine events by kind", {"events", "% of all"});
+  const auto kind = [&](std::string_view label, uint64_t n) {
+    text += figures(label, {std::to_string(n), share(n)});
+  };
+  kind("segment ends", s.segment_ends);
+  kind("re-looks", s.relooks);
+  kind("group starts", s.group_starts);
+  kind("transfer begins", s.transfer_begins);
+  kind("transfer ends", s.transfer_ends);
+  kind("latency-only ends", s.latency_ends);
+  kind("flow solves", s.flow_solves);
+  kind("local op ends", s.local_ends);
+  text += figures("stale looks (not events)", {std::to_string(s.stale_looks), "-"});
+  text += figures("max-min components solved", {std::to_string(s.components_solved)});
+  text += figures("  flows in them", {std::to_string(s.flows_solved)});
+  text += figures("  largest", {std::to_string(s.largest_component)});
+  return text;
+}
+
+void write_engine_stats_json(sim::JsonWriter& json, const workloads::EngineStats& s) {
+  json.key("engine_stats").begin_object();
+  json.key("segment_ends").uint64(s.segment_ends);
+  json.key("relooks").uint64(s.relooks);
+  json.key("group_starts").uint64(s.group_starts);
+  json.key("transfer_begins").uint64(s.transfer_begins);
+  json.key("transfer_ends").uint64(s.transfer_ends);
+  json.key("latency_ends").uint64(s.latency_ends);
+  json.key("flow_solves").uint64(s.flow_solves);
+  json.key("local_ends").uint64(s.local_ends);
+  json.key("stale_looks").uint64(s.stale_looks);
+  json.key("components_solved").uint64(s.components_solved);
+  json.key("flows_solved").uint64(s.flows_solved);
+  json.key("largest_component").uint64(s.largest_component);
+  json.end_object();
+}
+
 std::string trace_ranks_text(const ParsedCommand& parsed, const std::string& trace_option) {
   if (parsed.has("--trace-ranks") && !parsed.has(trace_option)) {
     throw UsageError("option '--trace-ranks' needs '" + trace_option +

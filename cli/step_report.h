@@ -49,6 +49,13 @@ void write_step_figures_json(sim::JsonWriter& json, const workloads::StepResult&
 void write_simulation_counts_json(sim::JsonWriter& json, const workloads::StepResult& result,
                                   std::string_view per_rank_key);
 
+// The --engine-stats option: what the engine did, by kind of event
+// (workloads::EngineStats), as summary rows and as the JSON object
+// "engine_stats".
+OptionSpec engine_stats_option();
+std::string engine_stats_table(const workloads::EngineStats& stats, uint64_t events);
+void write_engine_stats_json(sim::JsonWriter& json, const workloads::EngineStats& stats);
+
 // The --trace-ranks LIST option of a command whose trace file option is
 // `trace_option` ("--trace" for run): its text (default "0"), checked for
 // syntax; UsageError when malformed, empty or given without `trace_option`.

@@ -90,6 +90,7 @@ class CollectiveFlows {
   bool batch_open() const { return solver_.batch_open(); }
   bool batch_trivial() const { return solver_.batch_trivial(); }
   std::size_t last_solved_flows() const { return solver_.last_solved_flows(); }
+  const MaxMinFairness::SolveCounts& solve_counts() const { return solver_.solve_counts(); }
 
   // Bytes of buffer per second the flow progresses at now.
   double rate(FlowId flow) const;

@@ -373,6 +373,11 @@ void MaxMinFairness::solve_component() {
   // entries are pushed does not matter; flows are sorted for last_changed().
   std::sort(component_flows_.begin(), component_flows_.end());
   last_solved_flows_ = component_flows_.size();
+  if (!component_flows_.empty()) {
+    ++solve_counts_.components;
+    solve_counts_.flows += component_flows_.size();
+    solve_counts_.largest = std::max<uint64_t>(solve_counts_.largest, component_flows_.size());
+  }
   last_changed_.clear();
   old_rates_.clear();
   heap_.clear();

@@ -106,6 +106,14 @@ class MaxMinFairness {
 
   // Size of the last re-solve, for benchmarks and tests of incrementality.
   std::size_t last_solved_flows() const { return last_solved_flows_; }
+  // Re-solves of a component with at least one flow since construction,
+  // the flows they solved in all, and the largest component.
+  struct SolveCounts {
+    uint64_t components = 0;
+    uint64_t flows = 0;
+    uint64_t largest = 0;
+  };
+  const SolveCounts& solve_counts() const { return solve_counts_; }
 
   std::size_t num_links() const { return links_.size(); }
   std::size_t num_flows() const { return flows_.size() - free_flows_.size(); }
@@ -189,6 +197,7 @@ class MaxMinFairness {
   uint32_t saturating_link_ = kNoLink;
   std::vector<FlowId> last_changed_;
   std::size_t last_solved_flows_ = 0;
+  SolveCounts solve_counts_;
   bool batch_open_ = false;
   std::vector<uint32_t> pending_flows_;  // added in the open batch
   std::vector<uint32_t> pending_links_;  // whose flows or capacity changed in it

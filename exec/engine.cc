@@ -147,6 +147,7 @@ void Engine::on_event(sim::Simulator& sim, const sim::Event& event) {
   }
   const auto channel = static_cast<int32_t>(event.data >> kGroupBits);
   const auto group = static_cast<int64_t>(event.data & ((uint64_t{1} << kGroupBits) - 1));
+  if (event.kind != kComputeEnd && event.kind < kEventKindCount) ++by_kind_[event.kind];
   switch (event.kind) {
     case kComputeEnd: {
       const auto r = static_cast<int64_t>(event.data & 0xffffffffU);
@@ -154,6 +155,7 @@ void Engine::on_event(sim::Simulator& sim, const sim::Event& event) {
         ++stale_looks_;  // moved by comm_changes()
         break;
       }
+      ++by_kind_[kComputeEnd];
       compute_check(r);
       break;
     }
@@ -333,6 +335,7 @@ void Engine::compute_check(int64_t r) {
   RankState& st = rank(r);
   const double left = st.seg_work_ns - segment_done_ns(st);
   if (left >= 1.0) {
+    ++relooks_;
     schedule_check(r, now(), left);
     return;
   }
@@ -424,6 +427,24 @@ void Engine::trace_collective(int64_t r, const Op& op, int64_t arrival, int64_t 
 
 // ---- Results ----
 
+EngineStats Engine::stats() const {
+  EngineStats s;
+  s.segment_ends = by_kind_[kComputeEnd] - relooks_;
+  s.relooks = relooks_;
+  s.stale_looks = stale_looks_;
+  s.group_starts = by_kind_[kGroupStart];
+  s.transfer_begins = by_kind_[kTransferBegin];
+  s.transfer_ends = by_kind_[kTransferEnd];
+  s.latency_ends = by_kind_[kCollectiveEnd];
+  s.flow_solves = by_kind_[kSolveFlows];
+  s.local_ends = by_kind_[kLocalEnd];
+  const collectives::MaxMinFairness::SolveCounts& solves = flows_.solve_counts();
+  s.components_solved = solves.components;
+  s.flows_solved = solves.flows;
+  s.largest_component = solves.largest;
+  return s;
+}
+
 bool Engine::finished() const {
   for (const RankState& st : ranks_) {
     for (size_t s = 0; s < st.p->stream_ops.size(); ++s) {
@@ -502,6 +523,7 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
   out.summed_accounts = engine.summed_accounts(out.step_end_ns);
   out.events = engine.events();
   out.collectives = engine.collectives();
+  out.stats = engine.stats();
   out.trace = engine.take_trace();
   return out;
 }

@@ -108,6 +108,7 @@ struct EngineResult {
   std::array<double, step_accounts::kAccountCount> summed_accounts{};
   uint64_t events = 0;
   int64_t collectives = 0;
+  EngineStats stats;
   std::vector<TraceRecord> trace;  // by rank, then start time
   bool finished = true;
   Unfinished unfinished;  // when not finished (options.report_unfinished)

@@ -163,6 +163,7 @@ enum EventKinds : sim::EventKind {
   kCollectiveEnd,  // data: channel << 40 | group (no transfer phase)
   kSolveFlows,     // the transfers that started or ended at this instant changed rates
   kLocalEnd,       // data: rank << 8 | stream
+  kEventKindCount
 };
 
 constexpr int kGroupBits = 40;
@@ -198,6 +199,7 @@ class Engine : public sim::EventHandler {
   // Stale looks are not counted: they stand for the cancelled events they replace.
   uint64_t events() const { return sim_.events_processed() - stale_looks_; }
   int64_t collectives() const { return collectives_; }
+  EngineStats stats() const;
   std::vector<TraceRecord> take_trace() { return trace_.take(); }
 
  private:
@@ -369,6 +371,8 @@ class Engine : public sim::EventHandler {
   std::deque<std::pair<collectives::GroupGeometry, collectives::Footprint>> pair_shapes_;
   int64_t collectives_ = 0;
   uint64_t stale_looks_ = 0;
+  uint64_t relooks_ = 0;
+  std::array<uint64_t, kEventKindCount> by_kind_{};  // events delivered, stale looks apart
   TraceSink trace_;
 };
 

@@ -74,6 +74,27 @@ struct StepBreakdown {
   }
 };
 
+// What the engine did to simulate a step (`run --engine-stats`): its
+// events by kind, which add up to StepResult::events, and the max-min
+// solves of its transfers. For finding where a large step's time goes
+// (docs/architecture.md, "What bounds the engine's speed").
+struct EngineStats {
+  uint64_t segment_ends = 0;     // looks that ended a compute segment
+  uint64_t relooks = 0;          // looks that found work left (a transfer slowed the segment)
+  uint64_t stale_looks = 0;      // looks moved earlier and dropped when reached (not events)
+  uint64_t group_starts = 0;     // collectives and send/recv pairs started after a late host
+  uint64_t transfer_begins = 0;  // collectives and send/recv pairs starting to move bytes
+  uint64_t transfer_ends = 0;
+  uint64_t latency_ends = 0;     // collectives that move nothing ending
+  uint64_t flow_solves = 0;      // instants whose starts and ends were solved together
+  uint64_t local_ends = 0;       // copies and CPU work of fixed duration
+  // Max-min re-solves of a component of coupled flows, the flows they
+  // solved in all, and the largest component.
+  uint64_t components_solved = 0;
+  uint64_t flows_solved = 0;
+  uint64_t largest_component = 0;
+};
+
 struct StepResult {
   double step_time_s = 0;
   double tokens_per_s_per_gpu = 0;
@@ -88,6 +109,7 @@ struct StepResult {
   uint64_t events = 0;             // engine events processed
   int64_t collectives = 0;         // group collectives run
   int64_t tasks_per_rank = 0;      // schedule tasks of one rank
+  EngineStats engine;
   std::vector<TraceRecord> trace;  // by rank, then start time
 };
 

@@ -57,6 +57,7 @@ StepResult simulate_step(const topology::Cluster& cluster,
   out.slowest_rank = run.slowest_rank;
   out.ranks = layout.world;
   out.events = run.events;
+  out.engine = run.stats;
   out.collectives = run.collectives;
   out.tasks_per_rank = tasks_per_rank;
   out.breakdown = step_accounts::mean_breakdown(run.summed_accounts, layout.world);

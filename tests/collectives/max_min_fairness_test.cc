@@ -55,6 +55,23 @@ TEST(MaxMinFairness, TwoEqualFlowsShareALinkEqually) {
   EXPECT_EQ(mmf.last_changed(), ids({a, b}));
 }
 
+TEST(MaxMinFairness, SolveCountsCountComponentsAndTheirFlows) {
+  // Adding a flow solves it (its component of one); the second flow on the
+  // link couples both (a component of two); removing the first re-solves the
+  // second alone; a flow on a link of its own removed leaves nothing to solve.
+  MaxMinFairness mmf;
+  const LinkId link = mmf.add_link(100);
+  const LinkId own = mmf.add_link(100);
+  const FlowId a = add(mmf, {{link, 1.0}});
+  add(mmf, {{link, 1.0}});
+  mmf.remove_flow(a);
+  const FlowId c = add(mmf, {{own, 1.0}});
+  mmf.remove_flow(c);
+  EXPECT_EQ(mmf.solve_counts().components, 4u);  // a, {a, b}, b, c
+  EXPECT_EQ(mmf.solve_counts().flows, 5u);
+  EXPECT_EQ(mmf.solve_counts().largest, 2u);
+}
+
 // Link A (10) carries f1, f2; link B (8) carries f2, f3. Filling: A would
 // saturate at 10/2 = 5, B at 8/2 = 4, so B saturates first and freezes f2 and
 // f3 at 4; f1 then takes what f2 leaves on A: 10 - 4 = 6.

@@ -227,6 +227,35 @@ TEST(Engine, ComputeRunsSlowerWhileATransferOfTheRankIsInFlight) {
   EXPECT_EQ(c.duration.count_ns(), 1000);
 }
 
+TEST(Engine, StatsCountEachEventByKind) {
+  // The case above on 2 ranks: the transfer begins at 0 and ends at 1000
+  // (one event each, solved alone: no solve event). Each rank's look at
+  // 1000 finds 500 ns of work left (a re-look, to 2000 at half speed); the
+  // transfer's end then moves it to 1500 (the look at 2000 goes stale),
+  // where the segment ends.
+  Program p;
+  Op transfer = latency_collective(0);
+  transfer.bytes = 1000;
+  transfer.alone_Bps = 1e9;
+  transfer.transfer_ns = 1000;
+  add(p, transfer);
+  add(p, segment(1000, 0, 1000));
+  finish(p);
+  EngineOptions options;
+  options.comm_overlap_slowdown = 2.0;
+  const EngineResult r = run(p, 2, options);
+  ASSERT_EQ(r.step_end_ns, 1500);
+  const EngineStats& s = r.stats;
+  EXPECT_EQ(s.segment_ends, 2u);
+  EXPECT_EQ(s.relooks, 2u);
+  EXPECT_EQ(s.stale_looks, 2u);
+  EXPECT_EQ(s.transfer_begins, 1u);
+  EXPECT_EQ(s.transfer_ends, 1u);
+  EXPECT_EQ(s.group_starts + s.latency_ends + s.flow_solves + s.local_ends, 0u);
+  EXPECT_EQ(r.events, 6u);
+  EXPECT_EQ(s.components_solved, 0u);  // one flow alone: never coupled
+}
+
 // Six nodes of 2 GPUs behind one 50 GB/s NIC each, radix-4 leaves of two
 // nodes with two 25 GB/s uplinks (oversubscribed 2:1) to two spines: a ring
 // over the 12 GPUs leaves each leaf on two flows (one per ring, half the

@@ -75,6 +75,10 @@ if [[ $part == small ]]; then
     "$bin" run "$f" --allow-oom --json "$out" >/dev/null
     outputs+=("$out")
   done
+  # The optional object of --engine-stats.
+  "$bin" run scenarios/llama3_8b_fsdp_8xh100.yaml --engine-stats --json "$tmp/run_stats.json" \
+    >/dev/null
+  outputs+=("$tmp/run_stats.json")
   python3 "$check" "$schemas/run.schema.json" "${outputs[@]}"
 
   outputs=()
@@ -88,8 +92,8 @@ if [[ $part == small ]]; then
   "$bin" export-chakra scenarios/llama3_8b_fsdp_8xh100.yaml -o "$tmp/et" >/dev/null
   prefix=$(ls "$tmp"/et/*.0.et)
   prefix=${prefix%.0.et}
-  "$bin" replay scenarios/llama3_8b_fsdp_8xh100.yaml --trace "$prefix" --json "$tmp/replay.json" \
-    >/dev/null
+  "$bin" replay scenarios/llama3_8b_fsdp_8xh100.yaml --trace "$prefix" --engine-stats \
+    --json "$tmp/replay.json" >/dev/null
   # A scaled replay: the golden case's four traced ranks on 16.
   (cd tests/golden/replay_scaled &&
     "$bin" replay scenario.yaml --trace hsdp --scale-to 16 --json "$tmp/replay_scaled.json" >/dev/null)
