@@ -128,9 +128,9 @@ std::string engine_stats_table(const workloads::EngineStats& s, uint64_t events)
   kind("flow solves", s.flow_solves);
   kind("local op ends", s.local_ends);
   text += figures("stale looks (not events)", {std::to_string(s.stale_looks), "-"});
-  text += figures("max-min components solved", {std::to_string(s.components_solved)});
-  text += figures("  flows in them", {std::to_string(s.flows_solved)});
-  text += figures("  largest", {std::to_string(s.largest_component)});
+  text += figures("max-min re-solves", {std::to_string(s.components_solved)});
+  text += figures("flows re-solved", {std::to_string(s.flows_solved)});
+  text += figures("largest component", {std::to_string(s.largest_component)});
   return text;
 }
 

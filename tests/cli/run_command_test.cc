@@ -65,7 +65,7 @@ TEST(RunCommand, HelpNamesEveryFlag) {
   ASSERT_EQ(r.code, kExitOk) << r.err;
   for (const char* flag :
        {"--set", "--json", "--trace", "--trace-ranks", "--allow-oom", "--no-wall-time",
-        "--max-tasks-per-rank", "--max-events"}) {
+        "--engine-stats", "--max-tasks-per-rank", "--max-events"}) {
     EXPECT_TRUE(contains(r.out, flag)) << flag;
   }
   EXPECT_TRUE(contains(run({"--help"}).out, "  run "));
@@ -300,6 +300,34 @@ TEST(RunCommand, AllowOomWarnsAndRuns) {
   EXPECT_FALSE(report["fits_in_memory"].boolean);
   EXPECT_GT(report["peak_memory_bytes"].number, report["memory_capacity_bytes"].number);
   EXPECT_LT(report["headroom_bytes"].number, 0);
+}
+
+TEST(RunCommand, EngineStatsAddUpToTheEventsAndOnlyWithTheFlag) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario());
+  const std::string plain = dir.file("plain.json");
+  const std::string with = dir.file("with.json");
+  const Outcome r = run({"run", path, "--json", plain});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const Outcome s = run({"run", path, "--engine-stats", "--json", with});
+  ASSERT_EQ(s.code, kExitOk) << s.err;
+  EXPECT_FALSE(contains(r.out, "engine events by kind"));
+  EXPECT_TRUE(contains(s.out, "\nengine events by kind ")) << s.out;
+  EXPECT_FALSE(parse_json(read_all(plain)).has("engine_stats"));
+  const JsonValue report = parse_json(read_all(with));
+  const JsonValue& e = report["engine_stats"];
+  double sum = 0;
+  for (const char* key : {"segment_ends", "relooks", "group_starts", "transfer_begins",
+                          "transfer_ends", "latency_ends", "flow_solves", "local_ends"}) {
+    ASSERT_TRUE(e.has(key)) << key;
+    sum += e[key].number;
+  }
+  EXPECT_EQ(sum, report["events"].number);
+  // FSDP over 8 ranks: every collective moves bytes, and both begins and
+  // ends once.
+  EXPECT_EQ(e["transfer_begins"].number, report["collectives"].number);
+  EXPECT_EQ(e["transfer_ends"].number, report["collectives"].number);
+  EXPECT_GT(e["segment_ends"].number, 0);
 }
 
 TEST(RunCommand, JsonReportHasTheKeys) {
