@@ -314,13 +314,16 @@ def _json_command(command: str, scenario: Scenario, overrides, keys, options,
 def run(scenario: Scenario, overrides: Optional[Mapping[str, Any]] = None, *,
         trace: Optional[str] = None, trace_ranks: Optional[str] = None,
         trace_format: Optional[str] = None, allow_oom: bool = False,
+        engine_stats: bool = False,
         max_tasks_per_rank: Optional[int] = None, max_events: Optional[int] = None,
         directory: Optional[str] = None, **keys: Any) -> Result:
     """One training step (`clustersim run`): the --json keys (step_time_s,
-    tokens_per_s_per_gpu, breakdown, memory, ...)."""
+    tokens_per_s_per_gpu, breakdown, memory, ...; engine_stats with
+    engine_stats=True)."""
     return _json_command("run", scenario, overrides, keys,
                          {"trace": trace, "trace_ranks": trace_ranks,
                           "trace_format": trace_format, "allow_oom": allow_oom,
+                          "engine_stats": engine_stats,
                           "max_tasks_per_rank": max_tasks_per_rank, "max_events": max_events},
                          directory)
 
@@ -330,6 +333,7 @@ def replay(scenario: Scenario, traces: str, overrides: Optional[Mapping[str, Any
            scale_to: Optional[int] = None, recompute_compute: bool = False,
            tokens_per_gpu: Optional[int] = None, trace_out: Optional[str] = None,
            trace_ranks: Optional[str] = None, trace_format: Optional[str] = None,
+           engine_stats: bool = False,
            max_events: Optional[int] = None, directory: Optional[str] = None,
            **keys: Any) -> Result:
     """Replays Chakra ET traces TRACES.<rank>.et (`clustersim replay --trace`)."""
@@ -338,7 +342,7 @@ def replay(scenario: Scenario, traces: str, overrides: Optional[Mapping[str, Any
                           "scale_to": scale_to, "recompute_compute": recompute_compute,
                           "tokens_per_gpu": tokens_per_gpu, "trace_out": trace_out,
                           "trace_ranks": trace_ranks, "trace_format": trace_format,
-                          "max_events": max_events},
+                          "engine_stats": engine_stats, "max_events": max_events},
                          directory)
 
 

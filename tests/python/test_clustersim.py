@@ -64,6 +64,16 @@ def test_run_gives_the_cli_figures():
     assert "tokens/s" in step.report
 
 
+def test_engine_stats_come_with_the_flag_and_add_up_to_the_events():
+    step = clustersim.run(SMALL, directory=HARDWARE_DIR, engine_stats=True)
+    stats = step["engine_stats"]
+    kinds = ("segment_ends", "relooks", "group_starts", "transfer_begins", "transfer_ends",
+             "latency_ends", "flow_solves", "local_ends")
+    assert sum(stats[k] for k in kinds) == step["events"]
+    assert "engine events by kind" in step.report
+    assert "engine_stats" not in clustersim.run(SMALL, directory=HARDWARE_DIR)
+
+
 def test_a_dict_scenario_runs_as_the_same_file(tmp_path):
     path = tmp_path / "small.yaml"
     path.write_text(json.dumps(dict(SMALL, hardware=os.path.join(HARDWARE_DIR, "h100.yaml"))))
