@@ -305,7 +305,8 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   if (parsed.has("--json")) {
-    sim::write_file_atomically(parsed.value_or("--json", ""), report_json(in, result, wall_s, parsed.has("--engine-stats")));
+    sim::write_file_atomically(parsed.value_or("--json", ""),
+                               report_json(in, result, wall_s, parsed.has("--engine-stats")));
   }
   if (tracing && kineto) {
     write_kineto_trace_files(parsed.value_or("--trace-out", ""), result.trace, options.trace_ranks,

@@ -65,7 +65,7 @@ struct StepBreakdown {
   // Pipeline parallelism: waiting for another stage's activations or
   // gradients, and a stage's end before the step's (the bubble).
   double pipeline_bubble_s = 0;
-  double sync_wait_s = 0;     // waiting for slower members of a group
+  double sync_wait_s = 0;  // waiting for slower members of a group
   double launch_bound_s = 0;
   double idle_s = 0;
   double exposed_comm_s() const {
@@ -85,9 +85,9 @@ struct EngineStats {
   uint64_t group_starts = 0;     // collectives and send/recv pairs started after a late host
   uint64_t transfer_begins = 0;  // collectives and send/recv pairs starting to move bytes
   uint64_t transfer_ends = 0;
-  uint64_t latency_ends = 0;     // collectives that move nothing ending
-  uint64_t flow_solves = 0;      // instants whose starts and ends were solved together
-  uint64_t local_ends = 0;       // copies and CPU work of fixed duration
+  uint64_t latency_ends = 0;  // collectives that move nothing ending
+  uint64_t flow_solves = 0;   // instants whose starts and ends were solved together
+  uint64_t local_ends = 0;    // copies and CPU work of fixed duration
   // Max-min re-solves of a component of coupled flows, the flows they
   // solved in all, and the largest component.
   uint64_t components_solved = 0;
@@ -109,7 +109,7 @@ struct StepResult {
   uint64_t events = 0;             // engine events processed
   int64_t collectives = 0;         // group collectives run
   int64_t tasks_per_rank = 0;      // schedule tasks of one rank
-  EngineStats engine;
+  EngineStats engine;              // what the engine did (--engine-stats)
   std::vector<TraceRecord> trace;  // by rank, then start time
 };
 
