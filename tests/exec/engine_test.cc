@@ -203,10 +203,9 @@ TEST(Engine, HostGateWaitsForTheComputeOpsBeforeIt) {
   EXPECT_EQ(r.summed_accounts[kLaunchBound], 10);
 }
 
-TEST(Engine, ComputeRunsSlowerWhileATransferOfTheRankIsInFlight) {
-  // A 1,000-byte all-reduce at 1 GB/s (far below NVLink: uncontended) moves
-  // for 1000 ns beside 1000 ns of compute; at half speed meanwhile, the
-  // compute has 500 ns of work left at 1000 and ends at 1500.
+// A 1,000-byte all-reduce at 1 GB/s (far below NVLink: uncontended) that
+// moves for 1000 ns beside 1000 ns of compute.
+Program transfer_beside_compute() {
   Program p;
   Op transfer = latency_collective(0);
   transfer.bytes = 1000;
@@ -215,10 +214,16 @@ TEST(Engine, ComputeRunsSlowerWhileATransferOfTheRankIsInFlight) {
   add(p, transfer);
   add(p, segment(1000, 0, 1000));
   finish(p);
+  return p;
+}
+
+TEST(Engine, ComputeRunsSlowerWhileATransferOfTheRankIsInFlight) {
+  // At half speed beside the transfer, the compute has 500 ns of work left
+  // at 1000 and ends at 1500.
   EngineOptions options;
   options.comm_overlap_slowdown = 2.0;
   options.trace_ranks = {0};
-  const EngineResult r = run(p, 2, options);
+  const EngineResult r = run(transfer_beside_compute(), 2, options);
   EXPECT_EQ(r.step_end_ns, 1500);
   EXPECT_EQ(r.summed_accounts[kCompute], 3000);
   ASSERT_EQ(r.trace.size(), 3u);
@@ -228,22 +233,14 @@ TEST(Engine, ComputeRunsSlowerWhileATransferOfTheRankIsInFlight) {
 }
 
 TEST(Engine, StatsCountEachEventByKind) {
-  // The case above on 2 ranks: the transfer begins at 0 and ends at 1000
-  // (one event each, solved alone: no solve event). Each rank's look at
-  // 1000 finds 500 ns of work left (a re-look, to 2000 at half speed); the
-  // transfer's end then moves it to 1500 (the look at 2000 goes stale),
-  // where the segment ends.
-  Program p;
-  Op transfer = latency_collective(0);
-  transfer.bytes = 1000;
-  transfer.alone_Bps = 1e9;
-  transfer.transfer_ns = 1000;
-  add(p, transfer);
-  add(p, segment(1000, 0, 1000));
-  finish(p);
+  // transfer_beside_compute() on 2 ranks: the transfer begins at 0 and
+  // ends at 1000 (one event each, solved alone: no solve event). Each
+  // rank's look at 1000 finds 500 ns of work left (a re-look, to 2000 at
+  // half speed); the transfer's end then moves it to 1500 (the look at 2000
+  // goes stale), where the segment ends.
   EngineOptions options;
   options.comm_overlap_slowdown = 2.0;
-  const EngineResult r = run(p, 2, options);
+  const EngineResult r = run(transfer_beside_compute(), 2, options);
   ASSERT_EQ(r.step_end_ns, 1500);
   const EngineStats& s = r.stats;
   EXPECT_EQ(s.segment_ends, 2u);
