@@ -147,7 +147,7 @@ void Engine::on_event(sim::Simulator& sim, const sim::Event& event) {
   }
   const auto channel = static_cast<int32_t>(event.data >> kGroupBits);
   const auto group = static_cast<int64_t>(event.data & ((uint64_t{1} << kGroupBits) - 1));
-  if (event.kind != kComputeEnd && event.kind < kEventKindCount) ++by_kind_[event.kind];
+  if (event.kind < kEventKindCount) ++by_kind_[event.kind];
   switch (event.kind) {
     case kComputeEnd: {
       const auto r = static_cast<int64_t>(event.data & 0xffffffffU);
@@ -155,7 +155,6 @@ void Engine::on_event(sim::Simulator& sim, const sim::Event& event) {
         ++stale_looks_;  // moved by comm_changes()
         break;
       }
-      ++by_kind_[kComputeEnd];
       compute_check(r);
       break;
     }
@@ -429,7 +428,7 @@ void Engine::trace_collective(int64_t r, const Op& op, int64_t arrival, int64_t 
 
 EngineStats Engine::stats() const {
   EngineStats s;
-  s.segment_ends = by_kind_[kComputeEnd] - relooks_;
+  s.segment_ends = by_kind_[kComputeEnd] - stale_looks_ - relooks_;
   s.relooks = relooks_;
   s.stale_looks = stale_looks_;
   s.group_starts = by_kind_[kGroupStart];

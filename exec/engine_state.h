@@ -372,7 +372,7 @@ class Engine : public sim::EventHandler {
   int64_t collectives_ = 0;
   uint64_t stale_looks_ = 0;
   uint64_t relooks_ = 0;
-  std::array<uint64_t, kEventKindCount> by_kind_{};  // events delivered, stale looks apart
+  std::array<uint64_t, kEventKindCount> by_kind_{};  // delivered, stale looks included
   TraceSink trace_;
 };
 

@@ -14,6 +14,7 @@ namespace clustersim::workloads {
 
 namespace {
 
+using sim::name_of;
 using sim::Named;
 using sim::names;
 using sim::value_of;
@@ -24,6 +25,11 @@ constexpr std::array<Named<PipelineSchedule>, 5> kPipelineSchedules = {
      {PipelineSchedule::kInterleaved1F1B, "interleaved_1f1b"},
      {PipelineSchedule::kZbv, "zbv"},
      {PipelineSchedule::kDualPipeV, "dualpipev"}}};
+
+// workload.pipeline.grad_reduction: whether each unit is reduced during the
+// last backward (Megatron-Core) rather than after it (torchtitan).
+constexpr std::array<Named<bool>, 2> kGradReductions = {
+    {{false, "after_last_backward"}, {true, "during_last_backward"}}};
 
 const char* const kPp = "workload.parallelism.pp";
 const char* const kGradAccum = "workload.grad_accum";
@@ -84,9 +90,10 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
     }
     if (w.reduce_during_last_backward) {
       sink.add(values.where(kGradReduction), kGradReduction,
-               "expected after_last_backward with pp 1 (without a pipeline, "
-               "workload.fsdp.no_sync says when gradients are reduced), found "
-               "during_last_backward");
+               "expected " + std::string(name_of(kGradReductions, false)) +
+                   " with pp 1 (without a pipeline, workload.fsdp.no_sync says when gradients "
+                   "are reduced), found " +
+                   std::string(name_of(kGradReductions, true)));
     }
     if (values.has(kLayersPerStage)) {
       sink.add(values.where(kLayersPerStage), kLayersPerStage,
@@ -193,7 +200,7 @@ void add_pipeline_keys(sim::ConfigSchema& schema) {
                "torchtitan); during_last_backward, each unit as the last micro-batch's backward "
                "produces its gradients, overlapped with the rest of it (Megatron-Core's "
                "--overlap-grad-reduce).")
-      .one_of({"after_last_backward", "during_last_backward"})
+      .one_of(names(kGradReductions))
       .default_to(std::string("after_last_backward"));
   schema.add_key(kLayersPerStage, ValueType::kString,
                  "Blocks per chunk in model order, comma-separated (e.g. \"7,8,8,9\" for pp 4: "
@@ -204,7 +211,7 @@ void add_pipeline_keys(sim::ConfigSchema& schema) {
 void read_pipeline_keys(const sim::ConfigValues& values, WorkloadSpec& w) {
   w.pipeline_schedule = value_of(kPipelineSchedules, values.get_string(kPipelineSchedule));
   w.virtual_stages = values.get_int(kVirtualStages);
-  w.reduce_during_last_backward = values.get_string(kGradReduction) == "during_last_backward";
+  w.reduce_during_last_backward = value_of(kGradReductions, values.get_string(kGradReduction));
 }
 
 }  // namespace clustersim::workloads
