@@ -117,9 +117,24 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
       for (const int32_t id : p.stream_ops[st]) {
         const Op& op = p.ops[static_cast<size_t>(id)];
         const bool segment = op.kind == OpKind::kSegment;
-        by_stream[st].push_back(StartInfo{id, op.kind, op.dep_begin, op.dep_end, op.host_start_ns,
+        const auto own = n <= kWakeMaskStreams ? static_cast<uint16_t>(1U << st) : uint16_t{0};
+        by_stream[st].push_back(StartInfo{id, op.kind, own, op.dep_begin, op.dep_end,
+                                          op.host_start_ns,
                                           segment ? op.first_launch_ns : op.host_cost_ns,
                                           segment ? op.work_ns : op.duration_ns, op.tail_ns});
+      }
+    }
+    if (n <= kWakeMaskStreams) {
+      for (const Op& op : p.ops) {
+        for (int32_t d = op.dep_begin; d < op.dep_end; ++d) {
+          const Dep& dep = p.deps[static_cast<size_t>(d)];
+          if (dep.stream == op.stream || dep.pos < 0 ||
+              static_cast<size_t>(dep.pos) >= by_stream[dep.stream].size()) {
+            continue;  // implied by stream order, or never holds
+          }
+          by_stream[dep.stream][static_cast<size_t>(dep.pos)].wakes |=
+              static_cast<uint16_t>(1U << op.stream);
+        }
       }
     }
   }

@@ -389,6 +389,37 @@ TEST(Engine, CopyEngineTransfersDoNotSlowCompute) {
   }
 }
 
+Op local(uint8_t stream, int64_t duration_ns) {
+  Op op;
+  op.kind = OpKind::kLocal;
+  op.stream = stream;
+  op.duration_ns = duration_ns;
+  return op;
+}
+
+TEST(Engine, AnOpWaitingOnTwoStreamsStartsWhenTheLaterOfItsOpsEnds) {
+  // compute: c0 (100 ns), c1 (1,000 ns) after X. copy: L0 (300 ns), L1
+  // (50 ns) after c0. cpu: X (10 ns) after c0 and L1. c0 ends at 100, when
+  // L1 is not yet next on its stream and X still waits for L1; L0 ends at
+  // 300, L1 runs to 350, X to 360, c1 to 1,360. An engine that tried only
+  // the ops waiting on the op that just ended, or forgot an op waiting on
+  // an op that ended earlier, would stall here.
+  constexpr uint8_t kCopy = 4;
+  constexpr uint8_t kCpu = 5;
+  Program p;
+  add(p, segment(100, 0, 100));
+  add(p, local(kCopy, 300));
+  add(p, local(kCopy, 50), {Dep{kComputeStream, 0}});
+  add(p, local(kCpu, 10), {Dep{kComputeStream, 0}, Dep{kCopy, 1}});
+  add(p, segment(1000, 0, 1000), {Dep{kCpu, 0}});
+  finish(p);
+  const EngineResult r = run(p, 1);
+  EXPECT_EQ(r.step_end_ns, 1360);
+  EXPECT_EQ(r.summed_accounts[kCompute], 1100);
+  EXPECT_EQ(r.stats.local_ends, 3u);
+  EXPECT_EQ(r.stats.segment_ends, 2u);
+}
+
 TEST(Engine, ADependencyCycleIsAnInvariantFailureNotAHang) {
   Program p;
   add(p, segment(100, 0, 100), {Dep{kComm, 0}});
