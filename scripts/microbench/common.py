@@ -375,6 +375,10 @@ def environment(torch, device=0):
         ("cuda", torch.version.cuda or "none"),
         ("nccl", _nccl_version(torch)),
         ("cudnn", str(cudnn)),
+        # The caching allocator's mode decides how far reserved memory runs
+        # above allocated (expandable segments map pages as they are needed).
+        ("allocator", os.environ.get("PYTORCH_CUDA_ALLOC_CONF")
+         or "PyTorch's default (PYTORCH_CUDA_ALLOC_CONF unset)"),
         ("host", socket.gethostname()),
         ("date", utc_now().strftime("%Y-%m-%dT%H:%M:%SZ")),
         ("command", shlex.join([os.path.basename(sys.executable)] + sys.argv)),

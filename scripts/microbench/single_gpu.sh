@@ -17,8 +17,9 @@
 # (default python3). STAGES limits the stages run (default: all, in order:
 # "profile_eager gemm attention attention_cudnn memory_kernels sustained_clock
 # profile_torchtitan_eager profile_torchtitan_full_ac profile_fused
-# profile_selective_ac profile_70b_width profile_steady gemm_fp8
-# gemm_fp8_rowwise profile_compile"). About 8 minutes on an H200.
+# profile_selective_ac profile_selective_ac_expandable profile_70b_width
+# profile_steady gemm_fp8 gemm_fp8_rowwise profile_compile"). About 9 minutes
+# on an H200.
 set -u
 dir=${1:?usage: single_gpu.sh DIR SHAPES_CSV [PACK.tar.gz]}
 shapes=${2:?usage: single_gpu.sh DIR SHAPES_CSV [PACK.tar.gz]}
@@ -27,7 +28,8 @@ py=${PYTHON:-python3}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 stages=${STAGES:-profile_eager gemm attention attention_cudnn memory_kernels sustained_clock \
   profile_torchtitan_eager profile_torchtitan_full_ac profile_fused profile_selective_ac \
-  profile_70b_width profile_steady gemm_fp8 gemm_fp8_rowwise profile_compile}
+  profile_selective_ac_expandable profile_70b_width profile_steady gemm_fp8 gemm_fp8_rowwise \
+  profile_compile}
 mkdir -p "$dir"
 export PYTHONUNBUFFERED=1
 
@@ -102,6 +104,16 @@ run_stage profile_fused 120 "$py" -m torch.distributed.run --standalone \
 run_stage profile_selective_ac 120 "$py" -m torch.distributed.run --standalone \
   --nproc_per_node 1 "$here/profile_step.py" "${model[@]}" --norm python --rotary complex \
   --checkpointing selective --wait 1 --warmup 2 --active 3 -o "$dir/profile_selective_ac"
+# The selective-AC step again under torchtitan's launcher's allocator setting
+# (its run script exports PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True):
+# its peak reserved memory is what torchtitan's published "memory" reads, and
+# the other steps ran with PyTorch's default segments (reserved 1.22-1.30 x
+# allocated on 2026-12-04).
+run_stage profile_selective_ac_expandable 120 env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
+  "$py" -m torch.distributed.run --standalone \
+  --nproc_per_node 1 "$here/profile_step.py" "${model[@]}" --norm python --rotary complex \
+  --checkpointing selective --wait 1 --warmup 2 --active 3 \
+  -o "$dir/profile_selective_ac_expandable"
 # Two of Llama-3-70B's blocks (hidden 8192, 64 heads, 8 KV heads, MLP 28672).
 run_stage profile_70b_width 120 "$py" -m torch.distributed.run --standalone \
   --nproc_per_node 1 "$here/profile_step.py" --layers 2 --hidden 8192 --heads 64 --kv-heads 8 \
