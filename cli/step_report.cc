@@ -128,6 +128,7 @@ std::string engine_stats_table(const workloads::EngineStats& s, uint64_t events)
   kind("flow solves", s.flow_solves);
   kind("local op ends", s.local_ends);
   text += figures("stale looks (not events)", {std::to_string(s.stale_looks), "-"});
+  text += figures("chained segment ends (not events)", {std::to_string(s.chained_ends), "-"});
   text += figures("max-min re-solves", {std::to_string(s.components_solved)});
   text += figures("flows re-solved", {std::to_string(s.flows_solved)});
   text += figures("largest component", {std::to_string(s.largest_component)});
@@ -145,6 +146,7 @@ void write_engine_stats_json(sim::JsonWriter& json, const workloads::EngineStats
   json.key("flow_solves").uint64(s.flow_solves);
   json.key("local_ends").uint64(s.local_ends);
   json.key("stale_looks").uint64(s.stale_looks);
+  json.key("chained_ends").uint64(s.chained_ends);
   json.key("components_solved").uint64(s.components_solved);
   json.key("flows_solved").uint64(s.flows_solved);
   json.key("largest_component").uint64(s.largest_component);

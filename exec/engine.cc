@@ -138,6 +138,27 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
       }
     }
   }
+  for (const Program& p : job.programs) {
+    const std::vector<int32_t>& compute = p.stream_ops[kComputeStream];
+    std::vector<uint8_t>& ok = chain_ok_.emplace_back(compute.size(), 0);
+    for (size_t k = 0; k + 1 < compute.size(); ++k) {
+      ok[k] = p.ops[static_cast<size_t>(compute[k])].kind == OpKind::kSegment &&
+              p.ops[static_cast<size_t>(compute[k + 1])].kind == OpKind::kSegment;
+    }
+    const auto waited = [&](const Dep& dep) {
+      if (dep.stream == kComputeStream && dep.pos >= 0 &&
+          static_cast<size_t>(dep.pos) < ok.size()) {
+        ok[static_cast<size_t>(dep.pos)] = 0;
+      }
+    };
+    for (const Op& op : p.ops) {
+      if (op.stream == kComputeStream) continue;
+      for (int32_t d = op.dep_begin; d < op.dep_end; ++d) waited(p.deps[static_cast<size_t>(d)]);
+    }
+    for (const Gate& g : p.gates) {
+      for (int32_t d = g.dep_begin; d < g.dep_end; ++d) waited(p.deps[static_cast<size_t>(d)]);
+    }
+  }
 }
 
 void Engine::run() {
@@ -229,12 +250,17 @@ int32_t Engine::gate_op(const RankState& st) const {
 // later of reaching it and now (conditions only become true at completions,
 // handled at once, so an older one was true before the host got there).
 bool Engine::pass_open_gates(int64_t r) {
+  if (chain_virtual_) return false;  // none waits on a chain's inner ends
   RankState& st = rank(r);
   const std::vector<Gate>& gates = st.p->gates;
   const int32_t before = st.gate_index;
   while (st.gate_index < static_cast<int32_t>(gates.size())) {
     const Gate& g = gates[static_cast<size_t>(st.gate_index)];
     if (!holds(st, g.dep_begin, g.dep_end)) break;
+    if (st.chain_end >= 0) {  // the chain's host times assumed the old anchor
+      break_chain(r);
+      continue;
+    }
     const int64_t reach = st.anchor_ns + g.host_ns - st.anchor_host_ns;
     st.anchor_ns = std::max(reach, now());
     st.anchor_host_ns = g.host_ns;
@@ -314,7 +340,20 @@ void Engine::start_segment(int64_t r, const StartInfo& op, int64_t host, const C
   st.seg_work_ns = static_cast<double>(op.length_ns) * st.slowdown;
   st.seg_overlap_start_ns = overlap_until(st, start);
   st.seg_tail_end_ns = host + op.tail_ns;
-  schedule_check(r, start, st.seg_work_ns);
+  if (chain_virtual_) {  // a chain's segment: the chain's look is queued
+    st.seg_slowed_check = st.comm_active > 0;
+    return;
+  }
+  int64_t look = 0;
+  const int32_t last = plan_chain(r, &look);
+  if (last < 0) {
+    schedule_check(r, start, st.seg_work_ns);
+    return;
+  }
+  st.chain_end = last;
+  st.seg_slowed_check = st.comm_active > 0;
+  sim_.schedule_at(SimTime::ns(std::max(look, now())), handler_, kComputeEnd,
+                   (static_cast<uint64_t>(st.look_gen) << 32) | static_cast<uint64_t>(r));
 }
 
 // The next look at the running segment, `left` ns of full-speed work after
@@ -332,6 +371,7 @@ void Engine::schedule_check(int64_t r, int64_t from, double left) {
 
 void Engine::comm_changes(int64_t r, int delta) {
   RankState& st = rank(r);
+  if (st.chain_end >= 0) break_chain(r);
   st.overlap.change(now(), st.comm_active);
   st.comm_active = static_cast<uint8_t>(st.comm_active + delta);
   // Keep the running segment's next look exact: the first transfer slows
@@ -347,6 +387,7 @@ void Engine::comm_changes(int64_t r, int delta) {
 // The segment's optimistic end came: finish it, or look again.
 void Engine::compute_check(int64_t r) {
   RankState& st = rank(r);
+  if (st.chain_end >= 0) run_chain(r, now());
   const double left = st.seg_work_ns - segment_done_ns(st);
   if (left >= 1.0) {
     ++relooks_;
@@ -446,6 +487,7 @@ EngineStats Engine::stats() const {
   s.segment_ends = by_kind_[kComputeEnd] - stale_looks_ - relooks_;
   s.relooks = relooks_;
   s.stale_looks = stale_looks_;
+  s.chained_ends = chained_ends_;
   s.group_starts = by_kind_[kGroupStart];
   s.transfer_begins = by_kind_[kTransferBegin];
   s.transfer_ends = by_kind_[kTransferEnd];

@@ -61,6 +61,9 @@ struct alignas(64) RankState {
   uint8_t comm_active = 0;                        // transfers in flight
   bool seg_slowed_check = false;                  // the next look assumed a transfer in flight
   bool traced = false;                            // its operations are recorded
+  // >= 0: the running segment is the first of a chain that ends with the
+  // segment at this compute position, whose look alone is queued (plan_chain).
+  int32_t chain_end = -1;
   Account finish_account = step_accounts::kIdle;  // what ended at finish_ns
 
   alignas(64) const Program* p = nullptr;
@@ -209,7 +212,7 @@ class Engine : public sim::EventHandler {
   std::vector<TraceRecord> take_trace() { return trace_.take(); }
 
  private:
-  int64_t now() const { return sim_.now().count_ns(); }
+  int64_t now() const { return virtual_now_ >= 0 ? virtual_now_ : sim_.now().count_ns(); }
   RankState& rank(int64_t r) { return ranks_[static_cast<size_t>(r)]; }
   const Program& prog(int64_t r) const { return *ranks_[static_cast<size_t>(r)].p; }
   static Accounts& account(RankState& st) { return st.accounts; }
@@ -285,6 +288,10 @@ class Engine : public sim::EventHandler {
   }
   void compute_check(int64_t r);
   void compute_end(int64_t r);
+  // Chains of segments (engine_chain.cc).
+  int32_t plan_chain(int64_t r, int64_t* look_ns);
+  void run_chain(int64_t r, int64_t until);
+  void break_chain(int64_t r);
   void local_end(int64_t r, int s);
   // An op of stream s of rank r completed with `cause`.
   void op_done(int64_t r, int s, const Cause& cause);
@@ -388,6 +395,12 @@ class Engine : public sim::EventHandler {
   uint64_t stale_looks_ = 0;
   uint64_t relooks_ = 0;
   std::array<uint64_t, kEventKindCount> by_kind_{};  // delivered, stale looks included
+  // By program and compute position k: segment k + 1 may run on from
+  // segment k without an event (nothing but the compute stream waits on k).
+  std::vector<std::vector<uint8_t>> chain_ok_;
+  int64_t virtual_now_ = -1;  // >= 0 while a chain's segment ends are handled
+  bool chain_virtual_ = false;
+  uint64_t chained_ends_ = 0;
   TraceSink trace_;
 };
 

@@ -204,8 +204,9 @@ TEST(Engine, HostGateWaitsForTheComputeOpsBeforeIt) {
 }
 
 // A 1,000-byte all-reduce at 1 GB/s (far below NVLink: uncontended) that
-// moves for 1000 ns beside 1000 ns of compute.
-Program transfer_beside_compute() {
+// moves for 1000 ns beside 1000 ns of compute (and then `then_ns` more of
+// compute, if not 0).
+Program transfer_beside_compute(int64_t then_ns = 0) {
   Program p;
   Op transfer = latency_collective(0);
   transfer.bytes = 1000;
@@ -213,6 +214,7 @@ Program transfer_beside_compute() {
   transfer.transfer_ns = 1000;
   add(p, transfer);
   add(p, segment(1000, 0, 1000));
+  if (then_ns > 0) add(p, segment(then_ns, 0, then_ns));
   finish(p);
   return p;
 }
@@ -387,6 +389,44 @@ TEST(Engine, CopyEngineTransfersDoNotSlowCompute) {
       EXPECT_GT(r.summed_accounts[kCompute], 200000 + 100000);
     }
   }
+}
+
+TEST(Engine, SegmentsNothingElseWaitsOnRunAsOneChainWithOneLook) {
+  // c0 (1,000 ns) then c1 (500 ns, issued by the host at 1,200 with a
+  // 10 ns first launch): c1 starts at 1,210 and ends at 1,710, the 210 ns
+  // between launch-bound. No other stream or host gate waits on c0, and
+  // c1's dependencies hold from the start, so one look (at 1,710) ends
+  // both.
+  Program p;
+  add(p, segment(1000, 0, 1000));
+  add(p, segment(500, 10, 510, /*host_start_ns=*/1200));
+  finish(p);
+  const EngineResult r = run(p, 1);
+  EXPECT_EQ(r.step_end_ns, 1710);
+  EXPECT_EQ(r.summed_accounts[kCompute], 1500);
+  EXPECT_EQ(r.summed_accounts[kLaunchBound], 210);
+  EXPECT_EQ(r.events, 1u);
+  EXPECT_EQ(r.stats.segment_ends, 1u);
+  EXPECT_EQ(r.stats.chained_ends, 1u);
+}
+
+TEST(Engine, ATransferStartingOnTheRankBreaksTheChainIntoItsLooks) {
+  // transfer_beside_compute() with a second segment of 1,000 ns after the
+  // first: the chain planned at 0 breaks when the transfer begins (at 0,
+  // after the segments started); c0 then runs as alone: a look at 1,000
+  // finds 500 ns of work left (half speed beside the transfer), the next
+  // ends it at 1,500, and c1 runs to 2,500. Per rank: the chain's look goes
+  // stale, three looks are delivered, none ends a segment inside a chain.
+  EngineOptions options;
+  options.comm_overlap_slowdown = 2.0;
+  const EngineResult r = run(transfer_beside_compute(1000), 2, options);
+  EXPECT_EQ(r.step_end_ns, 2500);
+  EXPECT_EQ(r.summed_accounts[kCompute], 5000);
+  EXPECT_EQ(r.stats.segment_ends, 4u);
+  EXPECT_EQ(r.stats.relooks, 2u);
+  EXPECT_EQ(r.stats.stale_looks, 2u);
+  EXPECT_EQ(r.stats.chained_ends, 0u);
+  EXPECT_EQ(r.events, 8u);
 }
 
 Op local(uint8_t stream, int64_t duration_ns) {

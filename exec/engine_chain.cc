@@ -1,0 +1,78 @@
+// Chains of segments (exec/engine_state.h): where nothing but the compute
+// stream waits on a segment's end and the next segment's dependencies
+// already hold, the next one starts at that end as its look would have
+// started it; only the chain's last look is queued, and its inner ends are
+// handled when it comes, or when a transfer or a host gate of the rank
+// would change what the chain assumed.
+#include <algorithm>
+
+#include "exec/engine_state.h"
+#include "sim/check.h"
+
+namespace clustersim::workloads::engine_detail {
+
+using sim::SimTime;
+
+namespace {
+constexpr int32_t kMaxChain = 64;
+}
+
+// The last compute position of a chain from the running segment, and that
+// segment's look time; -1 if the running segment ends alone.
+int32_t Engine::plan_chain(int64_t r, int64_t* look_ns) {
+  RankState& st = rank(r);
+  if (st.traced) return -1;
+  const auto program = static_cast<size_t>(st.p - job_.programs.data());
+  const std::vector<uint8_t>& ok = chain_ok_[program];
+  const std::vector<StartInfo>& list = starts(st, kComputeStream);
+  const int32_t k = stream(st, kComputeStream).done;
+  const bool slowed = st.comm_active > 0;
+  int64_t look = std::max(sm_.look_at(st.seg_start_ns, st.seg_work_ns, slowed), st.seg_tail_end_ns);
+  int32_t j = k;
+  while (j - k < kMaxChain && ok[static_cast<size_t>(j)]) {
+    const StartInfo& next = list[static_cast<size_t>(j + 1)];
+    if (!holds(st, next.dep_begin, next.dep_end) || next.id >= gate_op(st)) break;
+    const int64_t host = host_start(st, next.host_start_ns);
+    const int64_t start = std::max(look, host + next.lead_ns);
+    const double work = static_cast<double>(next.length_ns) * st.slowdown;
+    look = std::max(sm_.look_at(start, work, slowed), host + next.tail_ns);
+    ++j;
+  }
+  *look_ns = look;
+  return j > k ? j : -1;
+}
+
+// Ends the chain's segments whose look time is not after `until`, each as
+// its look would have, at that time.
+void Engine::run_chain(int64_t r, int64_t until) {
+  RankState& st = rank(r);
+  const int64_t outer = virtual_now_;
+  chain_virtual_ = true;
+  while (stream(st, kComputeStream).done < st.chain_end) {
+    const int64_t look =
+        std::max(sm_.look_at(st.seg_start_ns, st.seg_work_ns, st.seg_slowed_check),
+                 st.seg_tail_end_ns);
+    if (look > until) break;
+    virtual_now_ = look;
+    CLUSTERSIM_CHECK(st.seg_work_ns - segment_done_ns(st) < 1.0, "a chained segment ends at its look");
+    ++chained_ends_;
+    compute_end(r);
+    CLUSTERSIM_CHECK(stream(st, kComputeStream).busy, "a chain's next segment starts at once");
+  }
+  chain_virtual_ = false;
+  virtual_now_ = outer;
+  if (stream(st, kComputeStream).done == st.chain_end) st.chain_end = -1;
+}
+
+// Something of the rank changes now: the chain's segments that ended are
+// ended, and the running one looks as it would have without the chain.
+void Engine::break_chain(int64_t r) {
+  RankState& st = rank(r);
+  run_chain(r, now());
+  if (st.chain_end < 0) return;  // the queued look is the running segment's own
+  st.chain_end = -1;
+  ++st.look_gen;  // the chain's look is stale
+  schedule_check(r, st.seg_start_ns, st.seg_work_ns);
+}
+
+}  // namespace clustersim::workloads::engine_detail
