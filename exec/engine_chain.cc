@@ -17,6 +17,32 @@ namespace {
 constexpr int32_t kMaxChain = 64;
 }
 
+// chain_ok_: segment k may run on into segment k + 1 where no op of another
+// stream and no host gate waits on k.
+void Engine::build_chain_table() {
+  for (const Program& p : job_.programs) {
+    const std::vector<int32_t>& compute = p.stream_ops[kComputeStream];
+    std::vector<uint8_t>& ok = chain_ok_.emplace_back(compute.size(), 0);
+    for (size_t k = 0; k + 1 < compute.size(); ++k) {
+      ok[k] = p.ops[static_cast<size_t>(compute[k])].kind == OpKind::kSegment &&
+              p.ops[static_cast<size_t>(compute[k + 1])].kind == OpKind::kSegment;
+    }
+    const auto waited = [&](const Dep& dep) {
+      if (dep.stream == kComputeStream && dep.pos >= 0 &&
+          static_cast<size_t>(dep.pos) < ok.size()) {
+        ok[static_cast<size_t>(dep.pos)] = 0;
+      }
+    };
+    for (const Op& op : p.ops) {
+      if (op.stream == kComputeStream) continue;
+      for (int32_t d = op.dep_begin; d < op.dep_end; ++d) waited(p.deps[static_cast<size_t>(d)]);
+    }
+    for (const Gate& g : p.gates) {
+      for (int32_t d = g.dep_begin; d < g.dep_end; ++d) waited(p.deps[static_cast<size_t>(d)]);
+    }
+  }
+}
+
 // The last compute position of a chain from the running segment, and that
 // segment's look time; -1 if the running segment ends alone.
 int32_t Engine::plan_chain(int64_t r, int64_t* look_ns) {

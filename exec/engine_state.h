@@ -289,6 +289,7 @@ class Engine : public sim::EventHandler {
   void compute_check(int64_t r);
   void compute_end(int64_t r);
   // Chains of segments (engine_chain.cc).
+  void build_chain_table();
   int32_t plan_chain(int64_t r, int64_t* look_ns);
   void run_chain(int64_t r, int64_t until);
   void break_chain(int64_t r);
