@@ -75,12 +75,12 @@ void Engine::run_chain(int64_t r, int64_t until) {
   const int64_t outer = virtual_now_;
   chain_virtual_ = true;
   while (stream(st, kComputeStream).done < st.chain_end) {
-    const int64_t look =
-        std::max(sm_.look_at(st.seg_start_ns, st.seg_work_ns, st.seg_slowed_check),
-                 st.seg_tail_end_ns);
+    const int64_t look = std::max(sm_.look_at(st.seg_start_ns, st.seg_work_ns, st.seg_slowed_check),
+                                  st.seg_tail_end_ns);
     if (look > until) break;
     virtual_now_ = look;
-    CLUSTERSIM_CHECK(st.seg_work_ns - segment_done_ns(st) < 1.0, "a chained segment ends at its look");
+    CLUSTERSIM_CHECK(st.seg_work_ns - segment_done_ns(st) < 1.0,
+                     "a chained segment ends at its look");
     ++chained_ends_;
     compute_end(r);
     CLUSTERSIM_CHECK(stream(st, kComputeStream).busy, "a chain's next segment starts at once");
