@@ -1,7 +1,8 @@
 // The engine's state and event handling (internal to exec/; engine.h is the
-// API). Defined in two files: engine.cc (host issue, gates, streams, compute
-// segments, local operations, results) and engine_comm.cc (collectives and
-// send/recv).
+// API). Defined in three files: engine.cc (host issue, gates, streams,
+// compute segments, local operations, results), engine_chain.cc (segments
+// that run on into the next without an event) and engine_comm.cc
+// (collectives and send/recv).
 //
 // Units: nanoseconds. Ownership: refers to the job, layout, cluster, profile
 // and options it was built with; they must outlive it. Thread safety: none;
