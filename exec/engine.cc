@@ -118,7 +118,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
         const Op& op = p.ops[static_cast<size_t>(id)];
         const bool segment = op.kind == OpKind::kSegment;
         const auto own = n <= kWakeMaskStreams ? static_cast<uint16_t>(1U << st) : uint16_t{0};
-        by_stream[st].push_back(StartInfo{id, op.kind, own, op.dep_begin, op.dep_end,
+        by_stream[st].push_back(StartInfo{id, op.kind, false, own, op.dep_begin, op.dep_end,
                                           op.host_start_ns,
                                           segment ? op.first_launch_ns : op.host_cost_ns,
                                           segment ? op.work_ns : op.duration_ns, op.tail_ns});

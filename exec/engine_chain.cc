@@ -17,12 +17,13 @@ namespace {
 constexpr int32_t kMaxChain = 64;
 }
 
-// chain_ok_: segment k may run on into segment k + 1 where no op of another
-// stream and no host gate waits on k.
+// StartInfo::chains: segment k may run on into segment k + 1 where no op of
+// another stream and no host gate waits on k.
 void Engine::build_chain_table() {
-  for (const Program& p : job_.programs) {
+  for (size_t program = 0; program < job_.programs.size(); ++program) {
+    const Program& p = job_.programs[program];
     const std::vector<int32_t>& compute = p.stream_ops[kComputeStream];
-    std::vector<uint8_t>& ok = chain_ok_.emplace_back(compute.size(), 0);
+    std::vector<uint8_t> ok(compute.size(), 0);
     for (size_t k = 0; k + 1 < compute.size(); ++k) {
       ok[k] = p.ops[static_cast<size_t>(compute[k])].kind == OpKind::kSegment &&
               p.ops[static_cast<size_t>(compute[k + 1])].kind == OpKind::kSegment;
@@ -40,6 +41,8 @@ void Engine::build_chain_table() {
     for (const Gate& g : p.gates) {
       for (int32_t d = g.dep_begin; d < g.dep_end; ++d) waited(p.deps[static_cast<size_t>(d)]);
     }
+    std::vector<StartInfo>& infos = starts_[program][kComputeStream];
+    for (size_t k = 0; k < ok.size(); ++k) infos[k].chains = ok[k] != 0;
   }
 }
 
@@ -48,14 +51,13 @@ void Engine::build_chain_table() {
 int32_t Engine::plan_chain(int64_t r, int64_t* look_ns) {
   RankState& st = rank(r);
   if (st.traced) return -1;
-  const auto program = static_cast<size_t>(st.p - job_.programs.data());
-  const std::vector<uint8_t>& ok = chain_ok_[program];
   const std::vector<StartInfo>& list = starts(st, kComputeStream);
   const int32_t k = stream(st, kComputeStream).done;
+  if (!list[static_cast<size_t>(k)].chains) return -1;
   const bool slowed = st.comm_active > 0;
   int64_t look = std::max(sm_.look_at(st.seg_start_ns, st.seg_work_ns, slowed), st.seg_tail_end_ns);
   int32_t j = k;
-  while (j - k < kMaxChain && ok[static_cast<size_t>(j)]) {
+  while (j - k < kMaxChain && list[static_cast<size_t>(j)].chains) {
     const StartInfo& next = list[static_cast<size_t>(j + 1)];
     if (!holds(st, next.dep_begin, next.dep_end) || next.id >= gate_op(st)) break;
     const int64_t host = host_start(st, next.host_start_ns);

@@ -90,6 +90,9 @@ static_assert(sizeof(RankState) == 256 && offsetof(RankState, p) == 64 &&
 struct StartInfo {
   int32_t id = 0;  // the op
   OpKind kind = OpKind::kSegment;
+  // Compute segments: the next segment may run on from this one without an
+  // event (nothing but the compute stream waits on it; engine_chain.cc).
+  bool chains = false;
   // Bit t: stream t may start its next op when this op ends (its own stream,
   // and those with an op waiting on this one). 0 in programs of more than
   // kWakeMaskStreams streams, whose wake() goes by stream (Engine::wakes_).
@@ -397,9 +400,6 @@ class Engine : public sim::EventHandler {
   uint64_t stale_looks_ = 0;
   uint64_t relooks_ = 0;
   std::array<uint64_t, kEventKindCount> by_kind_{};  // delivered, stale looks included
-  // By program and compute position k: segment k + 1 may run on from
-  // segment k without an event (nothing but the compute stream waits on k).
-  std::vector<std::vector<uint8_t>> chain_ok_;
   int64_t virtual_now_ = -1;  // >= 0 while a chain's segment ends are handled
   bool chain_virtual_ = false;
   uint64_t chained_ends_ = 0;
