@@ -11,8 +11,6 @@
 
 namespace clustersim::workloads::engine_detail {
 
-using sim::SimTime;
-
 namespace {
 constexpr int32_t kMaxChain = 64;
 }
@@ -46,8 +44,8 @@ void Engine::build_chain_table() {
   }
 }
 
-// The last compute position of a chain from the running segment, and that
-// segment's look time; -1 if the running segment ends alone.
+// The last compute position of a chain from the running segment, and the
+// look time of that last segment; -1 if the running segment ends alone.
 int32_t Engine::plan_chain(int64_t r, int64_t* look_ns) {
   RankState& st = rank(r);
   if (st.traced) return -1;
