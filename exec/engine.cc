@@ -138,7 +138,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
       }
     }
   }
-  build_chain_table();
+  mark_chainable_segments();
 }
 
 void Engine::run() {
@@ -230,7 +230,7 @@ int32_t Engine::gate_op(const RankState& st) const {
 // later of reaching it and now (conditions only become true at completions,
 // handled at once, so an older one was true before the host got there).
 bool Engine::pass_open_gates(int64_t r) {
-  if (chain_virtual_) return false;  // none waits on a chain's inner ends
+  if (in_chain()) return false;  // none waits on a chain's inner ends
   RankState& st = rank(r);
   const std::vector<Gate>& gates = st.p->gates;
   const int32_t before = st.gate_index;
@@ -320,20 +320,15 @@ void Engine::start_segment(int64_t r, const StartInfo& op, int64_t host, const C
   st.seg_work_ns = static_cast<double>(op.length_ns) * st.slowdown;
   st.seg_overlap_start_ns = overlap_until(st, start);
   st.seg_tail_end_ns = host + op.tail_ns;
-  if (chain_virtual_) {  // a chain's segment: the chain's look is queued
-    st.seg_slowed_check = st.comm_active > 0;
-    return;
-  }
-  int64_t look = 0;
-  const int32_t last = plan_chain(r, &look);
-  if (last < 0) {
-    schedule_check(r, start, st.seg_work_ns);
-    return;
-  }
-  st.chain_end = last;
   st.seg_slowed_check = st.comm_active > 0;
-  sim_.schedule_at(SimTime::ns(std::max(look, now())), handler_, kComputeEnd,
-                   (static_cast<uint64_t>(st.look_gen) << 32) | static_cast<uint64_t>(r));
+  if (in_chain()) return;  // a chain's segment: the chain's look is queued
+  int64_t look = 0;
+  st.chain_end = plan_chain(r, &look);
+  if (st.chain_end < 0) {
+    schedule_check(r, start, st.seg_work_ns);
+  } else {
+    queue_look(r, look);
+  }
 }
 
 // The next look at the running segment, `left` ns of full-speed work after
@@ -341,12 +336,15 @@ void Engine::start_segment(int64_t r, const StartInfo& op, int64_t host, const C
 void Engine::schedule_check(int64_t r, int64_t from, double left) {
   RankState& st = rank(r);
   st.seg_slowed_check = st.comm_active > 0;
-  const int64_t at = std::max(sm_.look_at(from, left, st.seg_slowed_check), st.seg_tail_end_ns);
-  // Not a cancellable event: a moved look is told stale by its generation,
-  // so that delivering a look touches no slot of the queue's (a cache miss
-  // per event at a million ranks).
+  queue_look(r, std::max(sm_.look_at(from, left, st.seg_slowed_check), st.seg_tail_end_ns));
+}
+
+// Not a cancellable event: a moved look is told stale by its generation, so
+// that delivering a look touches no slot of the queue's (a cache miss per
+// event at a million ranks).
+void Engine::queue_look(int64_t r, int64_t at) {
   sim_.schedule_at(SimTime::ns(std::max(at, now())), handler_, kComputeEnd,
-                   (static_cast<uint64_t>(st.look_gen) << 32) | static_cast<uint64_t>(r));
+                   (static_cast<uint64_t>(rank(r).look_gen) << 32) | static_cast<uint64_t>(r));
 }
 
 void Engine::comm_changes(int64_t r, int delta) {

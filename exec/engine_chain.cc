@@ -17,7 +17,7 @@ constexpr int32_t kMaxChain = 64;
 
 // StartInfo::chains: segment k may run on into segment k + 1 where no op of
 // another stream and no host gate waits on k.
-void Engine::build_chain_table() {
+void Engine::mark_chainable_segments() {
   for (size_t program = 0; program < job_.programs.size(); ++program) {
     const Program& p = job_.programs[program];
     const std::vector<int32_t>& compute = p.stream_ops[kComputeStream];
@@ -72,8 +72,7 @@ int32_t Engine::plan_chain(int64_t r, int64_t* look_ns) {
 // its look would have, at that time.
 void Engine::run_chain(int64_t r, int64_t until) {
   RankState& st = rank(r);
-  const int64_t outer = virtual_now_;
-  chain_virtual_ = true;
+  CLUSTERSIM_CHECK(!in_chain(), "chains are not run from inside a chain");
   while (stream(st, kComputeStream).done < st.chain_end) {
     const int64_t look = std::max(sm_.look_at(st.seg_start_ns, st.seg_work_ns, st.seg_slowed_check),
                                   st.seg_tail_end_ns);
@@ -85,8 +84,7 @@ void Engine::run_chain(int64_t r, int64_t until) {
     compute_end(r);
     CLUSTERSIM_CHECK(stream(st, kComputeStream).busy, "a chain's next segment starts at once");
   }
-  chain_virtual_ = false;
-  virtual_now_ = outer;
+  virtual_now_ = -1;
   if (stream(st, kComputeStream).done == st.chain_end) st.chain_end = -1;
 }
 

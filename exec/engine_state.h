@@ -59,9 +59,9 @@ struct alignas(64) RankState {
   // The generation of its pending look (compute_check): a look moved by
   // comm_changes() bumps it, and the one left behind in the queue is stale.
   uint32_t look_gen = 0;
-  uint8_t comm_active = 0;                        // transfers in flight
-  bool seg_slowed_check = false;                  // the next look assumed a transfer in flight
-  bool traced = false;                            // its operations are recorded
+  uint8_t comm_active = 0;        // transfers in flight
+  bool seg_slowed_check = false;  // the next look assumed a transfer in flight
+  bool traced = false;            // its operations are recorded
   // >= 0: the running segment is the first of a chain that ends with the
   // segment at this compute position, whose look alone is queued (plan_chain).
   int32_t chain_end = -1;
@@ -76,7 +76,7 @@ struct alignas(64) RankState {
   int32_t gate_index = 0;      // next entry of Program::gates not passed
 
   alignas(64) double slowdown = 1;  // on its segments' work: speed spread and straggling
-  int64_t compute_free_ns = 0;  // when the compute stream last went idle
+  int64_t compute_free_ns = 0;      // when the compute stream last went idle
   int64_t finish_ns = 0;
   int64_t finish_group_start_ns = 0;
   Accounts accounts{};
@@ -282,6 +282,7 @@ class Engine : public sim::EventHandler {
   void charge_gap(RankState& st, int64_t start, const Cause& cause);
   void start_segment(int64_t r, const StartInfo& op, int64_t host, const Cause& cause);
   void schedule_check(int64_t r, int64_t from, double left);
+  void queue_look(int64_t r, int64_t at);
   static int64_t overlap_until(const RankState& st, int64_t t) {
     return st.overlap.until(t, st.comm_active);
   }
@@ -293,7 +294,9 @@ class Engine : public sim::EventHandler {
   void compute_check(int64_t r);
   void compute_end(int64_t r);
   // Chains of segments (engine_chain.cc).
-  void build_chain_table();
+  void mark_chainable_segments();
+  // Inside run_chain(), ending a chain's segment at virtual_now_.
+  bool in_chain() const { return virtual_now_ >= 0; }
   int32_t plan_chain(int64_t r, int64_t* look_ns);
   void run_chain(int64_t r, int64_t until);
   void break_chain(int64_t r);
@@ -326,8 +329,7 @@ class Engine : public sim::EventHandler {
     }
   };
   Members members(int32_t channel, GroupRole role, int64_t g) const {
-    const int64_t step =
-        channel == kExplicitChannel ? 0 : member_steps_[static_cast<size_t>(role)];
+    const int64_t step = channel == kExplicitChannel ? 0 : member_steps_[static_cast<size_t>(role)];
     return Members{*this, channel, role, g, step != 0 ? layout_.member(role, g, 0) : 0, step};
   }
   // Fetches rank r's state ahead of a loop over many ranks' states.
@@ -401,7 +403,6 @@ class Engine : public sim::EventHandler {
   uint64_t relooks_ = 0;
   std::array<uint64_t, kEventKindCount> by_kind_{};  // delivered, stale looks included
   int64_t virtual_now_ = -1;  // >= 0 while a chain's segment ends are handled
-  bool chain_virtual_ = false;
   uint64_t chained_ends_ = 0;
   TraceSink trace_;
 };
