@@ -2,7 +2,8 @@
 # Every one-GPU measurement of scripts/microbench/ in one go, for a machine
 # lent for minutes: a profiled eager training step of Llama-3-8B-wide blocks,
 # the GEMM shapes and attention configurations of a shapes file, the
-# memory-bound kernels, the sustained clock under load, the step with
+# memory-bound kernels, compute beside CTAs that hold SMs as NCCL's channels
+# do, the sustained clock under load, the step with
 # torchtitan's eager kernels (with and without activation checkpointing), FP8
 # GEMMs, and the step under torch.compile; nvidia-smi logs the clocks
 # throughout. Each stage runs under its own time limit and a failed
@@ -15,18 +16,19 @@
 # SHAPES_CSV: `clustersim kernels SCENARIO --csv` output (several scenarios'
 # rows may be concatenated under one header). PYTHON names the interpreter
 # (default python3). STAGES limits the stages run (default: all, in order:
-# "profile_eager gemm attention attention_cudnn memory_kernels sustained_clock
+# "profile_eager gemm attention attention_cudnn memory_kernels sm_occupancy sustained_clock
 # profile_torchtitan_eager profile_torchtitan_full_ac profile_fused
 # profile_selective_ac profile_selective_ac_expandable profile_70b_width
 # profile_steady gemm_fp8 gemm_fp8_rowwise profile_compile"). About 9 minutes
-# on an H200.
+# on an H200 (before sm_occupancy, about a minute more, was added).
 set -u
 dir=${1:?usage: single_gpu.sh DIR SHAPES_CSV [PACK.tar.gz]}
 shapes=${2:?usage: single_gpu.sh DIR SHAPES_CSV [PACK.tar.gz]}
 pack=${3:-}
 py=${PYTHON:-python3}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-stages=${STAGES:-profile_eager gemm attention attention_cudnn memory_kernels sustained_clock \
+stages=${STAGES:-profile_eager gemm attention attention_cudnn memory_kernels sm_occupancy \
+  sustained_clock \
   profile_torchtitan_eager profile_torchtitan_full_ac profile_fused profile_selective_ac \
   profile_selective_ac_expandable profile_70b_width profile_steady gemm_fp8 gemm_fp8_rowwise \
   profile_compile}
@@ -85,6 +87,7 @@ run_stage attention 110 "$py" "$here/attention.py" --shapes "$shapes" --sweep \
 run_stage attention_cudnn 110 "$py" "$here/attention.py" --shapes "$shapes" --sweep \
   --backend cudnn --warmup 3 --iters 15 -o "$dir/attention_cudnn.csv"
 run_stage memory_kernels 60 "$py" "$here/memory_kernels.py" -o "$dir/memory_kernels.csv"
+run_stage sm_occupancy 90 "$py" "$here/sm_occupancy.py" -o "$dir/sm_occupancy.csv"
 run_stage sustained_clock 60 "$py" "$here/sustained_clock.py" --seconds 40 \
   -o "$dir/sustained_clock.csv"
 # The same step with torchtitan's eager kernels of its published runs (the

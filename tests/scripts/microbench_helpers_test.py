@@ -31,6 +31,7 @@ import common  # noqa: E402
 import gemm  # noqa: E402
 import memory_kernels  # noqa: E402
 import profile_step  # noqa: E402
+import sm_occupancy  # noqa: E402
 import sustained_clock  # noqa: E402
 
 CLUSTERSIM = os.environ.get("CLUSTERSIM", os.path.join(REPO, "build", "bin", "clustersim"))
@@ -359,6 +360,39 @@ class SustainedClock(unittest.TestCase):
         self.assertEqual(sustained_clock.summary(rows, []),
                          ["first window 500.0 TFLOP/s; median of the last 1 windows 400.0 "
                           "TFLOP/s (0.800 of the first)"])
+
+
+class SmOccupancy(unittest.TestCase):
+    def test_every_run_has_its_baseline(self):
+        args = sm_occupancy.parse_args(["--held", "16,8"])
+        self.assertEqual(args.held, [0, 8, 16])
+        self.assertEqual(sm_occupancy.parse_args(["--gemm", "64X32x16"]).gemm, [(64, 32, 16)])
+        self.assertIsNone(sm_occupancy.parse_args(["--attention", "none"]).attention)
+
+    def test_bad_arguments_name_the_flag(self):
+        for argv, flag in ((["--held", "8,-1"], "--held"), (["--gemm", "64x32"], "--gemm"),
+                           (["--holders", "sm,warp"], "--holders"),
+                           (["--attention", "1,32,0,128"], "--attention"),
+                           (["--iters", "0"], "--iters")):
+            with self.assertRaisesRegex(common.InputError, flag):
+                sm_occupancy.parse_args(argv)
+
+    def test_a_holder_covers_the_region_only_if_every_cta_does(self):
+        holders = [(100, 900, 3), (90, 950, 7), (100, 900, 3)]
+        self.assertEqual(sm_occupancy.coverage((100, 900), holders), (2, True))
+        self.assertEqual(sm_occupancy.coverage((99, 900), holders), (2, False))
+        self.assertEqual(sm_occupancy.coverage((100, 901), holders), (2, False))
+
+    def test_the_holder_kernel_compiles_where_nvrtc_is(self):
+        try:
+            nvrtc = sm_occupancy.nvrtc_library()
+        except common.InputError:
+            self.skipTest("no NVRTC on this machine")
+        ptx = sm_occupancy.compile_ptx(sm_occupancy.KERNELS_CU, 90, nvrtc).decode()
+        self.assertIn(".entry hold(", ptx)
+        self.assertIn(".entry stamp(", ptx)
+        self.assertIn("%globaltimer", ptx)
+        self.assertIn("%smid", ptx)
 
 
 class Writer(unittest.TestCase):
