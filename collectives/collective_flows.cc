@@ -215,9 +215,7 @@ FlowId CollectiveFlows::start(const Footprint& footprint, double busbw_factor,
   CLUSTERSIM_CHECK(
       busbw_factor > 0 && alone_rate_Bps > 0 && std::isfinite(alone_rate_Bps),
       "busbw factor " + std::to_string(busbw_factor) + ", rate " + std::to_string(alone_rate_Bps));
-  scratch_.assign(footprint.loads.begin(), footprint.loads.end());
-  for (LinkLoad& load : scratch_) load.coefficient *= busbw_factor;
-  const FlowId flow = solver_.add_flow(scratch_, alone_rate_Bps);
+  const FlowId flow = solver_.add_flow(footprint.loads, alone_rate_Bps, busbw_factor);
   const auto id = static_cast<size_t>(flow);
   if (rates_.size() <= id) rates_.resize(id + 1);
   rates_[id].alone_Bps = alone_rate_Bps;

@@ -127,7 +127,6 @@ class CollectiveFlows {
   // Footprints on the healthy fabric, for reference_rate_Bps (null: none).
   std::unique_ptr<CollectiveFlows> reference_;
   std::vector<FlowRates> rates_;  // by flow id
-  std::vector<LinkLoad> scratch_;
   std::vector<topology::EdgeId> path_;
 };
 

@@ -52,16 +52,18 @@ void MaxMinFairness::set_link_capacity(LinkId link, double capacity_Bps) {
   solve_component();
 }
 
-FlowId MaxMinFairness::add_flow(std::span<const LinkLoad> loads, double max_rate_Bps) {
+FlowId MaxMinFairness::add_flow(std::span<const LinkLoad> loads, double max_rate_Bps,
+                                double coefficient_scale) {
   CLUSTERSIM_CHECK(max_rate_Bps > 0,
                    "a flow's maximum rate must be positive, got " + std::to_string(max_rate_Bps));
   CLUSTERSIM_CHECK(!loads.empty() || std::isfinite(max_rate_Bps),
                    "a flow with no link load needs a finite maximum rate");
   for (const LinkLoad& load : loads) {
     check_link(load.link);
-    CLUSTERSIM_CHECK(load.coefficient > 0 && std::isfinite(load.coefficient),
+    const double coefficient = load.coefficient * coefficient_scale;
+    CLUSTERSIM_CHECK(coefficient > 0 && std::isfinite(coefficient),
                      "load coefficient must be positive and finite, got " +
-                         std::to_string(load.coefficient) + " on link " +
+                         std::to_string(coefficient) + " on link " +
                          std::to_string(index_of(load.link)));
   }
 
@@ -80,6 +82,9 @@ FlowId MaxMinFairness::add_flow(std::span<const LinkLoad> loads, double max_rate
   flow.max_rate_Bps = max_rate_Bps;
   flow.rate_Bps = std::numeric_limits<double>::quiet_NaN();  // so that it counts as changed
   flow.loads.assign(loads.begin(), loads.end());
+  if (coefficient_scale != 1) {
+    for (LinkLoad& load : flow.loads) load.coefficient *= coefficient_scale;
+  }
   // Sorted by link, duplicates summed in the caller's order (stable sort;
   // skipped when the caller passes them sorted already).
   const auto by_link = [](const LinkLoad& a, const LinkLoad& b) {

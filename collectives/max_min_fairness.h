@@ -71,9 +71,13 @@ class MaxMinFairness {
   // component.
   void set_link_capacity(LinkId link, double capacity_Bps);
 
-  // Adds a flow and re-solves its component. Loads on the same link are
-  // summed. max_rate_Bps > 0; it may be kUnlimited if `loads` is not empty.
-  FlowId add_flow(std::span<const LinkLoad> loads, double max_rate_Bps = kUnlimited);
+  // Adds a flow and re-solves its component. Each load's coefficient is
+  // multiplied by coefficient_scale (a collective's busbw factor: a shared
+  // footprint serves every size of the collective without a copy per
+  // start), then loads on the same link are summed. max_rate_Bps > 0; it may
+  // be kUnlimited if `loads` is not empty.
+  FlowId add_flow(std::span<const LinkLoad> loads, double max_rate_Bps = kUnlimited,
+                  double coefficient_scale = 1);
 
   // Removes a flow and re-solves the component(s) it was part of.
   void remove_flow(FlowId flow);
