@@ -45,6 +45,22 @@ TEST(MaxMinFairness, OneFlowRateIsCapacityOverCoefficient) {
   EXPECT_EQ(mmf.rate(flow), 50);
 }
 
+// A collective's busbw factor scales its shared footprint: the scaled
+// coefficients bind (100 / (0.5 x 2) on the first link, not 100 / 0.5), and
+// loads on one link are summed after scaling (0.25 x 2 + 0.5 x 2 = 1.5 on the
+// second: 90 / 1.5 = 60 binds).
+TEST(MaxMinFairness, CoefficientScaleMultipliesEveryLoadBeforeTheyAreSummed) {
+  MaxMinFairness mmf;
+  const LinkId a = mmf.add_link(100);
+  const LinkId b = mmf.add_link(90);
+  const std::vector<LinkLoad> loads{{a, 0.5}, {b, 0.25}, {b, 0.5}};
+  const FlowId flow = mmf.add_flow(loads, MaxMinFairness::kUnlimited, 2.0);
+  EXPECT_DOUBLE_EQ(mmf.rate(flow), 60);
+  EXPECT_DOUBLE_EQ(mmf.link_load(a), 60);
+  EXPECT_DOUBLE_EQ(mmf.link_load(b), 90);
+  EXPECT_THROW(mmf.add_flow(loads, MaxMinFairness::kUnlimited, 0.0), InvariantError);
+}
+
 TEST(MaxMinFairness, TwoEqualFlowsShareALinkEqually) {
   MaxMinFairness mmf;
   const LinkId link = mmf.add_link(100);
