@@ -16,11 +16,12 @@
 # SHAPES_CSV: `clustersim kernels SCENARIO --csv` output (several scenarios'
 # rows may be concatenated under one header). PYTHON names the interpreter
 # (default python3). STAGES limits the stages run (default: all, in order:
-# "profile_eager gemm attention attention_cudnn memory_kernels sm_occupancy sustained_clock
-# profile_torchtitan_eager profile_torchtitan_full_ac profile_fused
-# profile_selective_ac profile_selective_ac_expandable profile_70b_width
-# profile_steady gemm_fp8 gemm_fp8_rowwise profile_compile"). About 9 minutes
-# on an H200 (before sm_occupancy, about a minute more, was added).
+# "profile_eager gemm attention attention_cudnn memory_kernels sm_occupancy
+# sustained_clock profile_torchtitan_eager profile_torchtitan_full_ac
+# profile_fused profile_selective_ac profile_selective_ac_expandable
+# profile_70b_width profile_steady gemm_fp8 gemm_fp8_rowwise profile_compile").
+# About 9 minutes on an H200 without sm_occupancy (not run on a GPU yet; about
+# a minute more).
 set -u
 dir=${1:?usage: single_gpu.sh DIR SHAPES_CSV [PACK.tar.gz]}
 shapes=${2:?usage: single_gpu.sh DIR SHAPES_CSV [PACK.tar.gz]}

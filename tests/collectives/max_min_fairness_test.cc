@@ -45,10 +45,10 @@ TEST(MaxMinFairness, OneFlowRateIsCapacityOverCoefficient) {
   EXPECT_EQ(mmf.rate(flow), 50);
 }
 
-// A collective's busbw factor scales its shared footprint: the scaled
-// coefficients bind (100 / (0.5 x 2) on the first link, not 100 / 0.5), and
-// loads on one link are summed after scaling (0.25 x 2 + 0.5 x 2 = 1.5 on the
-// second: 90 / 1.5 = 60 binds).
+// A collective's busbw factor scales its shared footprint. Alone, the flow
+// runs at the least capacity over scaled coefficient: link a allows
+// 100 / (0.5 x 2) = 100, link b, whose two loads are summed after scaling,
+// 90 / (0.25 x 2 + 0.5 x 2) = 60 (unscaled it would be 120).
 TEST(MaxMinFairness, CoefficientScaleMultipliesEveryLoadBeforeTheyAreSummed) {
   MaxMinFairness mmf;
   const LinkId a = mmf.add_link(100);
