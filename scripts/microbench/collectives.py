@@ -161,21 +161,6 @@ def parse_args(argv):
     return args
 
 
-def torchrun_environment():
-    """(rank, world, local_rank, local_world) from torchrun's variables."""
-    names = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
-    missing = [n for n in names if n not in os.environ]
-    if missing:
-        raise common.InputError(
-            f"expected to be launched by torchrun (missing {','.join(missing)}), e.g. "
-            "torchrun --standalone --nproc-per-node 8 scripts/microbench/collectives.py")
-    try:
-        return tuple(int(os.environ[n]) for n in names)
-    except ValueError:
-        raise common.InputError(
-            "expected integer RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE") from None
-
-
 def measure(torch, dist, args, layout, device, rank, world):
     """Rank 0: the CSV rows (HEADER order) of its group; other ranks: []."""
     group, n, per_node, algo, note = layout
@@ -236,7 +221,8 @@ def measure(torch, dist, args, layout, device, rank, world):
 
 def main(argv=None):
     args = parse_args(argv)
-    rank, world, local_rank, local_world = torchrun_environment()
+    rank, world, local_rank, local_world = common.torchrun_environment(
+        "torchrun --standalone --nproc-per-node 8 scripts/microbench/collectives.py")
     if world < 2:
         raise common.InputError(f"expected at least 2 ranks (torchrun --nproc-per-node), found {world}")
     groups = group_layout(world, args.group_size or world, args.layout)

@@ -73,6 +73,21 @@ def require_cuda(torch):
         raise InputError("expected a CUDA GPU (torch.cuda.is_available()), found none")
 
 
+def torchrun_environment(example):
+    """(rank, world, local_rank, local_world) from torchrun's variables; an
+    InputError showing `example` (a torchrun command line) without them."""
+    names = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")
+    missing = [n for n in names if n not in os.environ]
+    if missing:
+        raise InputError(
+            f"expected to be launched by torchrun (missing {','.join(missing)}), e.g. {example}")
+    try:
+        return tuple(int(os.environ[n]) for n in names)
+    except ValueError:
+        raise InputError(
+            "expected integer RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE") from None
+
+
 # ---- Hardware names ----
 
 # Data-centre parts sold as SXM modules (or their own board) and as PCIe cards

@@ -16,7 +16,8 @@ scripts=("$repo"/scripts/microbench/*.py)
 for script in "${scripts[@]}"; do
   "$python" -m py_compile "$script" || { echo "$script does not compile"; exit 1; }
 done
-for name in gemm attention collectives profile_step memory_kernels sustained_clock sm_occupancy; do
+for name in gemm attention collectives profile_step memory_kernels sustained_clock sm_occupancy \
+    comm_overlap; do
   if ! "$python" "$repo/scripts/microbench/$name.py" --help > "$out/$name.help" 2>&1; then
     cat "$out/$name.help"; echo "$name.py --help failed"; exit 1
   fi

@@ -27,6 +27,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
 import attention  # noqa: E402
 import collectives  # noqa: E402
+import comm_overlap  # noqa: E402
 import common  # noqa: E402
 import gemm  # noqa: E402
 import memory_kernels  # noqa: E402
@@ -395,6 +396,40 @@ class SmOccupancy(unittest.TestCase):
         self.assertIn("%smid", ptx)
 
 
+class CommOverlap(unittest.TestCase):
+    def test_arguments(self):
+        args = comm_overlap.parse_args(["--ctas", "16,0,4,16", "--bytes", "1M"])
+        self.assertEqual(args.ctas, [0, 4, 16])
+        self.assertEqual(args.bytes, 2**20)
+        self.assertEqual(args.ops, ["all_gather", "reduce_scatter"])
+        for argv, flag in ((["--ctas", "8,-2"], "--ctas"), (["--ops", "all_reduce"], "--ops"),
+                           (["--gemm", "1x2x0"], "--gemm"), (["--warmup", "-1"], "--warmup")):
+            with self.assertRaisesRegex(common.InputError, flag):
+                comm_overlap.parse_args(argv)
+
+    def test_element_count_is_whole_per_rank(self):
+        # 1,000,000 bytes of bf16 over 6 ranks: 500,000 elements, 83,333 each.
+        self.assertEqual(comm_overlap.element_count(1_000_000, 6), 499_998)
+        with self.assertRaisesRegex(common.InputError, "--bytes"):
+            comm_overlap.element_count(10, 8)
+
+    def test_collectives_outlast_the_region(self):
+        # 5 ms pause + 2 x 1.5 ms x 20 calls = 65 ms, half again: 97.5 ms of 4 ms calls.
+        self.assertEqual(comm_overlap.calls_to_cover(1.5, 20, 4.0), 25)
+        self.assertEqual(comm_overlap.calls_to_cover(0.001, 1, 1000.0), 2)
+
+    def test_summary_is_the_mean_over_ranks(self):
+        # Two ranks: kernels 1.0 and 1.2 ms alone, 1.3 and 1.5 beside; collectives
+        # 2.0 and 2.2 alone, 2.4 and 2.6 beside; every rank covered.
+        row = comm_overlap.summary([2.2, 2.8, 4.2, 5.0, 1], 2)
+        self.assertEqual(row["kernel_alone_us"], "1100")
+        self.assertEqual(row["kernel_beside_us"], "1400")
+        self.assertEqual(row["slowdown"], "1.2727")
+        self.assertEqual(row["comm_slowdown"], "1.1905")
+        self.assertEqual(row["valid"], "yes")
+        self.assertEqual(comm_overlap.summary([2.2, 2.8, 4.2, 5.0, 0], 2)["valid"], "no")
+
+
 class Writer(unittest.TestCase):
     def test_significant(self):
         self.assertEqual(common.significant(794.51), "794.5")
@@ -515,7 +550,7 @@ class CommandLines(unittest.TestCase):
                          2)
 
     def test_distributed_scripts_need_torchrun(self):
-        for script in ("collectives.py", "profile_step.py"):
+        for script in ("collectives.py", "profile_step.py", "comm_overlap.py"):
             done = self.run_script(script)
             self.assertEqual(done.returncode, 1, done.stderr)
             self.assertIn("torchrun", done.stderr)
