@@ -261,7 +261,6 @@ def main(argv=None):
         rows = measure(torch, dist, args, (group, n, per_node, algo, note), device, rank, world)
         if rank == 0:
             env = common.environment(torch, local_rank)
-            nccl = [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")]
             comments = common.comment_lines(
                 "clustersim scripts/microbench/collectives.py: torch.distributed NCCL; bytes as "
                 "nccl-tests (all_gather output, reduce_scatter input); time_us = mean over ranks "
@@ -270,7 +269,7 @@ def main(argv=None):
                  f"group(s) of {n} ({per_node} per node), all running at once; dtype "
                  f"{args.dtype}; {args.warmup} warm-up calls, {args.repeats} batches of "
                  f"{args.iters} calls per size",
-                 "NCCL settings: " + (" ".join(nccl) if nccl else "none (NCCL's defaults)")])
+                 common.nccl_settings()])
             common.write_csv_atomically(output, comments, HEADER, rows)
             print(f"wrote {len(rows)} rows to {output}", file=sys.stderr)
         dist.barrier(device_ids=[local_rank])

@@ -67,18 +67,7 @@ def parse_args(argv):
     parser.add_argument("--ctas", default="0,4,8,16,32",
                         help="NCCL CTA counts, one group each; 0: NCCL's choice "
                              "(default %(default)s)")
-    parser.add_argument("--gemm", action="append", default=None, metavar="MxNxK",
-                        help="a GEMM shape, repeatable (default: sm_occupancy.py's)")
-    parser.add_argument("--attention", default="1,32,8192,128", metavar="B,H,S,D",
-                        help="causal flash attention shape, or 'none' (default %(default)s)")
-    parser.add_argument("--elements", type=int, default=8192 * 14336,
-                        help="values of the memory-bound ops (default %(default)s)")
-    parser.add_argument("--iters", type=int, default=20,
-                        help="timed calls per measurement (default %(default)s)")
-    parser.add_argument("--warmup", type=int, default=5,
-                        help="untimed calls before (default %(default)s)")
-    parser.add_argument("--hardware", help="hardware label (default: from the GPU name)")
-    parser.add_argument("--source", default="measured", help="source column (default %(default)s)")
+    sm_occupancy.add_kernel_arguments(parser)
     parser.add_argument("-o", "--output", help="output CSV written by rank 0")
     args = parser.parse_args(argv)
     ops = [o.strip() for o in args.ops.split(",") if o.strip()]
@@ -94,13 +83,7 @@ def parse_args(argv):
         raise common.InputError(f"--ctas: expected CTA counts (integers >= 0, 0: NCCL's "
                                 f"choice) separated by ',', found {args.ctas!r}")
     args.ctas = ctas
-    args.gemm = [sm_occupancy.parse_gemm(t) for t in (args.gemm or sm_occupancy.DEFAULT_GEMMS)]
-    args.attention = (None if args.attention == "none"
-                      else sm_occupancy.parse_ints(args.attention, 4, "--attention"))
-    for name, least in (("elements", 1), ("iters", 1), ("warmup", 0)):
-        if getattr(args, name) < least:
-            raise common.InputError(f"--{name}: expected at least {least}, "
-                                    f"found {getattr(args, name)}")
+    sm_occupancy.check_kernel_arguments(args)
     return args
 
 
@@ -264,14 +247,13 @@ def main(argv=None):
     try:
         rows = measure(torch, dist, args, device, rank, world, hardware)
         if rank == 0:
-            nccl = [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")]
             comments = common.comment_lines(
                 "clustersim scripts/microbench/comm_overlap.py: compute kernels alone and "
                 "beside back-to-back NCCL collectives on a side stream; slowdown = beside / "
                 "alone", common.environment(torch, local_rank),
                 [f"world {world} ranks, {local_world} per node; one group of every rank per "
                  f"CTA count; median of {args.iters} calls after {args.warmup} warm-up calls",
-                 "NCCL settings: " + (" ".join(nccl) if nccl else "none (NCCL's defaults)")])
+                 common.nccl_settings()])
             common.write_csv_atomically(output, comments, HEADER, rows)
             print(f"wrote {len(rows)} rows to {output}", file=sys.stderr)
         dist.barrier(device_ids=[local_rank])

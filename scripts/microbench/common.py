@@ -400,6 +400,12 @@ def environment(torch, device=0):
     ]
 
 
+def nccl_settings():
+    """The NCCL_* variables in force, as one comment note."""
+    nccl = [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")]
+    return "NCCL settings: " + (" ".join(nccl) if nccl else "none (NCCL's defaults)")
+
+
 def comment_lines(title, pairs, notes=()):
     """'# ' lines: the title, 'key: value' pairs, then free notes."""
     lines = [f"# {title}"]

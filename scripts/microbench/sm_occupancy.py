@@ -92,6 +92,21 @@ def parse_args(argv):
                              "baseline every slowdown divides by, added when missing)")
     parser.add_argument("--holders", default="sm,threads",
                         help="kinds of holder CTA: sm, threads (default %(default)s)")
+    add_kernel_arguments(parser)
+    parser.add_argument("-o", "--output", help="output CSV")
+    args = parser.parse_args(argv)
+    args.held = sorted(set(parse_held(args.held)) | {0})
+    args.holders = [h.strip() for h in args.holders.split(",") if h.strip()]
+    for h in args.holders:
+        if h not in HOLDER_THREADS:
+            raise common.InputError(f"--holders: expected sm or threads, found {h!r}")
+    check_kernel_arguments(args)
+    return args
+
+
+def add_kernel_arguments(parser):
+    """The timed kernels' flags (kernel_cases), with --hardware and --source;
+    comm_overlap.py times the same kernels."""
     parser.add_argument("--gemm", action="append", default=None, metavar="MxNxK",
                         help="a GEMM shape, repeatable (default: 8192x6144x4096, "
                              "8192x4096x4096, 8192x14336x4096, 8192x4096x14336, 1536x2816x8192)")
@@ -105,21 +120,17 @@ def parse_args(argv):
                         help="untimed calls before (default %(default)s)")
     parser.add_argument("--hardware", help="hardware label (default: from the GPU name)")
     parser.add_argument("--source", default="measured", help="source column (default %(default)s)")
-    parser.add_argument("-o", "--output", help="output CSV")
-    args = parser.parse_args(argv)
-    args.held = sorted(set(parse_held(args.held)) | {0})
-    args.holders = [h.strip() for h in args.holders.split(",") if h.strip()]
-    for h in args.holders:
-        if h not in HOLDER_THREADS:
-            raise common.InputError(f"--holders: expected sm or threads, found {h!r}")
+
+
+def check_kernel_arguments(args):
+    """Parses and checks what add_kernel_arguments added, in place."""
     args.gemm = [parse_gemm(text) for text in (args.gemm or DEFAULT_GEMMS)]
     args.attention = None if args.attention == "none" else parse_ints(args.attention, 4,
                                                                        "--attention")
-    for name in ("elements", "iters", "warmup"):
-        if getattr(args, name) < (0 if name == "warmup" else 1):
-            raise common.InputError(f"--{name}: expected a positive count, "
+    for name, least in (("elements", 1), ("iters", 1), ("warmup", 0)):
+        if getattr(args, name) < least:
+            raise common.InputError(f"--{name}: expected at least {least}, "
                                     f"found {getattr(args, name)}")
-    return args
 
 
 DEFAULT_GEMMS = ["8192x6144x4096", "8192x4096x4096", "8192x14336x4096", "8192x4096x14336",
