@@ -16,7 +16,7 @@ what a model of it would be fitted to and judged by.
 
 How: a holder kernel (compiled here with NVRTC, launched through the CUDA
 driver API on a stream of its own) runs --held CTAs that spin on the GPU's
-global timer, each of them alone on its SM; meanwhile the timed kernel runs
+global timer; meanwhile the timed kernel runs
 --iters times on the compute stream between CUDA events. Two kinds of
 holder bracket NCCL's CTAs: `sm` (the whole SM: all the shared memory one
 CTA may take, so no other CTA fits beside it) and `threads` (512 threads
@@ -35,8 +35,8 @@ written atomically: '#' lines (GPU, driver, versions, host, date, command),
 then
     hardware,kernel,shape,holder,held,sms,distinct_sms,time_us,slowdown,valid,source
 time_us is the median of --iters calls; slowdown is time_us over the same
-kernel's time with no holder; valid is yes or no (the holder did not cover
-the region). Exit codes: 0 ok, 1 bad input, 2 usage.
+kernel's time with no holder; valid is no where some holder CTA did not run
+through the whole region. Exit codes: 0 ok, 1 bad input, 2 usage.
 """
 
 import ctypes
