@@ -75,14 +75,7 @@ def parse_args(argv):
         raise common.InputError(f"--ops: expected some of {','.join(OPS)}, found {args.ops!r}")
     args.ops = [o for o in OPS if o in ops]
     args.bytes = common.parse_bytes(args.bytes, "--bytes")
-    try:
-        ctas = sorted({int(c) for c in args.ctas.split(",") if c.strip()})
-    except ValueError:
-        ctas = [-1]
-    if not ctas or ctas[0] < 0:
-        raise common.InputError(f"--ctas: expected CTA counts (integers >= 0, 0: NCCL's "
-                                f"choice) separated by ',', found {args.ctas!r}")
-    args.ctas = ctas
+    args.ctas = common.parse_count_set(args.ctas, "--ctas", "CTA counts (0: NCCL's choice)")
     sm_occupancy.check_kernel_arguments(args)
     return args
 
@@ -150,19 +143,8 @@ def collective(torch, dist, op, count, world, group, device):
 
 
 def median_call_ms(torch, fn, args, stream):
-    with torch.cuda.stream(stream):
-        for _ in range(args.warmup):
-            fn()
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(args.iters)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(args.iters)]
-    with torch.cuda.stream(stream):
-        for start, end in zip(starts, ends):
-            start.record(stream)
-            fn()
-            end.record(stream)
-    torch.cuda.synchronize()
-    return common.median([s.elapsed_time(e) for s, e in zip(starts, ends)])
+    with torch.cuda.stream(stream):  # cuda_times_ms records on the current stream
+        return common.median(common.cuda_times_ms(torch, fn, args.warmup, args.iters))
 
 
 def beside(torch, kernel, comm, calls, args, compute, side):

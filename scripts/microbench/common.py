@@ -174,6 +174,19 @@ def parse_int_list(text, what):
         ) from None
 
 
+def parse_count_set(text, what, meaning):
+    """'0,16,4' -> [0, 4, 16]: distinct integers >= 0, sorted. Raises
+    InputError naming `what` (e.g. '--held') and what a count is (`meaning`)."""
+    try:
+        values = sorted({int(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        values = [-1]
+    if not values or values[0] < 0:
+        raise InputError(f"{what}: expected {meaning} (integers >= 0) separated by ',', "
+                         f"found {text!r}")
+    return values
+
+
 _BYTE_UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 
 

@@ -95,7 +95,7 @@ def parse_args(argv):
     add_kernel_arguments(parser)
     parser.add_argument("-o", "--output", help="output CSV")
     args = parser.parse_args(argv)
-    args.held = sorted(set(parse_held(args.held)) | {0})
+    args.held = sorted(set(common.parse_count_set(args.held, "--held", "SM counts")) | {0})
     args.holders = [h.strip() for h in args.holders.split(",") if h.strip()]
     for h in args.holders:
         if h not in HOLDER_THREADS:
@@ -145,17 +145,6 @@ def parse_ints(text, count, what, sep=","):
     if len(values) != count or min(values) <= 0:
         raise common.InputError(f"{what}: expected {count} positive integers separated by "
                                 f"'{sep}', found {text!r}")
-    return values
-
-
-def parse_held(text):
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        values = [-1]
-    if not values or min(values) < 0:
-        raise common.InputError(f"--held: expected SM counts (integers >= 0) separated by ',', "
-                                f"found {text!r}")
     return values
 
 
