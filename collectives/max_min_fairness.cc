@@ -58,9 +58,9 @@ FlowId MaxMinFairness::add_flow(std::span<const LinkLoad> loads, double max_rate
                    "a flow's maximum rate must be positive, got " + std::to_string(max_rate_Bps));
   CLUSTERSIM_CHECK(!loads.empty() || std::isfinite(max_rate_Bps),
                    "a flow with no link load needs a finite maximum rate");
-  CLUSTERSIM_CHECK(coefficient_scale > 0 && std::isfinite(coefficient_scale),
-                   "coefficient scale must be positive and finite, got " +
-                       std::to_string(coefficient_scale));
+  CLUSTERSIM_CHECK(
+      coefficient_scale > 0 && std::isfinite(coefficient_scale),
+      "coefficient scale must be positive and finite, got " + std::to_string(coefficient_scale));
   for (const LinkLoad& load : loads) {
     check_link(load.link);
     CLUSTERSIM_CHECK(load.coefficient > 0 && std::isfinite(load.coefficient),
