@@ -58,7 +58,9 @@ std::string SourceLocation::to_string() const {
 
 std::string Diagnostic::to_string() const {
   std::string text = printable(where.to_string()) + ": error: ";
-  if (!key_path.empty()) text += printable(key_path) + ": ";
+  if (!key_path.empty()) {
+    text += printable(key_path) + (where.defaulted ? " (not set: its default): " : ": ");
+  }
   return text + printable(message);
 }
 

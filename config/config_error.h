@@ -5,6 +5,8 @@
 // "expected X, found Y". ConfigError::what() is the text the command prints:
 // one line per diagnostic, in the order found (file order), e.g.
 //   scenario.yaml:2:1: error: nmae: unknown key (did you mean 'name'?); expected one of: ...
+// A check that fails on a key's default names the key's section, e.g.
+//   scenario.yaml:16:5: error: workload.pipeline.virtual_stages (not set: its default): ...
 // Thread safety: value types.
 #pragma once
 
@@ -18,6 +20,9 @@ struct SourceLocation {
   std::string file;  // a path, or "--set seed=x" for a command-line override
   int line = 0;      // 1-based; 0 when the input has no lines (a flag)
   int column = 0;    // 1-based; 0 when unknown
+  // The key is not in the input and its default applies: file, line and
+  // column then locate the section that would hold it (or the file).
+  bool defaulted = false;
 
   // "file:line:col", "file:line", or "file".
   std::string to_string() const;

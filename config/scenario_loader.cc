@@ -144,12 +144,28 @@ class Loader {
             where, path,
             "missing required key; expected " + spec.type_description() + " (" + spec.doc + ")");
       } else if (spec.default_value) {
-        values_.set(path, ConfigValues::Entry{*spec.default_value, {"(default)", 0, 0}, true});
+        values_.set(path, ConfigValues::Entry{*spec.default_value, default_location(path), true});
       }
     }
   }
 
   ConfigValues take_values() { return std::move(values_); }
+
+  // Where a check that fails on the default of an absent key points: the
+  // innermost of its sections that the file has, else the file.
+  SourceLocation default_location(std::string_view path) const {
+    std::string_view section = path;
+    do {
+      section = parent_path(section);
+      const auto it = section_locations_.find(std::string(section));
+      if (it != section_locations_.end()) {
+        SourceLocation where = it->second;
+        where.defaulted = true;
+        return where;
+      }
+    } while (!section.empty());
+    return SourceLocation{file_, 0, 0, true};
+  }
 
  private:
   // Deep merge while walking: each key once, in the order the files first

@@ -146,13 +146,30 @@ TEST(ScenarioLoader, AbsentKeysTakeDefaults) {
   EXPECT_EQ(values.get_duration("cluster.timeout"), SimTime::minutes(10));
   EXPECT_EQ(values.get_int("cluster.switch.radix"), 64);
 
+  // A default is located at the file (no section of these keys is in it).
   for (const std::string key : {"seed", "description", "cluster.nodes", "cluster.switch.radix"}) {
     const ConfigValues::Entry& entry = values.entry(key);
     EXPECT_TRUE(entry.is_default) << key;
-    EXPECT_EQ(entry.where.to_string(), "(default)") << key;
+    EXPECT_TRUE(entry.where.defaulted) << key;
+    EXPECT_EQ(entry.where.to_string(), "s.yaml:1:1") << key;
   }
   EXPECT_FALSE(values.entry("name").is_default);
+  EXPECT_FALSE(values.where("name").defaulted);
   EXPECT_EQ(values.where("name").to_string(), "s.yaml:1:7");
+}
+
+TEST(ScenarioLoader, ADefaultIsLocatedAtItsInnermostSectionInTheFile) {
+  const ConfigValues values = load("name: x\ncluster:\n  nodes: 8\n  switch:\n    model: m\n");
+  EXPECT_EQ(values.where("cluster.switch.radix").to_string(), "s.yaml:5:5");
+  EXPECT_EQ(values.where("cluster.ecc").to_string(), "s.yaml:3:3");
+  EXPECT_EQ(values.where("seed").to_string(), "s.yaml:1:1");
+  EXPECT_TRUE(values.where("cluster.ecc").defaulted);
+  // A check that fails on a default says so after the key.
+  const Diagnostic d{values.where("cluster.ecc"), "cluster.ecc", "expected true, found false"};
+  EXPECT_EQ(d.to_string(),
+            "s.yaml:3:3: error: cluster.ecc (not set: its default): expected true, found false");
+  const Diagnostic given{values.where("cluster.nodes"), "cluster.nodes", "expected 4, found 8"};
+  EXPECT_EQ(given.to_string(), "s.yaml:3:10: error: cluster.nodes: expected 4, found 8");
 }
 
 TEST(ScenarioLoader, OptionalKeyWithoutDefaultIsAbsent) {
