@@ -30,7 +30,7 @@ namespace {
 
 // (file, line, column, key, message) of one diagnostic; line and column 0
 // when unknown.
-using DiagnosticTuple = std::tuple<std::string, int, int, std::string, std::string>;
+using DiagnosticTuple = std::tuple<std::string, int, int, std::string, std::string, bool>;
 
 std::tuple<int, std::string, std::string, std::vector<DiagnosticTuple>> call(
     const std::vector<std::string>& args) {
@@ -46,7 +46,8 @@ std::tuple<int, std::string, std::string, std::vector<DiagnosticTuple>> call(
   }
   std::vector<DiagnosticTuple> located;
   for (const clustersim::sim::Diagnostic& d : diagnostics) {
-    located.emplace_back(d.where.file, d.where.line, d.where.column, d.key_path, d.message);
+    located.emplace_back(d.where.file, d.where.line, d.where.column, d.key_path, d.message,
+                         d.where.defaulted);
   }
   return {code, out.str(), err.str(), std::move(located)};
 }

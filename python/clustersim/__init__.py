@@ -75,6 +75,9 @@ class Diagnostic:
     message: str  # "expected a positive integer, found 'x'"
     expected: Optional[str]  # "a positive integer", when the message says
     found: Optional[str]  # "'x'", when the message says
+    # The key is not in the input and its default is what failed: file, line
+    # and column then locate the section that would hold it.
+    defaulted: bool = False
 
     def __str__(self) -> str:
         where = self.file
@@ -82,7 +85,8 @@ class Diagnostic:
             where += f":{self.line}"
             if self.column:
                 where += f":{self.column}"
-        return f"{where}: error: {self.key + ': ' if self.key else ''}{self.message}"
+        key = self.key + (" (not set: its default)" if self.defaulted else "")
+        return f"{where}: error: {key + ': ' if key else ''}{self.message}"
 
 
 class Error(Exception):
@@ -165,8 +169,8 @@ def cli(*args: str, check: bool = True) -> Completed:
         if code == 2:
             raise UsageError(err.strip(), code, out, err)
         if diagnostics:
-            located = [Diagnostic(f, line, col, key, msg, *_split_message(msg))
-                       for (f, line, col, key, msg) in diagnostics]
+            located = [Diagnostic(f, line, col, key, msg, *_split_message(msg), defaulted)
+                       for (f, line, col, key, msg, defaulted) in diagnostics]
             raise ConfigError(located, code, out, err)
         raise SimulationError(err.strip() or out.strip(), code, out, err)
     return Completed(code, out, err)

@@ -114,7 +114,22 @@ def test_a_misspelt_key_of_a_dict_is_located_in_the_written_file():
     assert e.line == 13
     assert e.column == 3
     assert "did you mean 'seed'" in e.diagnostics[0].message
+    assert not e.diagnostics[0].defaulted
     assert str(e).startswith(e.file + ":13:3: error: seeed: unknown key")
+
+
+def test_a_check_that_fails_on_a_default_points_at_the_section_and_says_so():
+    # zbv needs 2 virtual stages; the scenario leaves the key at its default 1.
+    bad = dict(SMALL, workload=dict(SMALL["workload"], parallelism={"pp": 2},
+                                    pipeline={"schedule": "zbv"}))
+    with pytest.raises(clustersim.ConfigError) as caught:
+        clustersim.run(bad, directory=HARDWARE_DIR)
+    d = next(d for d in caught.value.diagnostics if d.key == "workload.pipeline.virtual_stages")
+    assert d.defaulted
+    assert d.file.endswith(".yaml") and d.line > 0
+    assert d.found == "1"
+    assert str(d) == (f"{d.file}:{d.line}:{d.column}: error: workload.pipeline.virtual_stages "
+                      "(not set: its default): expected 2 with schedule zbv, found 1")
 
 
 def test_every_diagnostic_of_a_file_is_kept():
