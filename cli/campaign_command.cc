@@ -131,12 +131,14 @@ std::string summary(const CampaignInputs& in, const CampaignResult& r) {
                                   std::to_string(in.step_cache->writes()) +
                                   " simulated and kept");
   }
-  text += row(
-      "failures",
-      fixed(in.model.total_rate_per_hour(), 3) + " per hour (job MTBF " +
-          fixed(in.model.total_rate_per_hour() > 0 ? 60.0 / in.model.total_rate_per_hour() : 0.0,
-                1) +
-          " min), " + fixed(in.model.per_1000_node_days(), 2) + " per 1,000 node-days");
+  const double rate = in.model.total_rate_per_hour();
+  text += row("failures", rate > 0 ? fixed(rate, 3) + " per hour (job MTBF " +
+                                         fixed(60.0 / rate, 1) + " min), " +
+                                         fixed(in.model.per_1000_node_days(), 2) +
+                                         " per 1,000 node-days"
+                                   : std::string("none (no failure rate is set: failures.preset "
+                                                 "llama3_h100 or ft_hsdp_100k, a category's "
+                                                 "rate, or failures.job_mtbf)"));
   text +=
       row("trials", std::to_string(spec.trials) + " x " + hours_text(spec.duration.to_seconds()) +
                         (spec.tokens > 0 ? " at most" : ""));

@@ -44,6 +44,22 @@ std::vector<std::string> lines_without_wall(const std::string& text) {
   return out;
 }
 
+TEST(CampaignCommand, ItsFailureLineGivesTheJobMtbfOrSaysNoneIsSet) {
+  const ScratchDir dir;
+  Outcome r = run({"campaign", dir.write("s.yaml", scenario("checkpoint_restart"))});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  EXPECT_NE(r.out.find("0.500 per hour (job MTBF 120.0 min)"), std::string::npos) << r.out;
+  std::string none = scenario("checkpoint_restart");
+  const std::string mtbf_section = "failures:\n  job_mtbf: 2h\n";
+  none.erase(none.find(mtbf_section), mtbf_section.size());
+  r = run({"campaign", dir.write("none.yaml", none)});
+  ASSERT_EQ(r.code, cli::kExitOk) << r.err;
+  EXPECT_NE(r.out.find("failures                        none (no failure rate is set"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("MTBF 0.0"), std::string::npos) << r.out;
+}
+
 TEST(CampaignCommand, JsonHasTheKeysAndTheBreakdownFillsTheWallClock) {
   const ScratchDir dir;
   const std::string path = dir.write("s.yaml", scenario("checkpoint_restart"));
