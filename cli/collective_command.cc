@@ -171,8 +171,15 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
         << "#        (B)    (elements)               (us)  (GB/s)  (GB/s)\n";
   double busbw_sum = 0;
   int rows = 0;
-  for (int64_t size = min_bytes; size <= max_bytes;) {
+  int64_t previous_bytes = 0;
+  for (int64_t size = min_bytes; size <= max_bytes; size *= factor) {
     const int64_t bytes = std::max(align, size / align * align);
+    // Sizes below one element per rank round up to the same buffer: one row.
+    if (bytes == previous_bytes) {
+      if (size > max_bytes / factor) break;
+      continue;
+    }
+    previous_bytes = bytes;
     std::vector<collectives::GroupPrediction> predictions;
     try {
       predictions =
@@ -206,7 +213,6 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
     busbw_sum += busbw;
     ++rows;
     if (size > max_bytes / factor) break;
-    size *= factor;
   }
   table << "# Avg bus bandwidth    : " << fixed(busbw_sum / rows, 3) << "\n";
   if (parsed.has("--csv")) sim::write_file_atomically(parsed.value_or("--csv", ""), csv.str());

@@ -141,6 +141,17 @@ TEST(CollectiveCommand, CsvHasTheHeaderAndOneLinePerRow) {
   }
 }
 
+// An all_gather of 16 ranks of float needs 64 bytes (one element a rank):
+// 8, 16 and 32 bytes round up to it, which is one row, not four.
+TEST(CollectiveCommand, SizesThatRoundUpToTheSameBufferAreOneRow) {
+  const Outcome r = run({"collective", kDgxH100, "--op", "all_gather", "--gpus", "16",
+                         "--min-bytes", "8", "--max-bytes", "256"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  std::vector<std::string> sizes;
+  for (const std::string& row : data_rows(r.out)) sizes.push_back(fields_of(row)[0]);
+  EXPECT_EQ(sizes, (std::vector<std::string>{"64", "128", "256"})) << r.out;
+}
+
 TEST(CollectiveCommand, MoreGpusThanTheClusterIsAnInputError) {
   const Outcome r = run({"collective", kDgxH100, "--gpus", "9000"});
   EXPECT_EQ(r.code, kExitError);
