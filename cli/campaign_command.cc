@@ -132,13 +132,13 @@ std::string summary(const CampaignInputs& in, const CampaignResult& r) {
                                   " simulated and kept");
   }
   const double rate = in.model.total_rate_per_hour();
-  text += row("failures", rate > 0 ? fixed(rate, 3) + " per hour (job MTBF " +
-                                         fixed(60.0 / rate, 1) + " min), " +
-                                         fixed(in.model.per_1000_node_days(), 2) +
-                                         " per 1,000 node-days"
-                                   : std::string("none (no failure rate is set: failures.preset "
-                                                 "llama3_h100 or ft_hsdp_100k, a category's "
-                                                 "rate, or failures.job_mtbf)"));
+  text +=
+      row("failures", rate > 0 ? fixed(rate, 3) + " per hour (job MTBF " + fixed(60.0 / rate, 1) +
+                                     " min), " + fixed(in.model.per_1000_node_days(), 2) +
+                                     " per 1,000 node-days"
+                               : std::string("none (no failure rate is set: failures.preset "
+                                             "llama3_h100 or ft_hsdp_100k, a category's "
+                                             "rate, or failures.job_mtbf)"));
   text +=
       row("trials", std::to_string(spec.trials) + " x " + hours_text(spec.duration.to_seconds()) +
                         (spec.tokens > 0 ? " at most" : ""));

@@ -53,11 +53,13 @@ bool runs_a_kernel(const workloads::Task& task) {
          task.kernel != workloads::kNoKernel;
 }
 
-// Every kernel FLOP of one rank's step (all classes).
-double step_kernel_flops(const workloads::FsdpSchedule& schedule) {
+// Every kernel FLOP of the schedules' steps (all classes).
+double step_kernel_flops(std::span<const workloads::FsdpSchedule> schedules) {
   double total = 0;
-  for (const workloads::Task& task : schedule.tasks) {
-    if (runs_a_kernel(task)) total += schedule.kernels[static_cast<size_t>(task.kernel)].flops;
+  for (const workloads::FsdpSchedule& schedule : schedules) {
+    for (const workloads::Task& task : schedule.tasks) {
+      if (runs_a_kernel(task)) total += schedule.kernels[static_cast<size_t>(task.kernel)].flops;
+    }
   }
   return total;
 }
@@ -74,8 +76,15 @@ std::string share_text(double part, double whole) {
   return whole > 0 ? fixed(100.0 * part / whole, 1) : "-";
 }
 
+// Whose kernels the counts are: one rank, or with stages which of them.
+std::string ranks_text(const workloads::WorkloadSpec& spec, int64_t stage) {
+  if (spec.pp == 1) return "per rank and step";
+  if (stage >= 0) return "per rank of pipeline stage " + str(stage) + " of " + str(spec.pp);
+  return "per step, one rank of each of the " + str(spec.pp) + " pipeline stages";
+}
+
 std::string table_text(std::span<const KernelShape> shapes, const std::string& scenario,
-                       const workloads::WorkloadSpec& spec, double step_flops) {
+                       const workloads::WorkloadSpec& spec, int64_t stage, double step_flops) {
   double gemm_flops = 0;
   double attention_flops = 0;
   for (const KernelShape& s : shapes) {
@@ -84,13 +93,16 @@ std::string table_text(std::span<const KernelShape> shapes, const std::string& s
   }
   std::string text = "scenario: " + scenario + "\n";
   text += "model: " + spec.model.name + ", " + std::string(workloads::dtype_name(spec.dtype)) +
-          ", tp " + str(spec.tp) + ", activation checkpointing " +
+          ", tp " + str(spec.tp) + (spec.cp > 1 ? ", cp " + str(spec.cp) : "") +
+          (spec.pp > 1 ? ", pp " + str(spec.pp) : "") + ", activation checkpointing " +
           std::string(workloads::activation_checkpointing_name(spec.activation_checkpointing)) +
           (spec.torch_compile ? ", torch.compile" : ", eager") + "\n";
-  text += "per rank and step: " + str(spec.grad_accum) + " micro-batch(es) of " +
-          str(spec.local_batch) + " x " + str(spec.seq_len) + " tokens\n";
-  text += "kernel FLOPs per rank and step: " + fixed(step_flops / 1e12, 2) + " TFLOP (GEMMs " +
-          share_text(gemm_flops, step_flops) + "%, attention " +
+  text += ranks_text(spec, stage) + ": " + str(spec.grad_accum) + " micro-batch(es) of " +
+          str(spec.local_batch) + " x " + str(spec.seq_len) + " tokens" +
+          (spec.cp > 1 ? " (" + str(spec.seq_len / spec.cp) + " of each sequence on a rank)" : "") +
+          "\n";
+  text += "kernel FLOPs " + ranks_text(spec, stage) + ": " + fixed(step_flops / 1e12, 2) +
+          " TFLOP (GEMMs " + share_text(gemm_flops, step_flops) + "%, attention " +
           share_text(attention_flops, step_flops) + "%)\n";
 
   text += "\nGEMMs, C[m x n] = A[m x k] * B[k x n]\n";
@@ -123,33 +135,37 @@ std::string table_text(std::span<const KernelShape> shapes, const std::string& s
 
 }  // namespace
 
-std::vector<KernelShape> distinct_kernel_shapes(const workloads::FsdpSchedule& schedule) {
+std::vector<KernelShape> distinct_kernel_shapes(
+    std::span<const workloads::FsdpSchedule> schedules) {
   std::vector<KernelShape> shapes;
   std::map<ShapeKey, size_t> row_of;
-  for (const workloads::Task& task : schedule.tasks) {
-    if (!runs_a_kernel(task)) continue;
-    CLUSTERSIM_CHECK(task.kernel >= 0 && static_cast<size_t>(task.kernel) < schedule.kernels.size(),
-                     "a schedule task's kernel index lies in the kernel table");
-    const Kernel& kernel = schedule.kernels[static_cast<size_t>(task.kernel)];
-    if (kernel.cls != KernelClass::kGemm && kernel.cls != KernelClass::kAttention) continue;
-    const auto [it, inserted] = row_of.emplace(key_of(kernel), shapes.size());
-    if (inserted) {
-      KernelShape s;
-      s.kernel = kernel;
-      s.backward = kernel.cls == KernelClass::kAttention && is_backward(kernel.name);
-      shapes.push_back(std::move(s));
+  for (const workloads::FsdpSchedule& schedule : schedules) {
+    for (const workloads::Task& task : schedule.tasks) {
+      if (!runs_a_kernel(task)) continue;
+      CLUSTERSIM_CHECK(
+          task.kernel >= 0 && static_cast<size_t>(task.kernel) < schedule.kernels.size(),
+          "a schedule task's kernel index lies in the kernel table");
+      const Kernel& kernel = schedule.kernels[static_cast<size_t>(task.kernel)];
+      if (kernel.cls != KernelClass::kGemm && kernel.cls != KernelClass::kAttention) continue;
+      const auto [it, inserted] = row_of.emplace(key_of(kernel), shapes.size());
+      if (inserted) {
+        KernelShape s;
+        s.kernel = kernel;
+        s.backward = kernel.cls == KernelClass::kAttention && is_backward(kernel.name);
+        shapes.push_back(std::move(s));
+      }
+      KernelShape& row = shapes[it->second];
+      add_name(row.name, kernel.name);
+      ++row.count_per_step;
     }
-    KernelShape& row = shapes[it->second];
-    add_name(row.name, kernel.name);
-    ++row.count_per_step;
   }
   return shapes;
 }
 
 std::string kernel_shapes_csv(std::span<const KernelShape> shapes, const std::string& scenario,
-                              const std::string& dtype) {
-  std::string text = "# clustersim kernels " + scenario +
-                     ": distinct GEMM and attention kernels per rank and step\n";
+                              const std::string& dtype, const std::string& counted) {
+  std::string text = "# clustersim kernels " + scenario + ": distinct GEMM and attention kernels " +
+                     counted + "\n";
   text +=
       "kind,name,dtype,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,pass,count_per_step,flops\n";
   for (const KernelShape& s : shapes) {
@@ -175,9 +191,13 @@ CommandSpec kernels_command_spec() {
           {"SCENARIO"},
           {{"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"},
            {"--csv", "", false, "print CSV (the input of scripts/microbench/gemm.py --shapes)"},
+           {"--stage", "S", false,
+            "with pipeline stages: one rank of stage S only (default: one rank of each stage)"},
            {"-o", "FILE", false, "write to FILE (atomically) instead of stdout"}},
           "Per rank and step: every micro-batch, recomputation under activation checkpointing\n"
-          "and tensor-parallel slices count. GEMMs of equal (m, n, k) and attention calls of\n"
+          "and tensor-parallel slices count; with pipeline stages, one rank of each stage (the\n"
+          "embedding is on the first, the output layer on the last), or of --stage S alone.\n"
+          "GEMMs of equal (m, n, k) and attention calls of\n"
           "equal configuration and pass are one row; names are joined by '+'; FP8 GEMMs\n"
           "(workload.float8) are rows of their own, dtype fp8, marked (fp8) in the table.\n"
           "CSV columns: kind,name,dtype,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,pass,\n"
@@ -186,16 +206,29 @@ CommandSpec kernels_command_spec() {
 
 int run_kernels_command(const ParsedCommand& parsed, std::ostream& out) {
   const NetworkScenario net = load_network_scenario(parsed.positionals[0], parsed.values("--set"));
-  const workloads::StepConfig config = step_config_from_scenario(net);
-  const workloads::FsdpSchedule schedule =
-      workloads::build_fsdp_schedule(config.workload, config.schedule_options);
-  const std::vector<KernelShape> shapes = distinct_kernel_shapes(schedule);
+  workloads::StepConfig config = step_config_from_scenario(net);
+  const int64_t pp = config.workload.pp;
+  const int64_t stage = parsed.non_negative_int_or("--stage", -1, "a pipeline stage");
+  if (stage >= pp) {
+    throw UsageError("option '--stage' expects a pipeline stage below pp " + str(pp) + ", found " +
+                     str(stage));
+  }
+  const int64_t first = stage >= 0 ? stage : 0;
+  const int64_t last = stage >= 0 ? stage : pp - 1;
+  std::vector<workloads::FsdpSchedule> schedules;
+  for (int64_t s = first; s <= last; ++s) {
+    config.schedule_options.stage = s;
+    schedules.push_back(workloads::build_fsdp_schedule(config.workload, config.schedule_options));
+  }
+  const std::vector<KernelShape> shapes = distinct_kernel_shapes(schedules);
   const std::string scenario = net.values.get_string("name");
   const std::string text =
       parsed.has("--csv")
           ? kernel_shapes_csv(shapes, scenario,
-                              std::string(workloads::dtype_name(config.workload.dtype)))
-          : table_text(shapes, scenario, config.workload, step_kernel_flops(schedule));
+                              std::string(workloads::dtype_name(config.workload.dtype)),
+                              ranks_text(config.workload, pp > 1 ? stage : -1))
+          : table_text(shapes, scenario, config.workload, pp > 1 ? stage : -1,
+                       step_kernel_flops(schedules));
   const std::string output = parsed.value_or("-o", "");
   if (output.empty()) {
     out << text;

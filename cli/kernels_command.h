@@ -8,7 +8,11 @@
 // schedule of one step (workloads::build_fsdp_schedule): every kernel task
 // (all micro-batches, recomputation under activation checkpointing, tensor
 // parallel slices) counts once. Shapes are per rank, as the compute model
-// times them (model/transformer_kernels.h).
+// times them (model/transformer_kernels.h). With pipeline stages
+// (workload.parallelism.pp > 1) stages hold different kernels (the embedding
+// on the first, the output layer on the last): by default one rank of every
+// stage counts, so that every shape of the step is listed, and --stage S
+// lists one rank of stage S alone.
 //
 // Grouping: GEMMs with the same (m, n, k) are one row whatever their names
 // (qkv_proj and a dgrad of the same shape time the same); attention kernels
@@ -55,13 +59,19 @@ struct KernelShape {
   int64_t count_per_step = 0;  // runs per rank and step
 };
 
-// The GEMM and attention rows of `schedule`, grouped as described above.
-std::vector<KernelShape> distinct_kernel_shapes(const workloads::FsdpSchedule& schedule);
+// The GEMM and attention rows of `schedules` (one rank's, or with pipeline
+// stages one rank of each stage), grouped as described above: a shape is one
+// row whichever schedules run it, its counts summed.
+std::vector<KernelShape> distinct_kernel_shapes(std::span<const workloads::FsdpSchedule> schedules);
+inline std::vector<KernelShape> distinct_kernel_shapes(const workloads::FsdpSchedule& schedule) {
+  return distinct_kernel_shapes(std::span(&schedule, 1));
+}
 
-// The --csv text (the comment line names `scenario`; `dtype` as
-// workloads::dtype_name gives it).
+// The --csv text (the comment line names `scenario` and says whose kernels
+// the counts are, `counted`; `dtype` as workloads::dtype_name gives it).
 std::string kernel_shapes_csv(std::span<const KernelShape> shapes, const std::string& scenario,
-                              const std::string& dtype);
+                              const std::string& dtype,
+                              const std::string& counted = "per rank and step");
 
 CommandSpec kernels_command_spec();
 int run_kernels_command(const ParsedCommand& parsed, std::ostream& out);

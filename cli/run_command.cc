@@ -124,8 +124,8 @@ std::string summary(const RunInputs& in, const StepResult& r) {
   // Under pp the micro-batches take grad_accum's place (the key stays 1).
   const std::string steps = w.pp > 1 ? " per micro-batch, " + str(w.grad_accum) + " micro-batches"
                                      : ", grad_accum " + str(w.grad_accum);
-  text += row("batch", "seq_len " + str(w.seq_len) + ", local_batch " + str(w.local_batch) +
-                           steps + ", " + std::string(workloads::dtype_name(w.dtype)));
+  text += row("batch", "seq_len " + str(w.seq_len) + ", local_batch " + str(w.local_batch) + steps +
+                           ", " + std::string(workloads::dtype_name(w.dtype)));
   text += row("strategy", strategy_text(w));
   text +=
       row("fsdp", "backward_prefetch " +

@@ -248,5 +248,52 @@ TEST(KernelsCommand, GroupsIdenticalGemmsAndKeepsPassesApart) {
   EXPECT_EQ(shapes[2].count_per_step, 1);
 }
 
+// The count column of the CSV row whose name starts with `name`, or -1.
+int64_t csv_count(const std::string& csv, const std::string& name) {
+  std::istringstream in(csv);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("gemm," + name)) continue;
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    return std::stoll(cells.at(13));
+  }
+  return -1;
+}
+
+// Llama-3-8B in 2 pipeline stages of 16 blocks, 2 micro-batches: the output
+// layer is on the last stage only, so a listing of stage 0 alone has no
+// lm_head; the default lists every stage's rank and sums their counts.
+TEST(KernelsCommand, PipelineStagesAreListedTogetherOrOneByOne) {
+  const std::vector<std::string> pp2 = {"--set", "workload.parallelism.pp=2", "--csv"};
+  auto kernels = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"kernels", kLlama8b};
+    args.insert(args.end(), pp2.begin(), pp2.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Outcome r = run(args);
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    return r.out;
+  };
+  const std::string all = kernels({});
+  const std::string first = kernels({"--stage", "0"});
+  const std::string last = kernels({"--stage", "1"});
+  EXPECT_NE(all.find("one rank of each of the 2 pipeline stages"), std::string::npos) << all;
+  EXPECT_NE(first.find("per rank of pipeline stage 0 of 2"), std::string::npos) << first;
+  EXPECT_EQ(csv_count(first, "lm_head"), -1) << first;
+  // The forward's shape (16,384 tokens x vocabulary x hidden), once per
+  // micro-batch, on the last stage.
+  EXPECT_EQ(csv_count(last, "lm_head"), 2) << last;
+  EXPECT_EQ(csv_count(all, "lm_head"), 2) << all;
+  EXPECT_EQ(csv_count(all, "qkv_proj"), csv_count(first, "qkv_proj") + csv_count(last, "qkv_proj"));
+  EXPECT_GT(csv_count(first, "qkv_proj"), 0);
+
+  const Outcome bad =
+      run({"kernels", kLlama8b, "--set", "workload.parallelism.pp=2", "--stage", "2"});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_NE(bad.err.find("option '--stage' expects a pipeline stage below pp 2, found 2"),
+            std::string::npos)
+      << bad.err;
+}
+
 }  // namespace
 }  // namespace clustersim::cli
