@@ -33,6 +33,18 @@ std::string row(std::string_view label, const std::string& value) {
   return labelled_row(label, value, kLabel);
 }
 
+// `text` as one word of a POSIX shell: as it is when it holds nothing the
+// shell would split or expand, else in single quotes.
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_not_of(
+                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789_-+=./:,@%") == std::string::npos;
+  if (plain) return text;
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 std::string size_text(double bytes) {
   if (bytes < 1024.0 * 1024.0) return fixed(bytes / 1024.0, 1) + " KiB";
   if (bytes < 1024.0 * 1024.0 * 1024.0) return fixed(bytes / (1024.0 * 1024.0), 1) + " MiB";
@@ -213,6 +225,11 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
                           size_text(static_cast<double>(total_bytes)) + ")");
   out << row("process groups", groups_text(groups, descs));
   out << row("groups file", groups_path);
+  if (static_cast<int64_t>(ranks.size()) == world) {
+    std::string replay = "clustersim replay " + shell_word(scenario_path);
+    for (const std::string& set : parsed.values("--set")) replay += " --set " + shell_word(set);
+    out << row("replay with", replay + " --trace " + shell_word(base));
+  }
   return kExitOk;
 }
 

@@ -157,6 +157,27 @@ TEST(ExportChakraCommand, RanksSubsetAndPrefix) {
   const chakra::Trace t = chakra::read_trace_file(dir.file("p.3.et"));
   EXPECT_EQ(t.file, dir.file("p.3.et"));
   EXPECT_TRUE(contains(o.out, "ranks written     3,9 (2 of 16)")) << o.out;
+  // Two ranks of 16 do not replay: no command is suggested.
+  EXPECT_FALSE(contains(o.out, "replay with")) << o.out;
+}
+
+// With every rank written, the summary ends with the replay command, the
+// scenario's overrides passed on and quoted for a shell where they need it;
+// that command replays the traces.
+TEST(ExportChakraCommand, ItPrintsTheCommandThatReplaysTheTraces) {
+  const ScratchDir dir;
+  const std::string scenario = dir.write("s.yaml", hsdp_scenario());
+  const std::string out = dir.file("out");
+  const Outcome o =
+      run({"export-chakra", scenario, "-o", out, "--set", "description=it's two words"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(contains(o.out, "replay with       clustersim replay " + scenario +
+                                  " --set 'description=it'\\''s two words' --trace " + out +
+                                  "/tiny_hsdp\n"))
+      << o.out;
+  const Outcome replay = run(
+      {"replay", scenario, "--set", "description=it's two words", "--trace", out + "/tiny_hsdp"});
+  EXPECT_EQ(replay.code, 0) << replay.err;
 }
 
 // What ASTRA-sim's workload layer does with the files (astra-sim/workload/
