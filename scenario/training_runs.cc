@@ -182,6 +182,8 @@ std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::s
                    "overrides", "expected KEY=VALUE, found '" + std::string(f.text) + "'");
         } else {
           run.overrides.emplace_back(f.text);
+          run.override_where.push_back(
+              sim::SourceLocation{path, lines[i].number, o->column + f.column - 1});
         }
       }
     }
@@ -196,16 +198,46 @@ std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::s
   return runs;
 }
 
+namespace {
+
+// The run's scenario with its overrides. A problem with an override is
+// reported at its place in the runs file, one of the scenario file where it
+// is; both name the run.
+NetworkScenario load_run_scenario(const TrainingRun& run) {
+  try {
+    return load_network_scenario(run.scenario, run.overrides);
+  } catch (const sim::ConfigError& e) {
+    std::vector<sim::Diagnostic> located;
+    for (sim::Diagnostic d : e.diagnostics()) {
+      bool in_overrides = false;
+      for (size_t k = 0; k < run.overrides.size() && k < run.override_where.size(); ++k) {
+        if (d.where.file == "--set " + run.overrides[k]) {
+          d.where = run.override_where[k];
+          in_overrides = true;
+          break;
+        }
+      }
+      d.message += in_overrides
+                       ? " (in the overrides of run '" + run.id + "')"
+                       : " (the scenario of run '" + run.id + "', " + run.where.to_string() + ")";
+      located.push_back(std::move(d));
+    }
+    throw sim::ConfigError(std::move(located));
+  }
+}
+
+}  // namespace
+
 RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock,
                           const StepDone& step_done) {
-  return predict_loaded(load_network_scenario(run.scenario, run.overrides), clock, step_done);
+  return predict_loaded(load_run_scenario(run), clock, step_done);
 }
 
 ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDone& step_done) {
   CLUSTERSIM_CHECK(!given.empty(), "fit_sustained_clock needs runs");
   std::vector<LoadedRun> runs;
   for (const TrainingRun& run : given) {
-    runs.push_back({&run, load_network_scenario(run.scenario, run.overrides)});
+    runs.push_back({&run, load_run_scenario(run)});
   }
   double lo = 0.2;
   double hi = 1.0;
@@ -271,8 +303,7 @@ ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
   std::vector<TrainingRun> mine;
   for (const std::string& f : runs_files) {
     for (TrainingRun& run : read_training_runs(f)) {
-      if (same_file(load_network_scenario(run.scenario, run.overrides).profile.source_file,
-                    profile_path)) {
+      if (same_file(load_run_scenario(run).profile.source_file, profile_path)) {
         mine.push_back(std::move(run));
       } else {
         ++out.other_runs;

@@ -44,6 +44,9 @@ struct TrainingRun {
   std::optional<double> memory_gib;
   std::string source;
   sim::SourceLocation where;  // the row
+  // Where each of `overrides` is in the runs file (a problem with one is
+  // reported there, not as a --set flag); may be empty for a run built in code.
+  std::vector<sim::SourceLocation> override_where;
 };
 
 // True when `path` is a CSV whose header names the scenario and

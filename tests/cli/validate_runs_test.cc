@@ -27,8 +27,8 @@ const std::string kProfile = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/h100_96g
 
 // Two runs measured exactly as the model predicts them at clock 0.65.
 std::string write_runs(const ScratchDir& dir) {
-  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}};
-  TrainingRun compiled{"compiled", kScenario, {"workload.torch_compile=true"}, 1, 80.0, "", {}};
+  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}, {}};
+  TrainingRun compiled{"compiled", kScenario, {"workload.torch_compile=true"}, 1, 80.0, "", {}, {}};
   const double e = predict_run(eager, 0.65).tokens_per_s_per_gpu;
   const double c = predict_run(compiled, 0.65).tokens_per_s_per_gpu;
   const std::string path = dir.file("runs.csv");

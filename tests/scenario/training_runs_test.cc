@@ -49,6 +49,37 @@ TEST(TrainingRuns, ReadsRowsResolvingScenariosAgainstTheFile) {
   EXPECT_EQ(runs[1].where.line, 4);
 }
 
+// A misspelt key in a row's overrides is reported at that override in the
+// runs file (row 3, column 3 + 15), not as a --set flag, and names the run;
+// a problem of the scenario file itself names the run and its row.
+TEST(TrainingRuns, AnOverridesProblemIsReportedAtItsPlaceInTheFile) {
+  const ScratchDir dir;
+  dir.write("bad.yaml", "name: bad\nseed: -3\n");
+  const std::string path = write(dir,
+                                 "id,scenario,overrides,tokens_per_s_per_gpu\n"
+                                 "a," +
+                                     kScenario +
+                                     ",,100\n"
+                                     "b," +
+                                     kScenario +
+                                     ",cluster.nodes=2 workload.seqlen=4096,100\n"
+                                     "c,bad.yaml,,100\n");
+  const std::vector<TrainingRun> runs = read_training_runs(path);
+  ASSERT_EQ(runs.size(), 3u);
+  ASSERT_EQ(runs[1].override_where.size(), 2u);
+  const int column = static_cast<int>(("b," + kScenario + ",cluster.nodes=2 ").size()) + 1;
+  EXPECT_EQ(runs[1].override_where[1].to_string(), path + ":3:" + std::to_string(column));
+  std::string e = test_support::config_error([&] { predict_run(runs[1]); });
+  EXPECT_TRUE(test_support::contains(
+      e, path + ":3:" + std::to_string(column) + ": error: workload.seqlen: unknown key"))
+      << e;
+  EXPECT_TRUE(test_support::contains(e, "(in the overrides of run 'b')")) << e;
+  EXPECT_FALSE(test_support::contains(e, "--set")) << e;
+  e = test_support::config_error([&] { predict_run(runs[2]); });
+  EXPECT_TRUE(test_support::contains(e, dir.file("bad.yaml") + ":2:7: error: seed:")) << e;
+  EXPECT_TRUE(test_support::contains(e, "(the scenario of run 'c', " + path + ":4:1)")) << e;
+}
+
 TEST(TrainingRuns, ReportsEveryBadCellWithItsPlace) {
   const ScratchDir dir;
   const std::string path = write(dir,
@@ -81,9 +112,9 @@ TEST(TrainingRuns, AFileWithoutTheColumnsIsNotARunsFile) {
 TEST(TrainingRuns, TheFitRecoversTheClockBehindSyntheticMeasurements) {
   // Two runs measured exactly as the model predicts them at clock 0.6: the
   // fit must find 0.6 again (to the profile's three decimals).
-  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}};
-  TrainingRun compiled{"compiled", kScenario, {"workload.torch_compile=true"}, 1, std::nullopt,
-                       "",         {}};
+  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}, {}};
+  TrainingRun compiled{"compiled", kScenario, {"workload.torch_compile=true"}, 1, std::nullopt, "",
+                       {},         {}};
   eager.tokens_per_s_per_gpu = predict_run(eager, 0.6).tokens_per_s_per_gpu;
   compiled.tokens_per_s_per_gpu = predict_run(compiled, 0.6).tokens_per_s_per_gpu;
   const ClockFit fit = fit_sustained_clock({eager, compiled});
@@ -96,7 +127,7 @@ TEST(TrainingRuns, TheFitRecoversTheClockBehindSyntheticMeasurements) {
 }
 
 TEST(TrainingRuns, PredictionNamesTheKindAndTheProfile) {
-  const TrainingRun run{"r", kScenario, {}, 1, std::nullopt, "", {}};
+  const TrainingRun run{"r", kScenario, {}, 1, std::nullopt, "", {}, {}};
   const RunPrediction p = predict_run(run);
   EXPECT_EQ(p.kind, "FSDP h100_96gb_500w");
   EXPECT_TRUE(test_support::contains(p.profile_path, "hardware/h100_96gb_500w.yaml"))
