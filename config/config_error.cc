@@ -56,12 +56,14 @@ std::string SourceLocation::to_string() const {
   return text;
 }
 
+std::string Diagnostic::keyed_message() const {
+  if (key_path.empty()) return printable(message);
+  return printable(key_path) + (where.defaulted ? " (not set: its default): " : ": ") +
+         printable(message);
+}
+
 std::string Diagnostic::to_string() const {
-  std::string text = printable(where.to_string()) + ": error: ";
-  if (!key_path.empty()) {
-    text += printable(key_path) + (where.defaulted ? " (not set: its default): " : ": ");
-  }
-  return text + printable(message);
+  return printable(where.to_string()) + ": error: " + keyed_message();
 }
 
 ConfigError::ConfigError(std::vector<Diagnostic> diagnostics)

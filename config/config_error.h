@@ -33,6 +33,10 @@ struct Diagnostic {
   std::string key_path;  // "workload.seq_len"; empty when the problem is the file itself
   std::string message;   // what was expected and what was found
 
+  // "KEY: MESSAGE" ("KEY (not set: its default): MESSAGE" where the default
+  // was rejected; MESSAGE alone without a key), control characters escaped.
+  std::string keyed_message() const;
+  // "WHERE: error: " then keyed_message().
   std::string to_string() const;
 };
 

@@ -72,7 +72,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 std::string reason_of(const sim::ConfigError& e) {
   std::vector<std::string> parts;
   for (const sim::Diagnostic& d : e.diagnostics()) {
-    parts.push_back(d.key_path.empty() ? d.message : d.key_path + ": " + d.message);
+    parts.push_back(d.keyed_message());
   }
   return join(parts, "; ");
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "config/config_error.h"
+
 namespace clustersim::cli {
 namespace {
 
@@ -25,6 +27,26 @@ TEST(SweepRows, FailedAndSkippedRowsKeepTheReasonAndLeaveTheFiguresEmpty) {
   EXPECT_FALSE(simulated_status("failed"));
   EXPECT_FALSE(simulated_status("skipped"));
   EXPECT_TRUE(simulated_status("out_of_memory"));
+}
+
+// A point's reason is its diagnostics without their places, one after
+// another, each saying when the value it rejects is the key's default.
+TEST(SweepRows, AReasonSaysWhenTheRejectedValueIsTheDefault) {
+  sim::Diagnostic defaulted;
+  defaulted.where = sim::SourceLocation{"s.yaml", 3, 3, true};
+  defaulted.key_path = "workload.pipeline.virtual_stages";
+  defaulted.message = "expected 2 with schedule zbv, found 1";
+  sim::Diagnostic given = defaulted;
+  given.where = sim::SourceLocation{"--set workload.parallelism.cp=3", 0, 0};
+  given.key_path = "workload.parallelism.cp";
+  given.message = "expected 1";
+  sim::Diagnostic keyless = given;
+  keyless.key_path.clear();
+  keyless.message = "expected a mapping";
+  const sim::ConfigError e({defaulted, given, keyless});
+  EXPECT_EQ(reason_of(e),
+            "workload.pipeline.virtual_stages (not set: its default): expected 2 with schedule "
+            "zbv, found 1; workload.parallelism.cp: expected 1; expected a mapping");
 }
 
 }  // namespace
