@@ -28,8 +28,8 @@ namespace py = pybind11;
 
 namespace {
 
-// (file, line, column, key, message) of one diagnostic; line and column 0
-// when unknown.
+// (file, line, column, key, message, defaulted) of one diagnostic; line and
+// column 0 when unknown; defaulted: the rejected value is the key's default.
 using DiagnosticTuple = std::tuple<std::string, int, int, std::string, std::string, bool>;
 
 std::tuple<int, std::string, std::string, std::vector<DiagnosticTuple>> call(
