@@ -5,7 +5,8 @@
 // events processed per second.
 //
 // BM_Hold runs it on the engine (Simulator, EventQueue, RandomStream);
-// BM_HoldBaseline runs the same model the way a simulator is often first
+// BM_HoldTableDelays runs it with the delays drawn before timing (the queue
+// alone); BM_HoldBaseline runs the same model the way a simulator is often first
 // written: a std::priority_queue of (time, seq, std::function) events. Both
 // draw from the same RandomStream and Exponential, so the difference is the
 // engine's.
@@ -67,6 +68,44 @@ void BM_Hold(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// The same hold model with its delays drawn once, before timing, into a
+// table that events cycle through: what the queue costs without a random
+// draw per event (the engine's own events draw nothing).
+class TableHoldHandler : public EventHandler {
+ public:
+  explicit TableHoldHandler(Simulator& sim) : id_(sim.add_handler(*this)) {
+    RandomStream rng(1, "bench.hold", 0);
+    const Exponential delay(kMeanDelayNs);
+    delays_.resize(kTableSize);
+    for (SimTime& d : delays_) d = draw_delay(delay, rng);
+  }
+
+  void seed(Simulator& sim, int64_t pending) {
+    for (int64_t i = 0; i < pending; ++i) sim.schedule_in(next(), id_, 0, static_cast<uint64_t>(i));
+  }
+
+  void on_event(Simulator& sim, const Event& event) override {
+    sim.schedule_in(next(), id_, 0, event.data);
+  }
+
+ private:
+  static constexpr size_t kTableSize = size_t{1} << 16;
+  SimTime next() { return delays_[next_++ & (kTableSize - 1)]; }
+
+  std::vector<SimTime> delays_;
+  size_t next_ = 0;
+  HandlerId id_;
+};
+
+void BM_HoldTableDelays(benchmark::State& state) {
+  Simulator sim;
+  TableHoldHandler hold(sim);
+  hold.seed(sim, state.range(0));
+  for (int64_t i = 0; i < state.range(0); ++i) sim.step();
+  for (auto _ : state) sim.step();
+  state.SetItemsProcessed(state.iterations());
+}
+
 // The baseline: one std::function per event, in a binary heap.
 class BaselineSimulator {
  public:
@@ -120,6 +159,7 @@ void BM_HoldBaseline(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Hold)->RangeMultiplier(10)->Range(1'000, 1'000'000);
+BENCHMARK(BM_HoldTableDelays)->RangeMultiplier(10)->Range(1'000, 1'000'000);
 BENCHMARK(BM_HoldBaseline)->RangeMultiplier(10)->Range(1'000, 1'000'000);
 
 }  // namespace
