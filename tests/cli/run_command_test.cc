@@ -119,6 +119,27 @@ TEST(RunCommand, SummaryOnStdout) {
   EXPECT_EQ(lines_of(quiet.out), without);
 }
 
+// A scenario that names a shipped profile by its bare name gets the path of
+// that profile in the error; a name no profile has gets none.
+TEST(RunCommand, AHardwareProfileNamedByItsBareNameGetsThePathOfTheShippedOne) {
+  const ScratchDir dir;
+  const std::string body =
+      "cluster:\n  nodes: 1\n  node: hgx_h100\nworkload:\n  model: llama3-8b\n"
+      "  seq_len: 1024\n  local_batch: 1\n";
+  Outcome r = run({"run", dir.write("a.yaml", "name: a\nhardware: h100\n" + body)});
+  EXPECT_EQ(r.code, cli::kExitError);
+  EXPECT_NE(r.err.find("a.yaml:2:11: error: hardware: expected a hardware profile file"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("; a shipped profile of that name is '" CLUSTERSIM_SOURCE_DIR
+                       "/scenarios/hardware/h100.yaml'"),
+            std::string::npos)
+      << r.err;
+  r = run({"run", dir.write("b.yaml", "name: b\nhardware: h1000\n" + body)});
+  EXPECT_EQ(r.code, cli::kExitError);
+  EXPECT_EQ(r.err.find("shipped profile"), std::string::npos) << r.err;
+}
+
 TEST(RunCommand, UnknownFlagIsAUsageError) {
   const Outcome r = run({"run", "s.yaml", "--trace-rank", "0"});
   EXPECT_EQ(r.code, kExitUsage);
