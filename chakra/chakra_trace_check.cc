@@ -27,6 +27,8 @@ namespace clustersim::workloads::chakra {
 namespace {
 
 constexpr int kMaxProblemsPerFile = 100;
+// Files whose problems are listed; the others are counted in one line.
+constexpr size_t kMaxFilesListed = 4;
 // Cycles longer than this are shown with their middle left out.
 constexpr size_t kMaxCycleShown = 10;
 // Ranks of a group listed in a message.
@@ -356,16 +358,33 @@ void check_traces(const JobTraces& ranks, const CommGroups& groups) {
   const auto world = static_cast<size_t>(ranks.ranks());
   // By graph: whether its first rank found no problem but membership ones.
   std::vector<char> clean;
+  // Files with problems beyond the first kMaxFilesListed are counted, not
+  // listed (a stale groups file can fault every node of thousands of files).
+  size_t files_with_problems = 0;
+  std::string first_unlisted;
   for (size_t r = 0; r < world; ++r) {
     const auto rank = static_cast<int64_t>(r);
     const auto g = static_cast<size_t>(ranks.graph_index(rank));
+    sim::DiagnosticSink file;
     if (g == clean.size()) {
-      clean.push_back(check_rank(ranks.of(rank), r, world, ranks.location(rank), groups, sink));
+      clean.push_back(check_rank(ranks.of(rank), r, world, ranks.location(rank), groups, file));
     } else if (clean[g] != 0) {
-      check_membership(ranks.of(rank), r, ranks.location(rank), groups, sink);
+      check_membership(ranks.of(rank), r, ranks.location(rank), groups, file);
     } else {
-      check_rank(ranks.of(rank), r, world, ranks.location(rank), groups, sink);
+      check_rank(ranks.of(rank), r, world, ranks.location(rank), groups, file);
     }
+    if (file.empty()) continue;
+    if (++files_with_problems <= kMaxFilesListed) {
+      sink.append(std::move(file));
+    } else if (first_unlisted.empty()) {
+      first_unlisted = ranks.location(rank);
+    }
+  }
+  if (files_with_problems > kMaxFilesListed) {
+    sink.add({first_unlisted, 0, 0}, "",
+             "and problems in " + std::to_string(files_with_problems - kMaxFilesListed) +
+                 " more trace files from this one on (those of the first " +
+                 std::to_string(kMaxFilesListed) + " are listed above)");
   }
   sink.throw_if_any();
 }

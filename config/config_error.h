@@ -10,6 +10,7 @@
 // Thread safety: value types.
 #pragma once
 
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,6 +58,12 @@ class DiagnosticSink {
     diagnostics_.push_back(Diagnostic{std::move(where), std::move(key_path), std::move(message)});
   }
   bool empty() const { return diagnostics_.empty(); }
+  // Moves every diagnostic of `other` to the end of this sink.
+  void append(DiagnosticSink&& other) {
+    diagnostics_.insert(diagnostics_.end(), std::make_move_iterator(other.diagnostics_.begin()),
+                        std::make_move_iterator(other.diagnostics_.end()));
+    other.diagnostics_.clear();
+  }
   // Throws ConfigError if anything was reported.
   void throw_if_any();
 

@@ -175,6 +175,28 @@ TEST(ChakraTraceCheck, ProcessGroups) {
             "2, 4)");
 }
 
+// Six files, each with a collective on a group the groups file lacks (as
+// when it comes from another export): the first four files' problems are
+// listed, the rest counted in one line at the first file left out.
+TEST(ChakraTraceCheck, ProblemsOfManyFilesListTheFirstFourAndCountTheRest) {
+  std::vector<Trace> ranks;
+  CommGroups groups = {{"dp", {}}};
+  for (int64_t r = 0; r < 6; ++r) {
+    ranks.push_back(trace("t." + std::to_string(r) + ".et",
+                          {comp(1), collective(2, CommType::kAllGather, 8, "old")}));
+    groups["dp"].push_back(r);
+  }
+  std::string want;
+  for (int r = 0; r < 4; ++r) {
+    want += "t." + std::to_string(r) +
+            ".et: error: node 2: pg_name \"old\" is not one of the 1 communicator groups\n";
+  }
+  want +=
+      "t.4.et: error: and problems in 2 more trace files from this one on (those of the "
+      "first 4 are listed above)";
+  EXPECT_EQ(error_of(ranks, groups), want);
+}
+
 TEST(ChakraTraceCheck, SendRecvPeers) {
   std::vector<Trace> ranks = good_ranks();
   ranks[0].nodes[2].comm_dst.reset();  // send without its destination
