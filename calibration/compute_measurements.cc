@@ -1,6 +1,7 @@
 #include "calibration/compute_measurements.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "calibration/measurement_csv.h"
 #include "config/file_text.h"
@@ -78,6 +79,30 @@ int at_peak_clock(std::vector<GemmMeasurement>& rows, double peak_clock_mhz) {
 
 int at_peak_clock(std::vector<AttentionMeasurement>& rows, double peak_clock_mhz) {
   return scale_to_clock(rows, peak_clock_mhz);
+}
+
+namespace {
+
+std::string one_decimal(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", value);
+  return text;
+}
+
+}  // namespace
+
+void check_below_peak(const std::vector<GemmMeasurement>& rows, double peak_tflops) {
+  if (peak_tflops <= 0) return;
+  sim::DiagnosticSink sink;
+  for (const GemmMeasurement& row : rows) {
+    if (row.tflops > peak_tflops) {
+      sink.add(row.where, "tflops",
+               "expected at most the profile's dense peak of " + one_decimal(peak_tflops) +
+                   " TFLOP/s (gpu.peak_tflops), found " + one_decimal(row.tflops) +
+                   " (a unit or shape error?)");
+    }
+  }
+  sink.throw_if_any();
 }
 
 std::vector<GemmMeasurement> read_gemm_csv(const std::string& path) {

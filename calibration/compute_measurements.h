@@ -65,6 +65,13 @@ struct AttentionMeasurement {
 int at_peak_clock(std::vector<GemmMeasurement>& rows, double peak_clock_mhz);
 int at_peak_clock(std::vector<AttentionMeasurement>& rows, double peak_clock_mhz);
 
+// Throws sim::ConfigError naming every row (file:line) whose rate is above
+// `peak_tflops`, the part's dense peak for 16-bit GEMMs (gpu.peak_tflops; the
+// rows at the clock behind it, after at_peak_clock): no GEMM runs faster than
+// its tensor cores, so such a row is a unit or shape error. Nothing is checked
+// when peak_tflops is 0.
+void check_below_peak(const std::vector<GemmMeasurement>& rows, double peak_tflops);
+
 // Parse CSV text. Throws sim::ConfigError listing every bad line.
 std::vector<GemmMeasurement> parse_gemm_csv(std::string_view text, const std::string& file_name);
 std::vector<AttentionMeasurement> parse_attention_csv(std::string_view text,

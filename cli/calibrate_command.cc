@@ -253,6 +253,7 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   const double peak_clock = base.profile.gpu.peak_clock_mhz;
   const int at_clock = calibration::at_peak_clock(gemm, peak_clock) +
                        calibration::at_peak_clock(attention, peak_clock);
+  calibration::check_below_peak(gemm, base.profile.gpu.peak_flops_per_s / 1e12);
   const std::string clock_note =
       at_clock > 0 ? "; " + std::to_string(at_clock) + " of them scaled from their SM clock to " +
                          fixed(peak_clock, 0) + " MHz (gpu.peak_clock_mhz)"

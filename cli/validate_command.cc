@@ -221,6 +221,7 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
   // profile's peak (gpu.peak_clock_mhz), as calibrate fits them.
   calibration::at_peak_clock(gemm, net.profile.gpu.peak_clock_mhz);
   calibration::at_peak_clock(attention, net.profile.gpu.peak_clock_mhz);
+  calibration::check_below_peak(gemm, net.profile.gpu.peak_flops_per_s / 1e12);
   int skipped = 0;
   const std::vector<CollectiveCase> cases = calibration::collective_cases(
       set.collectives, net.cluster, collectives::read_forced_choice(net.values), min_bytes,

@@ -67,6 +67,27 @@ TEST(ComputeMeasurements, ErrorsNameFileLineAndColumn) {
   }
 }
 
+// A GEMM faster than the part's dense peak cannot be: every such row is an
+// error at its line; a row at the peak, or no peak known, passes.
+TEST(ComputeMeasurements, GemmRowsAboveThePeakAreErrors) {
+  const std::vector<GemmMeasurement> rows = parse_gemm_csv(
+      "hardware,dtype,m,n,k,tflops\nH,bf16,8,8,8,989\nH,bf16,8,8,8,7000\n"
+      "H,bf16,8,8,8,989.5\n",
+      "g.csv");
+  try {
+    check_below_peak(rows, 989.0);
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const sim::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "g.csv:3:1: error: tflops: expected at most the profile's dense peak of 989.0 "
+              "TFLOP/s (gpu.peak_tflops), found 7000.0 (a unit or shape error?)\n"
+              "g.csv:4:1: error: tflops: expected at most the profile's dense peak of 989.0 "
+              "TFLOP/s (gpu.peak_tflops), found 989.5 (a unit or shape error?)");
+  }
+  EXPECT_NO_THROW(check_below_peak({rows[0]}, 989.0));
+  EXPECT_NO_THROW(check_below_peak(rows, 0));
+}
+
 // sm_clock_mhz is optional: absent or empty reads 0, a number is kept, a
 // word is an error at its column.
 TEST(ComputeMeasurements, TheSmClockColumnIsOptional) {
