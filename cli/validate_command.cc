@@ -248,6 +248,8 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
 
   out << "# clustersim validate: " << parsed.positionals[0] << " (hardware profile "
       << net.profile.name << ")\n";
+  out << "# error = predicted / measured - 1 of the time (negative: the model is faster than "
+         "measured)\n";
   sim::Samples errors;
   if (!gemm.empty()) {
     summarize_kind("gemm", validate_gemm(gemm, net.profile.gpu, out), errors, out);
