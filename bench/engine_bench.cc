@@ -5,11 +5,11 @@
 // events processed per second.
 //
 // BM_Hold runs it on the engine (Simulator, EventQueue, RandomStream);
-// BM_HoldTableDelays runs it with the delays drawn before timing (the queue
-// alone); BM_HoldBaseline runs the same model the way a simulator is often first
+// BM_HoldBaseline runs the same model the way a simulator is often first
 // written: a std::priority_queue of (time, seq, std::function) events. Both
 // draw from the same RandomStream and Exponential, so the difference is the
-// engine's.
+// engine's. BM_HoldTableDelays runs the engine with the delays drawn before
+// timing: the queue and the dispatch alone.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
