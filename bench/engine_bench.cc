@@ -58,15 +58,19 @@ class HoldHandler : public EventHandler {
   HandlerId id_;
 };
 
-void BM_Hold(benchmark::State& state) {
+// The hold model on the engine with `Handler` scheduling its events.
+template <class Handler>
+void run_hold(benchmark::State& state) {
   Simulator sim;
-  HoldHandler hold(sim);
+  Handler hold(sim);
   hold.seed(sim, state.range(0));
   // Warm up: let the queue reach its steady state (and grow its buffers).
   for (int64_t i = 0; i < state.range(0); ++i) sim.step();
   for (auto _ : state) sim.step();
   state.SetItemsProcessed(state.iterations());
 }
+
+void BM_Hold(benchmark::State& state) { run_hold<HoldHandler>(state); }
 
 // The same hold model with its delays drawn once, before timing, into a
 // table that events cycle through: what the queue costs without a random
@@ -97,14 +101,7 @@ class TableHoldHandler : public EventHandler {
   HandlerId id_;
 };
 
-void BM_HoldTableDelays(benchmark::State& state) {
-  Simulator sim;
-  TableHoldHandler hold(sim);
-  hold.seed(sim, state.range(0));
-  for (int64_t i = 0; i < state.range(0); ++i) sim.step();
-  for (auto _ : state) sim.step();
-  state.SetItemsProcessed(state.iterations());
-}
+void BM_HoldTableDelays(benchmark::State& state) { run_hold<TableHoldHandler>(state); }
 
 // The baseline: one std::function per event, in a binary heap.
 class BaselineSimulator {
