@@ -50,7 +50,7 @@ TEST(TrainingRuns, ReadsRowsResolvingScenariosAgainstTheFile) {
 }
 
 // A misspelt key in a row's overrides is reported at that override in the
-// runs file (row 3, column 3 + 15), not as a --set flag, and names the run;
+// runs file (row 3, at the override's column), not as a --set flag, and names the run;
 // a problem of the scenario file itself names the run and its row.
 TEST(TrainingRuns, AnOverridesProblemIsReportedAtItsPlaceInTheFile) {
   const ScratchDir dir;
