@@ -262,8 +262,7 @@ def main(argv=None):
         [f"{description}; dtype {args.dtype}; median of {args.iters} calls after {args.warmup} "
          f"warm-up calls; L2 {'not ' if args.no_flush_l2 else ''}flushed before each call",
          f"hardware {hardware}" + ("" if args.hardware else " (from the GPU name)")])
-    common.write_csv_atomically(output, comments, HEADER, rows)
-    print(f"wrote {len(rows)} rows to {output}", file=sys.stderr)
+    common.write_measurements(output, comments, HEADER, rows)
     return 0
 
 

@@ -244,8 +244,7 @@ def main(argv=None):
         name = f"collectives_{args.layout}_{n}.csv"
         output = args.output or common.default_output_path(hardware, name)
         common.check_writable(output)
-    dist.init_process_group(backend="nccl")
-    try:
+    with common.nccl_process_group(dist, local_rank):
         group = None
         if args.layout != "world":
             for g in groups:  # every rank creates every group, in the same order
@@ -270,11 +269,7 @@ def main(argv=None):
                  f"{args.dtype}; {args.warmup} warm-up calls, {args.repeats} batches of "
                  f"{args.iters} calls per size",
                  common.nccl_settings()])
-            common.write_csv_atomically(output, comments, HEADER, rows)
-            print(f"wrote {len(rows)} rows to {output}", file=sys.stderr)
-        dist.barrier(device_ids=[local_rank])
-    finally:
-        dist.destroy_process_group()
+            common.write_measurements(output, comments, HEADER, rows)
     return 0
 
 

@@ -225,8 +225,7 @@ def main(argv=None):
     if rank == 0:  # a bad output folder fails before measuring (torchrun then stops every rank)
         output = args.output or common.default_output_path(hardware, "comm_overlap.csv")
         common.check_writable(output)
-    dist.init_process_group(backend="nccl")
-    try:
+    with common.nccl_process_group(dist, local_rank):
         rows = measure(torch, dist, args, device, rank, world, hardware)
         if rank == 0:
             comments = common.comment_lines(
@@ -236,11 +235,7 @@ def main(argv=None):
                 [f"world {world} ranks, {local_world} per node; one group of every rank per "
                  f"CTA count; median of {args.iters} calls after {args.warmup} warm-up calls",
                  common.nccl_settings()])
-            common.write_csv_atomically(output, comments, HEADER, rows)
-            print(f"wrote {len(rows)} rows to {output}", file=sys.stderr)
-        dist.barrier(device_ids=[local_rank])
-    finally:
-        dist.destroy_process_group()
+            common.write_measurements(output, comments, HEADER, rows)
     return 0
 
 

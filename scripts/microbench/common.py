@@ -16,6 +16,7 @@ Conventions of every script:
     code 1 (run_main); argparse's usage errors exit 2.
 """
 
+import contextlib
 import datetime
 import math
 import os
@@ -515,6 +516,25 @@ def csv_text(comments, header, rows):
 
 def write_csv_atomically(path, comments, header, rows):
     write_text_atomically(path, csv_text(comments, header, rows))
+
+
+def write_measurements(path, comments, header, rows):
+    """A script's output CSV, written atomically, and a line on stderr saying so."""
+    write_csv_atomically(path, comments, header, rows)
+    print(f"wrote {len(rows)} rows to {path}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def nccl_process_group(dist, local_rank):
+    """torch.distributed's NCCL group for the body of a torchrun script: every rank
+    waits for the others at the end (so that rank 0's file is written before any
+    rank leaves), and the group is destroyed however the body ends."""
+    dist.init_process_group(backend="nccl")
+    try:
+        yield
+        dist.barrier(device_ids=[local_rank])
+    finally:
+        dist.destroy_process_group()
 
 
 # ---- Timing (needs torch) ----

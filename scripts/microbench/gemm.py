@@ -221,8 +221,7 @@ def main(argv=None):
         source = f"torch-scaled-mm-{args.fp8_scaling}"
     table = [(hardware, dtype, m, n, k, tflops, source, time_us, count, name, mhz)
              for m, n, k, tflops, time_us, count, name, mhz in rows]
-    common.write_csv_atomically(output, comments, HEADER, table)
-    print(f"wrote {len(table)} rows to {output}", file=sys.stderr)
+    common.write_measurements(output, comments, HEADER, table)
     return 0
 
 

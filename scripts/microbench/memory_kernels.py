@@ -348,8 +348,7 @@ def main(argv=None):
          f"hardware {hardware}" + ("" if args.hardware else " (from the GPU name)")])
     table = [(hardware, name, cls, dtype, elements, nbytes, time_us, gbps, args.source)
              for name, cls, dtype, elements, nbytes, time_us, gbps in rows]
-    common.write_csv_atomically(output, comments, HEADER, table)
-    print(f"wrote {len(table)} rows to {output}", file=sys.stderr)
+    common.write_measurements(output, comments, HEADER, table)
     return 0
 
 

@@ -383,8 +383,7 @@ def main(argv=None):
     trace_path = os.path.join(folder, f"trace_rank{rank}.json")
     if rank in writers:  # fail before training (torchrun then stops every rank)
         common.check_writable(trace_path)
-    dist.init_process_group(backend="nccl")
-    try:
+    with common.nccl_process_group(dist, local_rank):
         torch.manual_seed(0)
         with torch.device(device):
             model = build_model(torch, args)
@@ -474,9 +473,6 @@ def main(argv=None):
                                          "\n".join(lines) + "\n")
             common.write_text_atomically(os.path.join(folder, "workload.yaml"),
                                          workload_yaml(args, world))
-        dist.barrier(device_ids=[local_rank])
-    finally:
-        dist.destroy_process_group()
     return 0
 
 

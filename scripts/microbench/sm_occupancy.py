@@ -362,8 +362,7 @@ def main(argv=None):
          f"median of {args.iters} calls after {args.warmup} warm-up calls, L2 not flushed",
          f"hardware {hardware}" + ("" if args.hardware else " (from the GPU name)")])
     table = [(hardware,) + row + (args.source,) for row in rows]
-    common.write_csv_atomically(output, comments, HEADER, table)
-    print(f"wrote {len(table)} rows to {output}", file=sys.stderr)
+    common.write_measurements(output, comments, HEADER, table)
     return 0
 
 

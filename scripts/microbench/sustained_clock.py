@@ -219,8 +219,7 @@ def main(argv=None):
     comments = common.comment_lines(
         "clustersim scripts/microbench/sustained_clock.py: GEMM rate and clocks under a long "
         "load", env, notes)
-    common.write_csv_atomically(output, comments, HEADER, rows)
-    print(f"wrote {len(rows)} rows to {output}", file=sys.stderr)
+    common.write_measurements(output, comments, HEADER, rows)
     return 0
 
 

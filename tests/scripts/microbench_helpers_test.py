@@ -470,6 +470,37 @@ class Writer(unittest.TestCase):
         self.assertIn(rows[0]["causal"], ("true", "false"))
 
 
+class ProcessGroup(unittest.TestCase):
+    """common.nccl_process_group: the bracket of every torchrun script."""
+
+    class FakeDist:
+        def __init__(self):
+            self.calls = []
+
+        def init_process_group(self, backend):
+            self.calls.append(("init", backend))
+
+        def barrier(self, device_ids):
+            self.calls.append(("barrier", device_ids))
+
+        def destroy_process_group(self):
+            self.calls.append(("destroy",))
+
+    def test_a_body_that_ends_waits_for_every_rank_then_destroys_the_group(self):
+        dist = self.FakeDist()
+        with common.nccl_process_group(dist, 3):
+            dist.calls.append(("body",))
+        self.assertEqual(dist.calls,
+                         [("init", "nccl"), ("body",), ("barrier", [3]), ("destroy",)])
+
+    def test_a_body_that_raises_destroys_the_group_without_waiting(self):
+        dist = self.FakeDist()
+        with self.assertRaises(ValueError):
+            with common.nccl_process_group(dist, 0):
+                raise ValueError("bad")
+        self.assertEqual(dist.calls, [("init", "nccl"), ("destroy",)])
+
+
 class ReadByCalibrate(unittest.TestCase):
     """The reference measurements (scenarios/measurements/compute/) written
     again through the scripts' writer and layouts, with their extra columns,
