@@ -472,8 +472,12 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   out << "# used: " << gemm.size() << " GEMM rows (" << hardware << ", fp16/bf16), "
       << attention.size() << " attention rows (" << kernel << "), " << cases.size()
       << " collective rows >= " << min_bytes << " B" << clock_note << "\n";
-  out << "# fit groups (relative error of the predicted time)\n"
-      << pad_right("group", 36) << pad("cases", 6) << pad("outliers", 10) << pad("rms", 9) << "\n";
+  // A training-runs-only calibration fits no curve or collective group.
+  if (!groups.empty()) {
+    out << "# fit groups (relative error of the predicted time)\n"
+        << pad_right("group", 36) << pad("cases", 6) << pad("outliers", 10) << pad("rms", 9)
+        << "\n";
+  }
   for (const calibration::FitGroupReport& g : groups) {
     out << pad_right(g.name, 36) << pad(std::to_string(g.cases), 6)
         << pad(std::to_string(g.outliers.size()), 10) << pad(percent(g.rms_relative_error), 9)

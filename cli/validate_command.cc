@@ -137,7 +137,8 @@ CommandSpec validate_command_spec() {
            {"--csv", "FILE", false,
             "training runs: also write one row per run as CSV (atomically; "
             "scripts/plot_validate.py draws it)"},
-           {"--set", "KEY=VALUE", true, "override a scenario key"}},
+           {"--set", "KEY=VALUE", true,
+            "override a scenario key (with a runs file: of every run's scenario)"}},
           "Files are recognised by content: Kineto traces (torch.profiler JSON), GEMM and\n"
           "attention CSVs (scripts/microbench), collective CSVs or nccl-tests output. Collective\n"
           "rows are predicted on the scenario's cluster for the row's GPU count and GPUs per node\n"
@@ -150,7 +151,10 @@ CommandSpec validate_command_spec() {
           "overrides, tokens_per_s_per_gpu, memory_gib, source; docs/accuracy.md) simulates\n"
           "each run's scenario and compares tokens/s per GPU (error = predicted / measured - 1,\n"
           "positive when optimistic) and peak memory; rows the profile's sustained clock was\n"
-          "fitted to (gpu.sustained_clock_fitted_to) are labelled fitted, the rest held out."};
+          "fitted to (gpu.sustained_clock_fitted_to) are labelled fitted, the rest held out.\n"
+          "--set applies to every run, before its own overrides: `--set hardware=/abs/my.yaml`\n"
+          "checks the runs against a profile `calibrate` fitted (a relative path is resolved\n"
+          "against each run's scenario folder)."};
 }
 
 int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
@@ -168,11 +172,7 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
       if (options.folds == 1)
         throw UsageError("option '--folds' expects at least 2 folds, found 1");
     }
-    if (parsed.has("--set")) {
-      throw UsageError(
-          "--set does not apply to a runs file: give each run's overrides in its "
-          "overrides column");
-    }
+    options.overrides = parsed.values("--set");
     for (const std::string& f : parsed.positionals) {
       if (!is_training_runs_file(f)) {
         throw UsageError("'" + f + "': every argument after a runs file must be a runs file " +

@@ -81,6 +81,7 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
     std::vector<TrainingRun> more = read_training_runs(f);
     runs.insert(runs.end(), more.begin(), more.end());
   }
+  for (TrainingRun& run : runs) run.command_line_overrides = options.overrides;
   std::vector<Row> rows;
   for (const TrainingRun& run : runs) {
     Row row{&run, predict_run(run, std::nullopt, progress.callback()), 0, std::nullopt, std::nullopt, std::nullopt, ""};
@@ -105,7 +106,13 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
 
   out << "# clustersim validate: training runs";
   for (const std::string& f : files) out << " " << f;
-  out << "\n# error = predicted / measured - 1 of tokens/s per GPU (positive: optimistic)\n";
+  out << "\n";
+  if (!options.overrides.empty()) {
+    out << "# every run with";
+    for (const std::string& o : options.overrides) out << " --set " << o;
+    out << " (before its own overrides)\n";
+  }
+  out << "# error = predicted / measured - 1 of tokens/s per GPU (positive: optimistic)\n";
   out << pad_right("# id", 36) << pad_right("kind", 24)
       << "measured  predicted    error  label     " << (cv ? " cv-error  cv-clock" : "")
       << "  mem-GiB  pred-GiB  mem-error  source\n";

@@ -26,6 +26,9 @@ struct RunsValidationOptions {
   // error, cv_error, measured_memory_gib, predicted_memory_gib, memory_error,
   // source (errors as fractions; empty where there is none).
   std::string csv_path;
+  // KEY=VALUE overrides (--set) applied to every run's scenario before the
+  // run's own overrides, e.g. hardware=PROFILE to check a calibrated profile.
+  std::vector<std::string> overrides;
 };
 
 // Returns the exit code (1 when max_error is exceeded). Throws

@@ -204,8 +204,10 @@ namespace {
 // reported at its place in the runs file, one of the scenario file where it
 // is; both name the run.
 NetworkScenario load_run_scenario(const TrainingRun& run) {
+  std::vector<std::string> overrides = run.command_line_overrides;
+  overrides.insert(overrides.end(), run.overrides.begin(), run.overrides.end());
   try {
-    return load_network_scenario(run.scenario, run.overrides);
+    return load_network_scenario(run.scenario, overrides);
   } catch (const sim::ConfigError& e) {
     std::vector<sim::Diagnostic> located;
     for (sim::Diagnostic d : e.diagnostics()) {
@@ -217,8 +219,13 @@ NetworkScenario load_run_scenario(const TrainingRun& run) {
           break;
         }
       }
-      d.message += in_overrides
-                       ? " (in the overrides of run '" + run.id + "')"
+      const bool on_command_line =
+          !in_overrides &&
+          std::any_of(run.command_line_overrides.begin(), run.command_line_overrides.end(),
+                      [&](const std::string& o) { return d.where.file == "--set " + o; });
+      d.message += in_overrides ? " (in the overrides of run '" + run.id + "')"
+                   : on_command_line
+                       ? " (applied to run '" + run.id + "', " + run.where.to_string() + ")"
                        : " (the scenario of run '" + run.id + "', " + run.where.to_string() + ")";
       located.push_back(std::move(d));
     }

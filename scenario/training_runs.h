@@ -47,6 +47,10 @@ struct TrainingRun {
   // Where each of `overrides` is in the runs file (a problem with one is
   // reported there, not as a --set flag); may be empty for a run built in code.
   std::vector<sim::SourceLocation> override_where;
+  // Overrides given for every run on the command line (validate's --set),
+  // applied before the run's own, which win where both set a key. A problem
+  // with one is reported at its flag, naming the run it failed on.
+  std::vector<std::string> command_line_overrides;
 };
 
 // True when `path` is a CSV whose header names the scenario and

@@ -147,6 +147,8 @@ TEST(CalibrateCommand, AProfileAsBaseFitsComputeOnly) {
                          dir.file("a100.yaml")});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("# used: 9 GEMM rows (A100-SXM, fp16/bf16), 0 attention rows"));
+  EXPECT_THAT(r.out, HasSubstr("# fit groups (relative error of the predicted time)"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("gpu.gemm +9 +2 "));
   const collectives::HardwareProfile fitted =
       collectives::load_hardware_profile(dir.file("a100.yaml"));
   const collectives::HardwareProfile base =

@@ -27,8 +27,9 @@ const std::string kProfile = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/h100_96g
 
 // Two runs measured exactly as the model predicts them at clock 0.65.
 std::string write_runs(const ScratchDir& dir) {
-  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}, {}};
-  TrainingRun compiled{"compiled", kScenario, {"workload.torch_compile=true"}, 1, 80.0, "", {}, {}};
+  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}, {}, {}};
+  TrainingRun compiled{"compiled", kScenario, {"workload.torch_compile=true"}, 1, 80.0, "", {},
+                       {},         {}};
   const double e = predict_run(eager, 0.65).tokens_per_s_per_gpu;
   const double c = predict_run(compiled, 0.65).tokens_per_s_per_gpu;
   const std::string path = dir.file("runs.csv");
@@ -68,9 +69,37 @@ TEST(ValidateRuns, CalibrateFitsTheClockAndRecordsItsRuns) {
   const Outcome c = run({"calibrate", runs, "--base", kProfile, "-o", out});
   ASSERT_EQ(c.code, 0) << c.err;
   EXPECT_THAT(c.out, HasSubstr("# gpu.sustained_clock 0.650 fitted to 2 training runs"));
+  // No curve or collective was fitted: no empty table of fit groups.
+  EXPECT_THAT(c.out, ::testing::Not(HasSubstr("# fit groups")));
   const collectives::HardwareProfile fitted = collectives::load_hardware_profile(out);
   EXPECT_NEAR(fitted.gpu.sustained_clock, 0.65, 0.0011);
   EXPECT_EQ(fitted.gpu.sustained_clock_fitted_to, "eager compiled");
+}
+
+// The workflow the README gives for a user's own runs: calibrate a profile
+// from them, then check them against it without editing their scenarios.
+TEST(ValidateRuns, ASetAppliesToEveryRunBeforeItsOwnOverrides) {
+  const ScratchDir dir;
+  const std::string runs = write_runs(dir);
+  const std::string fit = dir.file("fit.yaml");
+  ASSERT_EQ(run({"calibrate", runs, "--base", kProfile, "-o", fit}).code, 0);
+  // Against the fitted profile both runs are fitted, at their own clock
+  // (0.650), so both errors are ~0 where the shipped profile's clock is not.
+  const Outcome r =
+      run({"validate", runs, "--set", "hardware=" + fit, "--set", "workload.torch_compile=false"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# every run with --set hardware=" + fit +
+                               " --set workload.torch_compile=false (before its own overrides)"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("held out")));
+  EXPECT_THAT(r.out, HasSubstr("cases=2 median_abs_error=0.0"));
+  // The compiled run's own torch_compile=true won: measured compiled, predicted
+  // compiled (eager would be ~14% slower).
+  EXPECT_THAT(r.out, HasSubstr("max_abs_error=0.0"));
+  // A bad --set is reported at the flag, naming the first run it failed on.
+  const Outcome bad = run({"validate", runs, "--set", "workload.seqlen=4096"});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("--set workload.seqlen=4096"));
+  EXPECT_THAT(bad.err, HasSubstr("(applied to run 'eager', " + runs + ":2:1)"));
 }
 
 TEST(ValidateRuns, ARunsFileCannotBeMixedWithOtherMeasurements) {
@@ -79,9 +108,6 @@ TEST(ValidateRuns, ARunsFileCannotBeMixedWithOtherMeasurements) {
   const Outcome r = run({"validate", runs, kScenario});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("every argument after a runs file must be a runs file"));
-  const Outcome set = run({"validate", runs, "--set", "cluster.nodes=2"});
-  EXPECT_EQ(set.code, 2);
-  EXPECT_THAT(set.err, HasSubstr("--set does not apply to a runs file"));
   const Outcome alone = run({"validate", kScenario});
   EXPECT_EQ(alone.code, 2);
   EXPECT_THAT(alone.err, HasSubstr("expected MEASUREMENTS..."));

@@ -238,6 +238,11 @@ def test_validate_of_a_training_run_compares_with_run(tmp_path):
     predicted = clustersim.run(DEFAULT)["tokens_per_s_per_gpu"]
     predicted_column = next(c for c in table.columns if c.startswith("predicted"))
     assert row[predicted_column] == pytest.approx(predicted, rel=1e-3)
+    # Overrides apply to every run's scenario, as the CLI's --set does.
+    compiled = clustersim.validate(str(runs), overrides={"workload.torch_compile": True})
+    expected = clustersim.run(DEFAULT, {"workload.torch_compile": True})["tokens_per_s_per_gpu"]
+    assert expected > predicted * 1.05
+    assert compiled[0][predicted_column] == pytest.approx(expected, rel=1e-3)
 
 
 def test_replay_of_an_exported_step_gives_the_cli_figures(tmp_path):

@@ -112,9 +112,9 @@ TEST(TrainingRuns, AFileWithoutTheColumnsIsNotARunsFile) {
 TEST(TrainingRuns, TheFitRecoversTheClockBehindSyntheticMeasurements) {
   // Two runs measured exactly as the model predicts them at clock 0.6: the
   // fit must find 0.6 again (to the profile's three decimals).
-  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}, {}};
-  TrainingRun compiled{"compiled", kScenario, {"workload.torch_compile=true"}, 1, std::nullopt, "",
-                       {},         {}};
+  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}, {}, {}};
+  TrainingRun compiled{
+      "compiled", kScenario, {"workload.torch_compile=true"}, 1, std::nullopt, "", {}, {}, {}};
   eager.tokens_per_s_per_gpu = predict_run(eager, 0.6).tokens_per_s_per_gpu;
   compiled.tokens_per_s_per_gpu = predict_run(compiled, 0.6).tokens_per_s_per_gpu;
   const ClockFit fit = fit_sustained_clock({eager, compiled});
@@ -127,7 +127,7 @@ TEST(TrainingRuns, TheFitRecoversTheClockBehindSyntheticMeasurements) {
 }
 
 TEST(TrainingRuns, PredictionNamesTheKindAndTheProfile) {
-  const TrainingRun run{"r", kScenario, {}, 1, std::nullopt, "", {}, {}};
+  const TrainingRun run{"r", kScenario, {}, 1, std::nullopt, "", {}, {}, {}};
   const RunPrediction p = predict_run(run);
   EXPECT_EQ(p.kind, "FSDP h100_96gb_500w");
   EXPECT_TRUE(test_support::contains(p.profile_path, "hardware/h100_96gb_500w.yaml"))
