@@ -149,6 +149,16 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
   if (!cv_all.empty())
     out << "# cross-validated (" << options.folds << " folds): " << summary(cv_all) << "\n";
   if (!memory.empty()) out << "# peak memory: " << summary(memory) << "\n";
+  // `run` refuses such a step; a measured run says it fit, so the memory
+  // model is what is wrong for it, and its throughput is predicted as if the
+  // step fit.
+  for (const Row& r : rows) {
+    if (r.prediction.capacity_gib > 0 && r.prediction.memory_gib > r.prediction.capacity_gib) {
+      out << "# " << r.run->id << ": predicted peak memory " << fixed(r.prediction.memory_gib, 1)
+          << " GiB is over the GPU's " << fixed(r.prediction.capacity_gib, 1)
+          << " GiB (`run` refuses the step); its tokens/s are predicted as if it fit\n";
+    }
+  }
   out << summary(all) << "\n";
   if (!options.csv_path.empty()) sim::write_file_atomically(options.csv_path, rows_csv(rows));
   sim::Samples abs;

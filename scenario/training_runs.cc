@@ -70,6 +70,7 @@ RunPrediction predict_loaded(const NetworkScenario& net, std::optional<double> c
   if (step_done) step_done();
   out.tokens_per_s_per_gpu = step.tokens_per_s_per_gpu;
   out.memory_gib = static_cast<double>(step.memory.total()) / kGiB;
+  out.capacity_gib = static_cast<double>(step.memory_capacity_bytes) / kGiB;
   return out;
 }
 

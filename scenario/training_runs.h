@@ -65,6 +65,7 @@ std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::s
 struct RunPrediction {
   double tokens_per_s_per_gpu = 0;
   double memory_gib = 0;
+  double capacity_gib = 0;   // the profile's gpu.memory; memory_gib above it: does not fit
   std::string kind;          // "FSDP", "HSDP", "FSDP+TP", ... with the GPU part: "FSDP H100-SXM"
   std::string profile_path;  // the scenario's hardware profile file (after overrides)
   collectives::HardwareProfile profile;

@@ -102,6 +102,22 @@ TEST(ValidateRuns, ASetAppliesToEveryRunBeforeItsOwnOverrides) {
   EXPECT_THAT(bad.err, HasSubstr("(applied to run 'eager', " + runs + ":2:1)"));
 }
 
+TEST(ValidateRuns, ARunPredictedNotToFitIsSaidSo) {
+  const ScratchDir dir;
+  const std::string path = dir.file("runs.csv");
+  sim::write_file_atomically(path,
+                             "id,scenario,overrides,tokens_per_s_per_gpu\n"
+                             "b2," +
+                                 kScenario + ",,5000\n" + "b8," + kScenario +
+                                 ",workload.local_batch=8,5000\n");
+  const Outcome r = run({"validate", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The 96 GB part's 89.4 GiB: local batch 2 fits (77.8 GiB), 8 does not.
+  EXPECT_THAT(r.out, ::testing::ContainsRegex(
+                         "# b8: predicted peak memory [0-9.]+ GiB is over the GPU's 89.4 GiB"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("# b2: predicted peak memory")));
+}
+
 TEST(ValidateRuns, ARunsFileCannotBeMixedWithOtherMeasurements) {
   const ScratchDir dir;
   const std::string runs = write_runs(dir);
