@@ -1,6 +1,7 @@
 #include "cli/validate_command.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,8 @@
 #include "cli/validate_runs.h"
 #include "collectives/group_collectives.h"
 #include "config/config_error.h"
+#include "config/file_text.h"
+#include "config/text_fields.h"
 #include "config/units.h"
 #include "scenario/network_scenario.h"
 #include "scenario/training_runs.h"
@@ -114,6 +117,38 @@ std::vector<double> validate_collectives(const std::vector<CollectiveCase>& case
   return errors;
 }
 
+// A CSV given where the scenario goes is a measurements file in the wrong
+// place or a runs file whose header was not recognised: say which and show
+// the header, instead of the scenario loader's complaint about its content.
+void check_not_a_csv(const std::string& first) {
+  const auto ends_with = [&](std::string_view suffix) {
+    return first.size() >= suffix.size() &&
+           std::equal(suffix.rbegin(), suffix.rend(), first.rbegin(), [](char a, char b) {
+             return a == std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  if (!ends_with(".csv")) return;
+  std::string text;
+  // One that cannot be read is reported by the scenario loader, as any file.
+  if (sim::try_read_file_text(first, text, /*regular_only=*/true).failure !=
+      sim::ReadFailure::kNone) {
+    return;
+  }
+  std::string header = "empty";
+  for (const sim::TextLine& line : sim::split_lines(text)) {
+    const std::string_view t = line.text;
+    if (t.find_first_not_of(" \t") == std::string_view::npos || t.front() == '#') continue;
+    header = "'" + std::string(t.substr(0, 80)) + (t.size() > 80 ? "...'" : "'");
+    break;
+  }
+  throw UsageError("'" + first +
+                   "' is a CSV, not a scenario: give the scenario first and its measurements "
+                   "after it (validate SCENARIO MEASUREMENTS...), or only runs files, whose "
+                   "header names the columns scenario and tokens_per_s_per_gpu (comma-separated)"
+                   "; its header is " +
+                   header);
+}
+
 }  // namespace
 
 CommandSpec validate_command_spec() {
@@ -181,6 +216,7 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
     }
     return run_validate_runs(parsed.positionals, options, out, err);
   }
+  check_not_a_csv(parsed.positionals[0]);
   if (parsed.positionals.size() < 2) {
     throw UsageError(
         "expected MEASUREMENTS... after the scenario, found the end of the command line");

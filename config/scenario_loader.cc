@@ -52,8 +52,14 @@ std::string describe_found(const YAML::Node& node) {
       return "a mapping";
     case YAML::NodeType::Sequence:
       return "a sequence";
-    case YAML::NodeType::Scalar:
-      return "'" + node.Scalar() + "'";
+    case YAML::NodeType::Scalar: {
+      // A whole file of plain text (a CSV given as a scenario) is one scalar.
+      constexpr size_t kShown = 60;
+      const std::string& text = node.Scalar();
+      if (text.size() <= kShown) return "'" + text + "'";
+      return "'" + text.substr(0, kShown) + "...' (text of " + std::to_string(text.size()) +
+             " characters)";
+    }
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
       break;

@@ -124,6 +124,13 @@ TEST(ValidateRuns, ARunsFileCannotBeMixedWithOtherMeasurements) {
   const Outcome r = run({"validate", runs, kScenario});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("every argument after a runs file must be a runs file"));
+  // A CSV where the scenario goes: which header it has, not a scenario error.
+  const std::string semi = dir.file("semi.csv");
+  sim::write_file_atomically(semi, "# mine\nid;scenario;tokens_per_s_per_gpu\na;x.yaml;6100\n");
+  const Outcome csv = run({"validate", semi});
+  EXPECT_EQ(csv.code, 2);
+  EXPECT_THAT(csv.err, HasSubstr("'" + semi + "' is a CSV, not a scenario"));
+  EXPECT_THAT(csv.err, HasSubstr("its header is 'id;scenario;tokens_per_s_per_gpu'"));
   const Outcome alone = run({"validate", kScenario});
   EXPECT_EQ(alone.code, 2);
   EXPECT_THAT(alone.err, HasSubstr("expected MEASUREMENTS..."));

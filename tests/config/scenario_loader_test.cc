@@ -349,6 +349,15 @@ TEST(ScenarioLoader, TopLevelScalar) {
             "'name: my-run'), found 'hello'");
 }
 
+TEST(ScenarioLoader, TopLevelTextIsShownShortened) {
+  // A CSV given as a scenario is one long plain scalar.
+  EXPECT_EQ(error_of("hardware,dtype,m,n,k,tflops,source\nA100-SXM,fp16,1024,1024,1024,119.4,"
+                     "azure-cublaslt\nA100-SXM,fp16,2048,2048,2048,221.8,azure-cublaslt\n"),
+            "s.yaml:1:1: error: expected a mapping of scenario keys at the top level (e.g. "
+            "'name: my-run'), found 'hardware,dtype,m,n,k,tflops,source A100-SXM,fp16,1024,1024,"
+            "1...' (text of 134 characters)");
+}
+
 TEST(ScenarioLoader, InvalidYamlUnclosedFlowSequence) {
   // yaml-cpp notices the missing ']' at the next token: the ':' after "description".
   EXPECT_EQ(error_of("name: x\nseed: [1, 2\ndescription: y\n"),
