@@ -217,10 +217,6 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
     return run_validate_runs(parsed.positionals, options, out, err);
   }
   check_not_a_csv(parsed.positionals[0]);
-  if (parsed.positionals.size() < 2) {
-    throw UsageError(
-        "expected MEASUREMENTS... after the scenario, found the end of the command line");
-  }
   for (const char* runs_only : {"--folds", "--csv"}) {
     if (parsed.has(runs_only)) {
       throw UsageError(std::string("option '") + runs_only +
@@ -228,7 +224,12 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
                        parsed.positionals[0] + "'");
     }
   }
+  // The scenario first: a missing or bad one is the first thing to fix.
   const NetworkScenario net = load_network_scenario(parsed.positionals[0], parsed.values("--set"));
+  if (parsed.positionals.size() < 2) {
+    throw UsageError(
+        "expected MEASUREMENTS... after the scenario, found the end of the command line");
+  }
   const std::vector<std::string> files(parsed.positionals.begin() + 1, parsed.positionals.end());
   const calibration::MeasurementSet set =
       calibration::read_measurement_files(files, parsed.value_or("--op", ""));

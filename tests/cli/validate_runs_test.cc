@@ -131,6 +131,9 @@ TEST(ValidateRuns, ARunsFileCannotBeMixedWithOtherMeasurements) {
   EXPECT_EQ(csv.code, 2);
   EXPECT_THAT(csv.err, HasSubstr("'" + semi + "' is a CSV, not a scenario"));
   EXPECT_THAT(csv.err, HasSubstr("its header is 'id;scenario;tokens_per_s_per_gpu'"));
+  const Outcome missing = run({"validate", dir.file("none.csv")});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("cannot open the scenario: no such file"));
   const Outcome alone = run({"validate", kScenario});
   EXPECT_EQ(alone.code, 2);
   EXPECT_THAT(alone.err, HasSubstr("expected MEASUREMENTS..."));
