@@ -20,6 +20,7 @@
 #include "cli/work_guard.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
+#include "config/file_text.h"
 #include "config/scenario_loader.h"
 #include "config/units.h"
 #include "hardware/hardware_profile.h"
@@ -56,6 +57,14 @@ bool is_scenario(const std::string& path) {
 
 Base load_base(const std::string& path, const std::vector<std::string>& overrides) {
   Base base;
+  if (const sim::ReadOutcome file = sim::check_input_file(path);
+      file.failure != sim::ReadFailure::kNone) {
+    sim::DiagnosticSink sink;
+    sink.add(sim::SourceLocation{path, 0, 0}, "",
+             "expected a hardware profile or a scenario as --base, found " +
+                 sim::found_phrase(file, path) + shipped_profile_hint(path));
+    sink.throw_if_any();
+  }
   if (is_scenario(path)) {
     base.scenario.emplace(load_network_scenario(path, overrides));
     base.profile = base.scenario->profile;

@@ -10,21 +10,23 @@
 
 namespace clustersim::cli {
 
-namespace {
-
-// A hardware value that is a bare name ("h100", "h100.yaml") of a profile
-// this build ships: where that profile is, for the error message.
 std::string shipped_profile_hint(const std::string& value) {
   if (value.find('/') != std::string::npos) return "";
   const std::filesystem::path dir(CLUSTERSIM_PROFILES_DIR);
   for (const std::string& name : {value, value + ".yaml"}) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(dir / name, ec)) {
-      return "; a shipped profile of that name is '" + (dir / name).string() +
-             "' (give its path, absolute or relative to the scenario's folder)";
+      return "; a shipped profile of that name is '" + (dir / name).string() + "'";
     }
   }
   return "";
+}
+
+namespace {
+
+std::string with_path_advice(const std::string& hint) {
+  return hint.empty() ? hint
+                      : hint + " (give its path, absolute or relative to the scenario's folder)";
 }
 
 }  // namespace
@@ -53,7 +55,7 @@ NetworkScenario load_network_scenario(const std::string& path,
     sink.add(values.where("hardware"), "hardware",
              "expected a hardware profile file (resolved against the scenario's folder), found " +
                  sim::found_phrase(file, profile_path) +
-                 shipped_profile_hint(values.get_string("hardware")));
+                 with_path_advice(shipped_profile_hint(values.get_string("hardware"))));
     sink.throw_if_any();
   }
   collectives::HardwareProfile profile = collectives::load_hardware_profile(profile_path);

@@ -22,6 +22,11 @@ struct NetworkScenario {
 NetworkScenario load_network_scenario(const std::string& path,
                                       std::span<const std::string> overrides);
 
+// For a hardware value or --base that names no file: when it is the bare
+// name ("h100", "h100.yaml") of a profile this build ships, "; a shipped
+// profile of that name is 'PATH'" to end the error with; "" otherwise.
+std::string shipped_profile_hint(const std::string& value);
+
 // The validated values alone (commands that need neither the cluster graph
 // nor the profile, or build them only when they do).
 sim::ConfigValues load_scenario_values(const std::string& path,

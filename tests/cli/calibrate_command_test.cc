@@ -199,6 +199,12 @@ TEST(CalibrateCommand, BadInputIsReported) {
   r = run({"calibrate", kGemm, "--base", kScenarios + "dgx_h100.yaml", "-o", out, "--folds", "3",
            "--holdout", "0.2"});
   EXPECT_EQ(r.code, kExitUsage);
+  // A --base that names no file; a shipped profile's bare name gets its path.
+  r = run({"calibrate", kGemm, "--base", "h100", "-o", out});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_THAT(r.err, HasSubstr("h100: error: expected a hardware profile or a scenario as --base, "
+                               "found no file at 'h100'; a shipped profile of that name is '" +
+                               kScenarios + "hardware/h100.yaml'"));
   // A malformed measurement names its file and line.
   const std::string bad =
       dir.write("bad.csv", "hardware,dtype,m,n,k,tflops\nH100-SXM,bf16,1,x,1,5\n");
