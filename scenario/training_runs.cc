@@ -309,20 +309,26 @@ ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
   };
   ProfileClockFit out;
   std::vector<TrainingRun> mine;
+  std::set<std::string> other_profiles;
   for (const std::string& f : runs_files) {
     for (TrainingRun& run : read_training_runs(f)) {
-      if (same_file(load_run_scenario(run).profile.source_file, profile_path)) {
+      const std::string used = load_run_scenario(run).profile.source_file;
+      if (same_file(used, profile_path)) {
         mine.push_back(std::move(run));
       } else {
         ++out.other_runs;
+        other_profiles.insert(used);
       }
     }
   }
   if (mine.empty()) {
+    std::string used;
+    for (const std::string& p : other_profiles) used += (used.empty() ? "" : ", ") + p;
     sim::DiagnosticSink sink;
     sink.add(sim::SourceLocation{runs_files.front(), 0, 0}, "",
              "expected runs whose scenario uses the hardware profile " + profile_path +
-                 " (the --base), found none of " + std::to_string(out.other_runs));
+                 " (the --base), found none of " + std::to_string(out.other_runs) + " (they use " +
+                 used + ")");
     sink.throw_if_any();
   }
   out.fit = fit_sustained_clock(mine, step_done);

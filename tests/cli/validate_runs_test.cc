@@ -69,6 +69,11 @@ TEST(ValidateRuns, CalibrateFitsTheClockAndRecordsItsRuns) {
   const Outcome c = run({"calibrate", runs, "--base", kProfile, "-o", out});
   ASSERT_EQ(c.code, 0) << c.err;
   EXPECT_THAT(c.out, HasSubstr("# gpu.sustained_clock 0.650 fitted to 2 training runs"));
+  // A base no run uses: which profiles they use instead.
+  const Outcome none = run({"calibrate", runs, "--base",
+                            CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/a100.yaml", "-o", out});
+  EXPECT_EQ(none.code, 1);
+  EXPECT_THAT(none.err, HasSubstr("found none of 2 (they use " + kProfile + ")"));
   // No curve or collective was fitted: no empty table of fit groups.
   EXPECT_THAT(c.out, ::testing::Not(HasSubstr("# fit groups")));
   const collectives::HardwareProfile fitted = collectives::load_hardware_profile(out);
