@@ -112,7 +112,8 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
     for (const std::string& o : options.overrides) out << " --set " << o;
     out << " (before its own overrides)\n";
   }
-  out << "# error = predicted / measured - 1 of tokens/s per GPU (positive: optimistic)\n";
+  out << "# error = predicted / measured - 1 of tokens/s per GPU (positive: optimistic); "
+         "mem-error the same of peak memory (negative: the model holds less than measured)\n";
   out << pad_right("# id", 36) << pad_right("kind", 24)
       << "measured  predicted    error  label     " << (cv ? " cv-error  cv-clock" : "")
       << "  mem-GiB  pred-GiB  mem-error  source\n";

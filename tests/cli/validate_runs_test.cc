@@ -57,6 +57,8 @@ TEST(ValidateRuns, PrintsEveryRunWithItsLabelAndTheSummaries) {
   EXPECT_THAT(r.out, HasSubstr("0.650"));
   EXPECT_THAT(r.out, HasSubstr("# cross-validated (2 folds): cases=2"));
   EXPECT_THAT(r.out, HasSubstr("# peak memory: cases=1"));
+  EXPECT_THAT(r.out, HasSubstr("mem-error the same of peak memory (negative: the model holds less "
+                               "than measured)"));
   EXPECT_THAT(r.out, HasSubstr("cases=2 median_abs_error="));
   // --max-error: the shipped clock's optimism exceeds 1%.
   EXPECT_EQ(run({"validate", runs, "--max-error", "1"}).code, 1);
