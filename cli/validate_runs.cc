@@ -76,11 +76,7 @@ std::string rows_csv(const std::vector<Row>& rows) {
 int run_validate_runs(const std::vector<std::string>& files, const RunsValidationOptions& options,
                       std::ostream& out, std::ostream& err) {
   StepCountProgress progress(err, "clustersim validate");
-  std::vector<TrainingRun> runs;
-  for (const std::string& f : files) {
-    std::vector<TrainingRun> more = read_training_runs(f);
-    runs.insert(runs.end(), more.begin(), more.end());
-  }
+  std::vector<TrainingRun> runs = read_training_runs(files);
   for (TrainingRun& run : runs) run.command_line_overrides = options.overrides;
   std::vector<Row> rows;
   for (const TrainingRun& run : runs) {

@@ -107,6 +107,32 @@ std::vector<TrainingRun> read_training_runs(const std::string& path) {
   return parse_training_runs(sim::read_file_text(path), path);
 }
 
+std::vector<TrainingRun> read_training_runs(const std::vector<std::string>& paths) {
+  std::vector<TrainingRun> runs;
+  std::map<std::string, sim::SourceLocation> first;
+  std::set<std::filesystem::path> files;
+  sim::DiagnosticSink sink;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
+    if (!ec && !files.insert(canonical).second) {
+      sink.add(sim::SourceLocation{path, 0, 0}, "",
+               "expected each runs file once, found this one again");
+      continue;
+    }
+    for (TrainingRun& run : read_training_runs(path)) {
+      if (const auto [it, added] = first.emplace(run.id, run.where); !added) {
+        sink.add(run.where, "id",
+                 "expected an id no other runs file has, found '" + run.id + "' again (first at " +
+                     it->second.to_string() + ")");
+      }
+      runs.push_back(std::move(run));
+    }
+  }
+  sink.throw_if_any();
+  return runs;
+}
+
 std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::string& path) {
   const std::vector<sim::TextLine> lines = sim::split_lines(text);
   sim::DiagnosticSink sink;
@@ -310,15 +336,13 @@ ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
   ProfileClockFit out;
   std::vector<TrainingRun> mine;
   std::set<std::string> other_profiles;
-  for (const std::string& f : runs_files) {
-    for (TrainingRun& run : read_training_runs(f)) {
-      const std::string used = load_run_scenario(run).profile.source_file;
-      if (same_file(used, profile_path)) {
-        mine.push_back(std::move(run));
-      } else {
-        ++out.other_runs;
-        other_profiles.insert(used);
-      }
+  for (TrainingRun& run : read_training_runs(runs_files)) {
+    const std::string used = load_run_scenario(run).profile.source_file;
+    if (same_file(used, profile_path)) {
+      mine.push_back(std::move(run));
+    } else {
+      ++out.other_runs;
+      other_profiles.insert(used);
     }
   }
   if (mine.empty()) {

@@ -58,6 +58,10 @@ struct TrainingRun {
 bool is_training_runs_file(const std::string& path);
 
 std::vector<TrainingRun> read_training_runs(const std::string& path);
+// Every run of several files, in order; an id given in two files is an error
+// at the second (a fit's record of its runs, gpu.sustained_clock_fitted_to,
+// names them by id).
+std::vector<TrainingRun> read_training_runs(const std::vector<std::string>& paths);
 // The same for text already in memory; `path` is what messages show and what
 // relative scenario paths are resolved against.
 std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::string& path);

@@ -125,6 +125,25 @@ TEST(ValidateRuns, ARunPredictedNotToFitIsSaidSo) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("# b2: predicted peak memory")));
 }
 
+// Fits record their runs by id, and a run counted twice would weigh twice.
+TEST(ValidateRuns, ARunGivenTwiceIsAnError) {
+  const ScratchDir dir;
+  const std::string runs = write_runs(dir);
+  const Outcome twice = run({"validate", runs, dir.path() + "/./runs.csv"});
+  EXPECT_EQ(twice.code, 1);
+  EXPECT_THAT(twice.err, HasSubstr("/./runs.csv: error: expected each runs file once, found this "
+                                   "one again"));
+  const std::string other = dir.file("other.csv");
+  sim::write_file_atomically(other, "id,scenario,tokens_per_s_per_gpu\nmine," + kScenario +
+                                        ",5000\ncompiled," + kScenario + ",6000\n");
+  const Outcome id = run({"calibrate", runs, other, "--base", kProfile, "-o", dir.file("p.yaml")});
+  EXPECT_EQ(id.code, 1);
+  EXPECT_THAT(id.err, HasSubstr(other +
+                                ":3:1: error: id: expected an id no other runs file has, "
+                                "found 'compiled' again (first at " +
+                                runs + ":3:1)"));
+}
+
 TEST(ValidateRuns, ARunsFileCannotBeMixedWithOtherMeasurements) {
   const ScratchDir dir;
   const std::string runs = write_runs(dir);
