@@ -206,31 +206,36 @@ void no_rows(const std::string& what, const std::vector<std::string>& files,
 }  // namespace
 
 CommandSpec calibrate_command_spec() {
-  return {"calibrate",
-          "Fit a hardware profile to GEMM, attention and collective measurements.",
-          {"MEASUREMENTS..."},
-          {{"--base", "PROFILE|SCENARIO", false,
-            "the profile to start from (required); a scenario also gives the cluster the "
-            "collectives ran on"},
-           {"-o", "FILE", false, "write the fitted profile to FILE, atomically (required)"},
-           {"--name", "NAME", false, "the new profile's name (default: the base's + _calibrated)"},
-           {"--hardware", "PART", false,
-            "the `hardware` rows of compute CSVs to fit (default: the base's "
-            "gpu.curves_fitted_to)"},
-           {"--attention-kernel", "NAME", false, "the attention kernel's rows (default FA2)"},
-           {"--min-bytes", "SIZE", false, "ignore collective rows below SIZE (default 64KiB)"},
-           {"--op", "OP", false, "the collective of nccl-tests files whose name does not say"},
-           {"--folds", "K", false, "report K-fold cross-validated errors"},
-           {"--holdout", "F", false, "report errors on a held-out fraction F of the cases"},
-           {"--set", "KEY=VALUE", true, "override a key of a scenario --base"}},
-          "Measurements: GEMM and attention CSVs (scripts/microbench/gemm.py, attention.py),\n"
-          "collective CSVs or nccl-tests output (scripts/microbench/collectives.py). Every fit\n"
-          "is least squares on the relative error of the predicted time, robust to outliers\n"
-          "(Tukey) and bounded by physics (efficiency <= 1, busbw <= link rate). Constants the\n"
-          "measurements do not inform keep the base's value. Collective rows below 64 KiB are\n"
-          "left out by default: there NCCL's time grows with size inside the latency-bound\n"
-          "range, which one latency per algorithm and protocol does not describe. Set\n"
-          "SOURCE_DATE_EPOCH for a reproducible date in the output."};
+  return {
+      "calibrate",
+      "Fit a hardware profile to GEMM, attention and collective measurements and training runs.",
+      {"MEASUREMENTS..."},
+      {{"--base", "PROFILE|SCENARIO", false,
+        "the profile to start from (required); a scenario also gives the cluster the "
+        "collectives ran on"},
+       {"-o", "FILE", false, "write the fitted profile to FILE, atomically (required)"},
+       {"--name", "NAME", false, "the new profile's name (default: the base's + _calibrated)"},
+       {"--hardware", "PART", false,
+        "the `hardware` rows of compute CSVs to fit (default: the base's "
+        "gpu.curves_fitted_to)"},
+       {"--attention-kernel", "NAME", false, "the attention kernel's rows (default FA2)"},
+       {"--min-bytes", "SIZE", false, "ignore collective rows below SIZE (default 64KiB)"},
+       {"--op", "OP", false, "the collective of nccl-tests files whose name does not say"},
+       {"--folds", "K", false, "report K-fold cross-validated errors"},
+       {"--holdout", "F", false, "report errors on a held-out fraction F of the cases"},
+       {"--set", "KEY=VALUE", true, "override a key of a scenario --base"}},
+      "Measurements: GEMM and attention CSVs (scripts/microbench/gemm.py, attention.py),\n"
+      "collective CSVs or nccl-tests output (scripts/microbench/collectives.py). Every fit\n"
+      "is least squares on the relative error of the predicted time, robust to outliers\n"
+      "(Tukey) and bounded by physics (efficiency <= 1, busbw <= link rate). Constants the\n"
+      "measurements do not inform keep the base's value. Collective rows below 64 KiB are\n"
+      "left out by default: there NCCL's time grows with size inside the latency-bound\n"
+      "range, which one latency per algorithm and protocol does not describe.\n"
+      "Training runs (a runs CSV: id, scenario, overrides, tokens_per_s_per_gpu; see\n"
+      "`validate --help`) fit gpu.sustained_clock to the runs whose scenario uses the base\n"
+      "profile (the clock at which their median log error is zero) and record their ids in\n"
+      "gpu.sustained_clock_fitted_to, which `validate` labels fitted. Set\n"
+      "SOURCE_DATE_EPOCH for a reproducible date in the output."};
 }
 
 int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {

@@ -153,7 +153,8 @@ void check_not_a_csv(const std::string& first) {
 
 CommandSpec validate_command_spec() {
   return {"validate",
-          "Compare predictions with measurements: GEMM, attention, collectives, Kineto traces.",
+          "Compare predictions with measurements: GEMM, attention, collectives, Kineto traces, "
+          "training runs.",
           {"SCENARIO|RUNS", "[MEASUREMENTS...]"},
           {{"--min-bytes", "SIZE", false, "ignore collective rows smaller than SIZE (e.g. 64KiB)"},
            {"--op", "OP", false, "the collective of nccl-tests files whose name does not say"},
