@@ -59,13 +59,14 @@ std::string maybe(const std::optional<double>& x) { return x ? exact(*x) : ""; }
 std::string rows_csv(const std::vector<Row>& rows) {
   std::string text =
       "id,kind,label,measured_tokens_per_s_per_gpu,predicted_tokens_per_s_per_gpu,error,"
-      "cv_error,measured_memory_gib,predicted_memory_gib,memory_error,source\n";
+      "cv_error,cv_clock,measured_memory_gib,predicted_memory_gib,capacity_gib,memory_error,"
+      "source\n";
   for (const Row& r : rows) {
-    text += csv_field(r.run->id) + "," + csv_field(r.prediction.kind) + "," + r.label +
-            "," + exact(r.run->tokens_per_s_per_gpu) + "," +
-            exact(r.prediction.tokens_per_s_per_gpu) + "," + exact(r.error) + "," +
-            maybe(r.cv_error) + "," + maybe(r.run->memory_gib) + "," +
-            exact(r.prediction.memory_gib) + "," + maybe(r.memory_error) + "," +
+    text += csv_field(r.run->id) + "," + csv_field(r.prediction.kind) + "," + r.label + "," +
+            exact(r.run->tokens_per_s_per_gpu) + "," + exact(r.prediction.tokens_per_s_per_gpu) +
+            "," + exact(r.error) + "," + maybe(r.cv_error) + "," + maybe(r.cv_clock) + "," +
+            maybe(r.run->memory_gib) + "," + exact(r.prediction.memory_gib) + "," +
+            exact(r.prediction.capacity_gib) + "," + maybe(r.memory_error) + "," +
             csv_field(r.run->source) + "\n";
   }
   return text;

@@ -23,8 +23,9 @@ struct RunsValidationOptions {
   std::optional<double> max_error;  // percent; exit 1 when the median |error| exceeds it
   // Non-empty: also write the rows there as CSV (atomically), columns id,
   // kind, label, measured_tokens_per_s_per_gpu, predicted_tokens_per_s_per_gpu,
-  // error, cv_error, measured_memory_gib, predicted_memory_gib, memory_error,
-  // source (errors as fractions; empty where there is none).
+  // error, cv_error, cv_clock, measured_memory_gib, predicted_memory_gib,
+  // capacity_gib (the GPU's), memory_error, source (errors as fractions;
+  // empty where there is none).
   std::string csv_path;
   // KEY=VALUE overrides (--set) applied to every run's scenario before the
   // run's own overrides, e.g. hardware=PROFILE to check a calibrated profile.

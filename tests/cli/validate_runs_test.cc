@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/atomic_file.h"
+#include "config/file_text.h"
 #include "hardware/hardware_profile.h"
 #include "scenario/training_runs.h"
 #include "tests/support/run_clustersim.h"
@@ -62,6 +63,25 @@ TEST(ValidateRuns, PrintsEveryRunWithItsLabelAndTheSummaries) {
   EXPECT_THAT(r.out, HasSubstr("cases=2 median_abs_error="));
   // --max-error: the shipped clock's optimism exceeds 1%.
   EXPECT_EQ(run({"validate", runs, "--max-error", "1"}).code, 1);
+}
+
+TEST(ValidateRuns, TheCsvHasEveryColumnOfTheTable) {
+  const ScratchDir dir;
+  const std::string runs = write_runs(dir);
+  const std::string csv = dir.file("rows.csv");
+  ASSERT_EQ(run({"validate", runs, "--folds", "2", "--csv", csv}).code, 0);
+  const std::string text = sim::read_file_text(csv);
+  EXPECT_THAT(text, ::testing::StartsWith(
+                        "id,kind,label,measured_tokens_per_s_per_gpu,"
+                        "predicted_tokens_per_s_per_gpu,error,cv_error,cv_clock,"
+                        "measured_memory_gib,predicted_memory_gib,capacity_gib,memory_error,"
+                        "source\n"));
+  // The compiled run: its clock fitted to the eager run alone is 0.65 (the
+  // fit's three decimals), its GPU the 96 GB part's 89.41 GiB, its measured
+  // memory 80 GiB, and the source 'test'.
+  EXPECT_THAT(text, ::testing::ContainsRegex(
+                        "\ncompiled,FSDP h100_96gb_500w,held out,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,"
+                        "-?[0-9.e+-]+,0.65,80,[0-9.e+-]+,89.4[0-9]*,[0-9.e+-]+,test\n"));
 }
 
 TEST(ValidateRuns, CalibrateFitsTheClockAndRecordsItsRuns) {
