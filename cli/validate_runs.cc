@@ -60,14 +60,17 @@ std::string rows_csv(const std::vector<Row>& rows) {
   std::string text =
       "id,kind,label,measured_tokens_per_s_per_gpu,predicted_tokens_per_s_per_gpu,error,"
       "cv_error,cv_clock,measured_memory_gib,predicted_memory_gib,capacity_gib,memory_error,"
-      "source\n";
+      "step_time_s,compute_s,exposed_comm_s,sync_wait_s,pipeline_bubble_s,source\n";
   for (const Row& r : rows) {
+    const workloads::StepBreakdown& b = r.prediction.breakdown;
     text += csv_field(r.run->id) + "," + csv_field(r.prediction.kind) + "," + r.label + "," +
             exact(r.run->tokens_per_s_per_gpu) + "," + exact(r.prediction.tokens_per_s_per_gpu) +
             "," + exact(r.error) + "," + maybe(r.cv_error) + "," + maybe(r.cv_clock) + "," +
             maybe(r.run->memory_gib) + "," + exact(r.prediction.memory_gib) + "," +
             exact(r.prediction.capacity_gib) + "," + maybe(r.memory_error) + "," +
-            csv_field(r.run->source) + "\n";
+            exact(r.prediction.step_time_s) + "," + exact(b.compute_s) + "," +
+            exact(b.exposed_comm_s()) + "," + exact(b.sync_wait_s) + "," +
+            exact(b.pipeline_bubble_s) + "," + csv_field(r.run->source) + "\n";
   }
   return text;
 }

@@ -24,8 +24,10 @@ struct RunsValidationOptions {
   // Non-empty: also write the rows there as CSV (atomically), columns id,
   // kind, label, measured_tokens_per_s_per_gpu, predicted_tokens_per_s_per_gpu,
   // error, cv_error, cv_clock, measured_memory_gib, predicted_memory_gib,
-  // capacity_gib (the GPU's), memory_error, source (errors as fractions;
-  // empty where there is none).
+  // capacity_gib (the GPU's), memory_error, then the predicted step's
+  // step_time_s, compute_s, exposed_comm_s, sync_wait_s, pipeline_bubble_s
+  // (seconds, mean per rank: where its time goes), source (errors as
+  // fractions; empty where there is none).
   std::string csv_path;
   // KEY=VALUE overrides (--set) applied to every run's scenario before the
   // run's own overrides, e.g. hardware=PROFILE to check a calibrated profile.

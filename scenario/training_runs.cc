@@ -71,6 +71,8 @@ RunPrediction predict_loaded(const NetworkScenario& net, std::optional<double> c
   out.tokens_per_s_per_gpu = step.tokens_per_s_per_gpu;
   out.memory_gib = static_cast<double>(step.memory.total()) / kGiB;
   out.capacity_gib = static_cast<double>(step.memory_capacity_bytes) / kGiB;
+  out.step_time_s = step.step_time_s;
+  out.breakdown = step.breakdown;
   return out;
 }
 

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "config/config_error.h"
+#include "exec/step_result.h"
 #include "hardware/hardware_profile.h"
 
 namespace clustersim::cli {
@@ -70,6 +71,8 @@ struct RunPrediction {
   double tokens_per_s_per_gpu = 0;
   double memory_gib = 0;
   double capacity_gib = 0;   // the profile's gpu.memory; memory_gib above it: does not fit
+  double step_time_s = 0;
+  workloads::StepBreakdown breakdown;  // where the step's time goes, mean per rank
   std::string kind;          // "FSDP", "HSDP", "FSDP+TP", ... with the GPU part: "FSDP H100-SXM"
   std::string profile_path;  // the scenario's hardware profile file (after overrides)
   collectives::HardwareProfile profile;

@@ -75,13 +75,23 @@ TEST(ValidateRuns, TheCsvHasEveryColumnOfTheTable) {
                         "id,kind,label,measured_tokens_per_s_per_gpu,"
                         "predicted_tokens_per_s_per_gpu,error,cv_error,cv_clock,"
                         "measured_memory_gib,predicted_memory_gib,capacity_gib,memory_error,"
+                        "step_time_s,compute_s,exposed_comm_s,sync_wait_s,pipeline_bubble_s,"
                         "source\n"));
   // The compiled run: its clock fitted to the eager run alone is 0.65 (the
   // fit's three decimals), its GPU the 96 GB part's 89.41 GiB, its measured
   // memory 80 GiB, and the source 'test'.
   EXPECT_THAT(text, ::testing::ContainsRegex(
                         "\ncompiled,FSDP h100_96gb_500w,held out,[0-9.e+-]+,[0-9.e+-]+,[0-9.e+-]+,"
-                        "-?[0-9.e+-]+,0.65,80,[0-9.e+-]+,89.4[0-9]*,[0-9.e+-]+,test\n"));
+                        "-?[0-9.e+-]+,0.65,80,[0-9.e+-]+,89.4[0-9]*,[0-9.e+-]+,"
+                        "([0-9.e+-]+,){5}test\n"));
+  // The step's columns: its time is the tokens of a rank (seq 8192, local
+  // batch 2) over its tokens/s, and the parts of it add up to at most that.
+  const TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}, {}, {}};
+  const RunPrediction p = predict_run(eager);
+  EXPECT_NEAR(p.step_time_s, 2 * 8192 / p.tokens_per_s_per_gpu, 1e-9 * p.step_time_s);
+  EXPECT_GT(p.breakdown.compute_s, 0.9 * p.step_time_s);
+  EXPECT_LT(p.breakdown.compute_s + p.breakdown.exposed_comm_s() + p.breakdown.sync_wait_s,
+            p.step_time_s * (1 + 1e-9));
 }
 
 TEST(ValidateRuns, CalibrateFitsTheClockAndRecordsItsRuns) {
