@@ -95,6 +95,30 @@ class TraceReader {
  public:
   explicit TraceReader(const std::string& file) : file_(file) {}
 
+  // distributedInfo's rank (>= 0) and world_size (> 0), where given.
+  void read_distributed_info(const JsonValue& top, KinetoTrace& trace) {
+    const JsonValue* info = top.find("distributedInfo");
+    if (info == nullptr) return;
+    if (!info->is(JsonValue::Kind::kObject)) {
+      throw_one(
+          info->where(file_), "distributedInfo",
+          "expected an object (torch.profiler's rank and world_size), found " + info->describe());
+    }
+    const auto integer = [&](const char* key, int64_t least) -> std::optional<int64_t> {
+      const JsonValue* v = info->find(key);
+      if (v == nullptr) return std::nullopt;
+      if (!v->is(JsonValue::Kind::kNumber) || !v->is_integer || v->integer < least) {
+        throw_one(v->where(file_), std::string("distributedInfo.") + key,
+                  std::string("expected an integer >= ") + std::to_string(least) + ", found " +
+                      v->describe());
+      }
+      return v->integer;
+    };
+    trace.rank = integer("rank", 0);
+    trace.world_size = integer("world_size", 1);
+    if (const JsonValue* w = info->find("world_size")) trace.world_size_where = w->where(file_);
+  }
+
   KinetoTrace read(const JsonValue& top) {
     if (!top.is(JsonValue::Kind::kObject)) {
       throw_one(top.where(file_), "",
@@ -156,6 +180,7 @@ class TraceReader {
                      [](const Marker& a, const Marker& b) { return a.start_us < b.start_us; });
     KinetoTrace trace;
     trace.file = file_;
+    read_distributed_info(top, trace);
     for (const Marker& m : markers) {
       KinetoStep step;
       step.number = m.number;

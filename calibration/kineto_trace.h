@@ -13,6 +13,8 @@
 //  * FSDP2's ranges: "X" events named FSDP::... of "cat" "user_annotation"
 //    or "cpu_op", by "pid" and "tid" (numbers or strings), for the
 //    fsdp_copy class (classify_kernel).
+// And from the top-level object, where present, "distributedInfo"'s "rank"
+// and "world_size" (non-negative and positive integers).
 //
 // Attribution of GPU work to a step: kernels run asynchronously, so a
 // kernel launched in step n may run after step n's CPU marker ended. A GPU
@@ -42,6 +44,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,6 +134,12 @@ struct KinetoTrace {
   std::string file;
   std::vector<KinetoStep> steps;  // by marker start time
   int unattributed_events = 0;    // GPU events in no step
+  // The traced process's rank and the job's world size, from the top-level
+  // "distributedInfo" object torch.profiler writes under torch.distributed
+  // (absent in a trace of a process without a process group).
+  std::optional<int64_t> rank;
+  std::optional<int64_t> world_size;
+  sim::SourceLocation world_size_where;  // where world_size is in the file
 };
 
 // Reads the file at `path`, plain or gzip-compressed (trace.json.gz, told by

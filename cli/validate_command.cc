@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "calibration/collective_fit.h"
 #include "calibration/compute_fit.h"
+#include "calibration/kineto_trace.h"
 #include "calibration/measurement_files.h"
 #include "cli/table_text.h"
 #include "cli/validate_kineto.h"
@@ -22,6 +24,7 @@
 #include "config/text_fields.h"
 #include "config/units.h"
 #include "scenario/network_scenario.h"
+#include "scenario/step_config.h"
 #include "scenario/training_runs.h"
 #include "sim/statistics.h"
 
@@ -162,7 +165,9 @@ CommandSpec validate_command_spec() {
             "the `hardware` rows of compute CSVs to compare (default: the profile's "
             "gpu.curves_fitted_to)"},
            {"--attention-kernel", "NAME", false, "the attention kernel's rows (default FA2)"},
-           {"--rank", "R", false, "the simulated rank a Kineto trace is compared with (default 0)"},
+           {"--rank", "R", false,
+            "the simulated rank a Kineto trace is compared with (default: the rank its "
+            "distributedInfo names, else 0)"},
            {"--warmup-steps", "N", false,
             "trace steps to skip (default: the first, when there are several)"},
            {"--folds", "K", false,
@@ -307,10 +312,20 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
     out << "# skipped " << skipped << " row(s) with neither a time nor a non-zero busbw\n";
   }
   if (!set.kineto_traces.empty()) {
-    // Simulated once, compared with every trace.
-    const workloads::StepResult simulated = simulate_traced_step(net, kineto_options.rank);
+    // Every trace read and checked first, then one simulation with every
+    // rank they are compared with traced.
+    std::vector<calibration::KinetoTrace> traces;
+    std::set<int64_t> ranks;
+    const int64_t world = step_config_from_scenario(net).workload.world_size;
+    for (const std::string& path : set.kineto_traces) {
+      traces.push_back(calibration::read_kineto_trace(path));
+      check_trace_world_size(traces.back(), world);
+      ranks.insert(compared_rank(traces.back(), kineto_options));
+    }
+    const workloads::StepResult simulated =
+        simulate_traced_step(net, std::vector<int64_t>(ranks.begin(), ranks.end()));
     std::vector<double> kineto;
-    for (const std::string& trace : set.kineto_traces) {
+    for (const calibration::KinetoTrace& trace : traces) {
       const std::vector<double> e = validate_kineto_trace(simulated, trace, out, kineto_options);
       kineto.insert(kineto.end(), e.begin(), e.end());
     }

@@ -29,8 +29,9 @@ std::string table_row(const calibration::KinetoComparisonRow& row) {
   return text + "\n";
 }
 
-std::string heading(const std::string& trace_path, const calibration::KinetoComparison& c,
-                    int unattributed_events) {
+std::string heading(const calibration::KinetoTrace& trace, const calibration::KinetoComparison& c) {
+  const std::string& trace_path = trace.file;
+  const int unattributed_events = trace.unattributed_events;
   std::vector<int64_t> steps = c.measured.step_numbers;
   std::sort(steps.begin(), steps.end());
   steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
@@ -42,15 +43,36 @@ std::string heading(const std::string& trace_path, const calibration::KinetoComp
   if (unattributed_events > 0) {
     text += ", " + std::to_string(unattributed_events) + " GPU event(s) outside steps ignored";
   }
+  if (trace.rank && *trace.rank != c.rank) {
+    text += "; the trace is rank " + std::to_string(*trace.rank) + "'s";
+  }
   return text + "\n";
 }
 
-std::vector<double> compare_and_print(const calibration::KinetoTrace& trace,
-                                      const workloads::StepResult& simulated, std::ostream& out,
-                                      const KinetoValidationOptions& options) {
-  const calibration::KinetoComparison comparison =
-      calibration::compare_kineto_step(trace, simulated, options.rank, options.warmup_steps);
-  out << heading(trace.file, comparison, trace.unattributed_events);
+}  // namespace
+
+void check_trace_world_size(const calibration::KinetoTrace& trace, int64_t world) {
+  if (!trace.world_size || *trace.world_size == world) return;
+  sim::DiagnosticSink sink;
+  sink.add(trace.world_size_where, "distributedInfo.world_size",
+           "expected the scenario's world size " + std::to_string(world) +
+               " (a trace of one rank of the job the scenario describes), found " +
+               std::to_string(*trace.world_size));
+  sink.throw_if_any();
+}
+
+int64_t compared_rank(const calibration::KinetoTrace& trace,
+                      const KinetoValidationOptions& options) {
+  return options.rank ? *options.rank : trace.rank.value_or(0);
+}
+
+std::vector<double> validate_kineto_trace(const workloads::StepResult& simulated,
+                                          const calibration::KinetoTrace& trace, std::ostream& out,
+                                          const KinetoValidationOptions& options) {
+  check_trace_world_size(trace, simulated.ranks);
+  const calibration::KinetoComparison comparison = calibration::compare_kineto_step(
+      trace, simulated, compared_rank(trace, options), options.warmup_steps);
+  out << heading(trace, comparison);
   if (!simulated.fits_in_memory) {
     out << "# note: the memory model says the simulated step does not fit in GPU memory\n";
   }
@@ -63,26 +85,21 @@ std::vector<double> compare_and_print(const calibration::KinetoTrace& trace,
   return comparison.counted_errors();
 }
 
-}  // namespace
-
-workloads::StepResult simulate_traced_step(const NetworkScenario& net, int64_t rank) {
+workloads::StepResult simulate_traced_step(const NetworkScenario& net,
+                                           const std::vector<int64_t>& ranks) {
   workloads::StepConfig config = step_config_from_scenario(net);
   const int64_t world = config.workload.world_size;
-  if (rank < 0 || rank >= world) {
-    sim::DiagnosticSink sink;
-    sink.add(sim::SourceLocation{"--rank " + std::to_string(rank), 0, 0}, "",
-             "expected a rank below the scenario's world size " + std::to_string(world) +
-                 ", found " + std::to_string(rank));
-    sink.throw_if_any();
+  for (int64_t rank : ranks) {
+    if (rank < 0 || rank >= world) {
+      sim::DiagnosticSink sink;
+      sink.add(sim::SourceLocation{"--rank " + std::to_string(rank), 0, 0}, "",
+               "expected a rank below the scenario's world size " + std::to_string(world) +
+                   ", found " + std::to_string(rank));
+      sink.throw_if_any();
+    }
   }
-  config.trace_ranks = {rank};
+  config.trace_ranks = ranks;
   return workloads::simulate_step(net.cluster, net.profile, config);
-}
-
-std::vector<double> validate_kineto_trace(const workloads::StepResult& simulated,
-                                          const std::string& trace_path, std::ostream& out,
-                                          const KinetoValidationOptions& options) {
-  return compare_and_print(calibration::read_kineto_trace(trace_path), simulated, out, options);
 }
 
 std::vector<double> validate_kineto_trace(const NetworkScenario& net, const std::string& trace_path,
@@ -90,7 +107,8 @@ std::vector<double> validate_kineto_trace(const NetworkScenario& net, const std:
                                           const KinetoValidationOptions& options) {
   // The trace first: a bad file fails before the (longer) simulation.
   const calibration::KinetoTrace trace = calibration::read_kineto_trace(trace_path);
-  return compare_and_print(trace, simulate_traced_step(net, options.rank), out, options);
+  return validate_kineto_trace(simulate_traced_step(net, {compared_rank(trace, options)}), trace,
+                               out, options);
 }
 
 }  // namespace clustersim::cli

@@ -17,8 +17,9 @@
 // and pass its result for every trace of that scenario.
 //
 // Errors: sim::ConfigError for an unreadable or malformed trace (file:line:col,
-// from read_kineto_trace), for warm-up steps that leave no step, and for a
-// rank outside the scenario's world (named as the "--rank R" option).
+// from read_kineto_trace), for warm-up steps that leave no step, for a
+// rank outside the scenario's world (named as the "--rank R" option) and
+// for a trace of another world size.
 // Thread safety: functions of their arguments; `out` is written only.
 #pragma once
 
@@ -28,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration/kineto_trace.h"
 #include "scenario/network_scenario.h"
 #include "schedules/step_simulator.h"
 
@@ -35,22 +37,33 @@ namespace clustersim::cli {
 
 struct KinetoValidationOptions {
   // The simulated rank the trace is compared with (a Kineto trace is one
-  // rank's). Default: 0.
-  int64_t rank = 0;
+  // rank's). Default: the rank the trace says it is (torch.profiler's
+  // distributedInfo), else 0.
+  std::optional<int64_t> rank;
   // Steps skipped from the start of the trace; nothing for the default
   // (none when the trace has one step, else the first).
   std::optional<int> warmup_steps;
 };
 
-// The scenario's step simulated with `rank` traced; ConfigError when `rank`
+// The scenario's step simulated with `ranks` traced; ConfigError when one
 // is not below the world size.
-workloads::StepResult simulate_traced_step(const NetworkScenario& net, int64_t rank = 0);
+workloads::StepResult simulate_traced_step(const NetworkScenario& net,
+                                           const std::vector<int64_t>& ranks = {0});
 
-// Compares the trace at `trace_path` with `simulated` (a result of
-// simulate_traced_step for options.rank), prints the table to `out` and
-// returns the counted relative errors.
+// ConfigError at the trace's distributedInfo.world_size when it gives
+// another world size than `world`: its collectives and shards are another
+// job's (checked before simulating, and again by validate_kineto_trace).
+void check_trace_world_size(const calibration::KinetoTrace& trace, int64_t world);
+
+// The simulated rank `trace` is compared with under `options`.
+int64_t compared_rank(const calibration::KinetoTrace& trace,
+                      const KinetoValidationOptions& options);
+
+// Compares `trace` with `simulated` (a result of simulate_traced_step with
+// compared_rank among its ranks), prints the table to `out` and returns the
+// counted relative errors (check_trace_world_size first).
 std::vector<double> validate_kineto_trace(const workloads::StepResult& simulated,
-                                          const std::string& trace_path, std::ostream& out,
+                                          const calibration::KinetoTrace& trace, std::ostream& out,
                                           const KinetoValidationOptions& options = {});
 
 // The same, simulating the scenario's step first.

@@ -239,6 +239,29 @@ TEST(KinetoTrace, AStepWithoutGpuWorkHasAnEmptyWindow) {
   EXPECT_DOUBLE_EQ(trace.steps[0].compute_busy_us, 0);
 }
 
+TEST(KinetoTrace, ReadsTheRankAndWorldSizeOfDistributedInfo) {
+  const std::string step =
+      R"("traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0",
+                          "ts": 5.5, "dur": 2.25}])";
+  const KinetoTrace with = parse_kineto_trace(
+      "{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3,\n \"world_size\": 16}, " + step +
+          "}",
+      "k.json");
+  EXPECT_EQ(with.rank, 3);
+  EXPECT_EQ(with.world_size, 16);
+  EXPECT_EQ(with.world_size_where.to_string(), "k.json:2:16");
+  const KinetoTrace without = parse_kineto_trace("{" + step + "}", "k.json");
+  EXPECT_FALSE(without.rank.has_value());
+  EXPECT_FALSE(without.world_size.has_value());
+  EXPECT_EQ(error_of("{\"distributedInfo\": {\"rank\": -1}, " + step + "}"),
+            "k.json:1:30: error: distributedInfo.rank: expected an integer >= 0, found -1");
+  EXPECT_EQ(error_of("{\"distributedInfo\": {\"world_size\": 0}, " + step + "}"),
+            "k.json:1:36: error: distributedInfo.world_size: expected an integer >= 1, found 0");
+  EXPECT_EQ(error_of("{\"distributedInfo\": [], " + step + "}"),
+            "k.json:1:21: error: distributedInfo: expected an object (torch.profiler's rank and "
+            "world_size), found an array");
+}
+
 TEST(KinetoTrace, RefusesADocumentWithoutTraceEvents) {
   EXPECT_EQ(error_of("[]"),
             "k.json:1:1: error: expected a JSON object with a \"traceEvents\" array "

@@ -42,6 +42,17 @@ TEST(KinetoTraceRun, OneFilePerTracedRank) {
   const auto v = run({"validate", k8b, dir.file("t.rank5.json"), "--rank", "5"});
   ASSERT_EQ(v.code, 0) << v.err;
   EXPECT_TRUE(contains(v.out, "max_abs_error=0.00%")) << v.out;
+  // Without --rank each trace is compared with the rank its distributedInfo
+  // names, both in one simulation: exact again (the GPUs' speed spread
+  // makes rank 5's step differ from rank 0's).
+  const auto both = run({"validate", k8b, dir.file("t.rank0.json"), dir.file("t.rank5.json")});
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_TRUE(contains(both.out, "t.rank5.json against simulated rank 5:")) << both.out;
+  EXPECT_TRUE(contains(both.out, "cases=") && contains(both.out, "max_abs_error=0.00%"))
+      << both.out;
+  const auto crossed = run({"validate", k8b, dir.file("t.rank5.json"), "--rank", "0"});
+  ASSERT_EQ(crossed.code, 0) << crossed.err;
+  EXPECT_FALSE(contains(crossed.out, "max_abs_error=0.00%")) << crossed.out;
   EXPECT_TRUE(contains(test_support::read_all(dir.file("t.rank5.json")), "\"rank\":5"));
   EXPECT_TRUE(contains(test_support::read_all(dir.file("t.rank0.json")), "\"pid\":0,\"tid\":7"));
 }

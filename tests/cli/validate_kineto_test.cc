@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "calibration/kineto_comparison.h"
+#include "calibration/kineto_trace.h"
 #include "config/config_error.h"
+#include "config/file_text.h"
 #include "tests/support/gzip_input.h"
 #include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"
@@ -111,17 +113,52 @@ TEST(ValidateKineto, PrintsOneRowPerClassAndReturnsTheCountedErrors) {
 }
 
 TEST(ValidateKineto, ASimulatedResultIsReusedForAnotherRankAndWarmUp) {
-  const workloads::StepResult rank3 = simulate_traced_step(small_scenario(), 3);
+  const workloads::StepResult rank3 = simulate_traced_step(small_scenario(), {3});
   std::ostringstream out;
   KinetoValidationOptions options;
   options.rank = 3;
   options.warmup_steps = 0;
-  const std::vector<double> errors = validate_kineto_trace(rank3, kTrace, out, options);
+  const std::vector<double> errors =
+      validate_kineto_trace(rank3, calibration::read_kineto_trace(kTrace), out, options);
   EXPECT_EQ(errors.size(), 8u);
+  // The fixture's distributedInfo says rank 0: the heading says so.
   EXPECT_NE(out.str().find("against simulated rank 3: mean of ProfilerStep#1-3 (3 step(s), 0 "
-                           "warm-up skipped)"),
+                           "warm-up skipped); the trace is rank 0's"),
             std::string::npos)
       << out.str();
+}
+
+// torch.profiler writes the traced process's rank and the job's world size
+// (distributedInfo): the rank compared with is the trace's unless --rank
+// says otherwise, and a trace of another job size is an error at its value.
+TEST(ValidateKineto, TheTracesDistributedInfoGivesItsRankAndChecksTheWorldSize) {
+  test_support::ScratchDir dir;
+  const std::string fixture = sim::read_file_text(kTrace);
+  const std::string from = "\"rank\": 0, \"world_size\": 8";
+  ASSERT_NE(fixture.find(from), std::string::npos);
+  std::string rank5 = fixture;
+  rank5.replace(rank5.find(from), from.size(), "\"rank\": 5, \"world_size\": 8");
+  const std::string path5 = dir.write("rank5.json", rank5);
+  const test_support::Outcome r = test_support::run({"validate", kScenario, path5});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("against simulated rank 5: mean of"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("the trace is rank"), std::string::npos) << r.out;
+  // Two traces of two ranks, one simulation: each against its own rank.
+  const test_support::Outcome both = test_support::run({"validate", kScenario, kTrace, path5});
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_NE(both.out.find(kTrace + " against simulated rank 0:"), std::string::npos);
+  EXPECT_NE(both.out.find(path5 + " against simulated rank 5:"), std::string::npos);
+
+  std::string world16 = fixture;
+  world16.replace(world16.find(from), from.size(), "\"rank\": 0, \"world_size\": 16");
+  const std::string path16 = dir.write("world16.json", world16);
+  const test_support::Outcome w = test_support::run({"validate", kScenario, path16});
+  EXPECT_EQ(w.code, 1);
+  EXPECT_NE(w.err.find(path16 + ":"), std::string::npos) << w.err;
+  EXPECT_NE(w.err.find("error: distributedInfo.world_size: expected the scenario's world size 8 "
+                       "(a trace of one rank of the job the scenario describes), found 16"),
+            std::string::npos)
+      << w.err;
 }
 
 TEST(ValidateKineto, ErrorsNameTheFileAndLine) {
