@@ -196,6 +196,10 @@ void no_rows(const std::string& what, const std::vector<std::string>& files,
             ": --hardware and --attention-kernel choose them";
   } else if (!set.collectives.empty()) {
     found = "found only collective rows below the size limit (--min-bytes)";
+  } else if (!set.kineto_traces.empty()) {
+    found =
+        "found only Kineto traces, which `validate SCENARIO TRACE` compares with the "
+        "simulated step (no constant is fitted from them)";
   }
   sim::DiagnosticSink sink;
   sink.add(sim::SourceLocation{files.empty() ? std::string() : files.front(), 0, 0}, "",

@@ -199,6 +199,14 @@ TEST(CalibrateCommand, BadInputIsReported) {
   r = run({"calibrate", kGemm, "--base", kScenarios + "dgx_h100.yaml", "-o", out, "--folds", "3",
            "--holdout", "0.2"});
   EXPECT_EQ(r.code, kExitUsage);
+  // A Kineto trace alone: what to do with it instead.
+  r = run({"calibrate", kSource + "/tests/calibration/fixtures/kineto_small_trace.json", "--base",
+           kScenarios + "dgx_h100.yaml", "-o", out});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_THAT(r.err, HasSubstr("no measurement rows to fit: expected GEMM or attention rows"));
+  EXPECT_THAT(r.err, HasSubstr("found only Kineto traces, which `validate SCENARIO TRACE` "
+                               "compares with the simulated step (no constant is fitted from "
+                               "them)"));
   // A --base that names no file; a shipped profile's bare name gets its path.
   r = run({"calibrate", kGemm, "--base", "h100", "-o", out});
   EXPECT_EQ(r.code, kExitError);
