@@ -144,12 +144,13 @@ void check_not_a_csv(const std::string& first) {
     header = "'" + std::string(t.substr(0, 80)) + (t.size() > 80 ? "...'" : "'");
     break;
   }
-  throw UsageError("'" + first +
-                   "' is a CSV, not a scenario: give the scenario first and its measurements "
-                   "after it (validate SCENARIO MEASUREMENTS...), or only runs files, whose "
-                   "header names the columns scenario and tokens_per_s_per_gpu (comma-separated)"
-                   "; its header is " +
-                   header);
+  throw UsageError(
+      "'" + first +
+      "' is a CSV, not a scenario: give the scenario first and its measurements "
+      "after it (validate SCENARIO MEASUREMENTS...), or only runs files, whose "
+      "header names the columns scenario and tokens_per_s_per_gpu or step_time_s "
+      "(comma-separated); its header is " +
+      header);
 }
 
 }  // namespace
@@ -189,10 +190,12 @@ CommandSpec validate_command_spec() {
           "and for the step, with the scenario's simulated step of the same rank. The error is\n"
           "that of the time: predicted / measured - 1.\n"
           "Training runs: `validate RUNS.csv...` (every argument a runs file: id, scenario,\n"
-          "overrides, tokens_per_s_per_gpu, memory_gib, source; docs/accuracy.md) simulates\n"
-          "each run's scenario and compares tokens/s per GPU (error = predicted / measured - 1,\n"
-          "positive when optimistic) and peak memory; rows the profile's sustained clock was\n"
-          "fitted to (gpu.sustained_clock_fitted_to) are labelled fitted, the rest held out.\n"
+          "overrides, tokens_per_s_per_gpu or step_time_s, memory_gib, source; docs/accuracy.md)\n"
+          "simulates each run's scenario and compares tokens/s per GPU (error = predicted /\n"
+          "measured - 1, positive when optimistic; a run given by its step time is measured as\n"
+          "its step's tokens per GPU over that time) and peak memory; rows the profile's\n"
+          "sustained clock was fitted to (gpu.sustained_clock_fitted_to) are labelled fitted,\n"
+          "the rest held out.\n"
           "--set applies to every run, before its own overrides: `--set hardware=/abs/my.yaml`\n"
           "checks the runs against a profile `calibrate` fitted (a relative path is resolved\n"
           "against each run's scenario folder)."};
@@ -217,7 +220,7 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
     for (const std::string& f : parsed.positionals) {
       if (!is_training_runs_file(f)) {
         throw UsageError("'" + f + "': every argument after a runs file must be a runs file " +
-                         "(a CSV with scenario and tokens_per_s_per_gpu columns)");
+                         "(a CSV with a scenario column and tokens_per_s_per_gpu or step_time_s)");
       }
     }
     return run_validate_runs(parsed.positionals, options, out, err);

@@ -20,7 +20,7 @@ namespace clustersim::cli {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr const char* kRequired[] = {"id", "scenario", "tokens_per_s_per_gpu"};
+constexpr const char* kRequired[] = {"id", "scenario"};
 
 struct Header {
   std::map<std::string, size_t> column;  // name -> index
@@ -72,6 +72,7 @@ RunPrediction predict_loaded(const NetworkScenario& net, std::optional<double> c
   out.memory_gib = static_cast<double>(step.memory.total()) / kGiB;
   out.capacity_gib = static_cast<double>(step.memory_capacity_bytes) / kGiB;
   out.step_time_s = step.step_time_s;
+  out.tokens_per_step_per_gpu = step.tokens_per_s_per_gpu * step.step_time_s;
   out.breakdown = step.breakdown;
   return out;
 }
@@ -102,7 +103,8 @@ bool is_training_runs_file(const std::string& path) {
     return false;
   }
   const auto header = read_header(sim::split_lines(text));
-  return header && header->first.has("scenario") && header->first.has("tokens_per_s_per_gpu");
+  return header && header->first.has("scenario") &&
+         (header->first.has("tokens_per_s_per_gpu") || header->first.has("step_time_s"));
 }
 
 std::vector<TrainingRun> read_training_runs(const std::string& path) {
@@ -141,8 +143,8 @@ std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::s
   const auto header = read_header(lines);
   if (!header) {
     sink.add(sim::SourceLocation{path, 1, 1}, "",
-             "expected a header line naming the columns id, scenario, tokens_per_s_per_gpu, "
-             "found no line");
+             "expected a header line naming the columns id, scenario, tokens_per_s_per_gpu "
+             "(or step_time_s), found no line");
     sink.throw_if_any();
   }
   const Header& h = header->first;
@@ -151,6 +153,12 @@ std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::s
       sink.add(sim::SourceLocation{path, lines[static_cast<size_t>(header->second)].number, 1},
                name, std::string("expected a column named ") + name + ", found none");
     }
+  }
+  if (!h.has("tokens_per_s_per_gpu") && !h.has("step_time_s")) {
+    sink.add(sim::SourceLocation{path, lines[static_cast<size_t>(header->second)].number, 1},
+             "tokens_per_s_per_gpu",
+             "expected a column named tokens_per_s_per_gpu or step_time_s (what was measured), "
+             "found neither");
   }
   sink.throw_if_any();
 
@@ -187,13 +195,32 @@ std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::s
       const std::filesystem::path p(std::string(scenario->text));
       run.scenario = p.is_absolute() ? p.string() : (std::filesystem::path(dir) / p).string();
     }
-    const std::optional<double> measured =
-        tps ? sim::parse_number<double>(tps->text) : std::nullopt;
-    if (!measured || !(*measured > 0)) {
-      sink.add(at(tps), "tokens_per_s_per_gpu",
-               "expected a number > 0, found '" + std::string(tps ? tps->text : "") + "'");
+    const auto step = cell("step_time_s");
+    const bool by_step_time = step && !step->text.empty();
+    if (by_step_time && tps && !tps->text.empty()) {
+      sink.add(at(step), "step_time_s",
+               "expected nothing where tokens_per_s_per_gpu is given (one measurement a run), "
+               "found '" +
+                   std::string(step->text) + "'");
+    } else if (by_step_time) {
+      const std::optional<double> seconds = sim::parse_number<double>(step->text);
+      if (!seconds || !(*seconds > 0)) {
+        sink.add(at(step), "step_time_s",
+                 "expected a number of seconds > 0, found '" + std::string(step->text) + "'");
+      } else {
+        run.step_time_s = *seconds;
+      }
     } else {
-      run.tokens_per_s_per_gpu = *measured;
+      const std::optional<double> measured =
+          tps ? sim::parse_number<double>(tps->text) : std::nullopt;
+      if (!measured || !(*measured > 0)) {
+        sink.add(at(tps), "tokens_per_s_per_gpu",
+                 std::string("expected a number > 0") +
+                     (h.has("step_time_s") ? " (or a step_time_s)" : "") + ", found '" +
+                     std::string(tps ? tps->text : "") + "'");
+      } else {
+        run.tokens_per_s_per_gpu = *measured;
+      }
     }
     if (const auto mem = cell("memory_gib"); mem && !mem->text.empty()) {
       const std::optional<double> gib = sim::parse_number<double>(mem->text);
@@ -264,6 +291,11 @@ NetworkScenario load_run_scenario(const TrainingRun& run) {
 
 }  // namespace
 
+void set_measured_throughput(TrainingRun& run, const RunPrediction& prediction) {
+  if (run.step_time_s)
+    run.tokens_per_s_per_gpu = prediction.tokens_per_step_per_gpu / *run.step_time_s;
+}
+
 RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock,
                           const StepDone& step_done) {
   return predict_loaded(load_run_scenario(run), clock, step_done);
@@ -271,6 +303,10 @@ RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock,
 
 ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDone& step_done) {
   CLUSTERSIM_CHECK(!given.empty(), "fit_sustained_clock needs runs");
+  for (const TrainingRun& run : given) {
+    CLUSTERSIM_CHECK(run.tokens_per_s_per_gpu > 0,
+                     "fit_sustained_clock: run '" + run.id + "' has no throughput yet");
+  }
   std::vector<LoadedRun> runs;
   for (const TrainingRun& run : given) {
     runs.push_back({&run, load_run_scenario(run)});
@@ -346,6 +382,9 @@ ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
       ++out.other_runs;
       other_profiles.insert(used);
     }
+  }
+  for (TrainingRun& run : mine) {
+    if (run.step_time_s) set_measured_throughput(run, predict_run(run, std::nullopt, step_done));
   }
   if (mine.empty()) {
     std::string used;

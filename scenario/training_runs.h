@@ -8,7 +8,10 @@
 //   id                    a unique name of the run
 //   scenario              scenario file, relative to the runs file's directory
 //   overrides             blank-separated KEY=VALUE scenario overrides (as --set), may be empty
-//   tokens_per_s_per_gpu  measured throughput, > 0
+//   tokens_per_s_per_gpu  measured throughput, > 0; or, instead (a column of its own, one of
+//   step_time_s           the two per row), the measured time of one step in seconds, > 0: the
+//                         run's tokens/s per GPU are then its simulated step's tokens per GPU
+//                         over that time (set_measured_throughput)
 //   memory_gib            measured peak memory per GPU in GiB (torch's reserved peak), or blank
 //   source                where the figure was published (free text)
 // Errors: sim::ConfigError at FILE:LINE:COL naming the column, what was
@@ -52,10 +55,13 @@ struct TrainingRun {
   // applied before the run's own, which win where both set a key. A problem
   // with one is reported at its flag, naming the run it failed on.
   std::vector<std::string> command_line_overrides;
+  // Measured by its step time instead (tokens_per_s_per_gpu is 0 until
+  // set_measured_throughput gives it).
+  std::optional<double> step_time_s;
 };
 
-// True when `path` is a CSV whose header names the scenario and
-// tokens_per_s_per_gpu columns (files are recognised by content).
+// True when `path` is a CSV whose header names the scenario column and
+// tokens_per_s_per_gpu or step_time_s (files are recognised by content).
 bool is_training_runs_file(const std::string& path);
 
 std::vector<TrainingRun> read_training_runs(const std::string& path);
@@ -72,6 +78,7 @@ struct RunPrediction {
   double memory_gib = 0;
   double capacity_gib = 0;   // the profile's gpu.memory; memory_gib above it: does not fit
   double step_time_s = 0;
+  double tokens_per_step_per_gpu = 0;  // the workload's, whatever the clock
   workloads::StepBreakdown breakdown;  // where the step's time goes, mean per rank
   std::string kind;          // "FSDP", "HSDP", "FSDP+TP", ... with the GPU part: "FSDP H100-SXM"
   std::string profile_path;  // the scenario's hardware profile file (after overrides)
@@ -88,6 +95,11 @@ using StepDone = std::function<void()>;
 RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock = std::nullopt,
                           const StepDone& step_done = {});
 
+// A run measured by its step time gets its tokens/s per GPU from
+// `prediction` (any prediction of it): tokens per GPU per step over the
+// measured time. Nothing for a run measured in tokens/s.
+void set_measured_throughput(TrainingRun& run, const RunPrediction& prediction);
+
 struct ClockFit {
   double sustained_clock = 0;
   std::vector<std::string> fitted_to;  // ids of the rows it was fitted to
@@ -95,7 +107,7 @@ struct ClockFit {
 
 // The sustained clock that zeroes the median log error of `runs` (all on one
 // profile), in [0.2, 1]; clamped at a bound when even it cannot. Requires a
-// non-empty `runs`.
+// non-empty `runs` whose throughput is known (set_measured_throughput).
 ClockFit fit_sustained_clock(const std::vector<TrainingRun>& runs, const StepDone& step_done = {});
 
 struct CrossValidated {

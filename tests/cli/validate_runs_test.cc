@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/table_text.h"
 #include "config/atomic_file.h"
 #include "config/file_text.h"
 #include "hardware/hardware_profile.h"
 #include "scenario/training_runs.h"
+#include "sweep/sweep_rows.h"
 #include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"
 
@@ -26,11 +28,21 @@ using ::testing::HasSubstr;
 const std::string kScenario = CLUSTERSIM_SOURCE_DIR "/scenarios/published/tt_8b_h100.yaml";
 const std::string kProfile = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/h100_96gb_500w.yaml";
 
+// A run of kScenario built in code (tokens/s 1 until a test sets them).
+TrainingRun run_of(const std::string& id, std::vector<std::string> overrides = {}) {
+  TrainingRun made;
+  made.id = id;
+  made.scenario = kScenario;
+  made.overrides = std::move(overrides);
+  made.tokens_per_s_per_gpu = 1;
+  return made;
+}
+
 // Two runs measured exactly as the model predicts them at clock 0.65.
 std::string write_runs(const ScratchDir& dir) {
-  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}, {}, {}};
-  TrainingRun compiled{"compiled", kScenario, {"workload.torch_compile=true"}, 1, 80.0, "", {},
-                       {},         {}};
+  TrainingRun eager = run_of("eager");
+  TrainingRun compiled = run_of("compiled", {"workload.torch_compile=true"});
+  compiled.memory_gib = 80.0;
   const double e = predict_run(eager, 0.65).tokens_per_s_per_gpu;
   const double c = predict_run(compiled, 0.65).tokens_per_s_per_gpu;
   const std::string path = dir.file("runs.csv");
@@ -86,7 +98,7 @@ TEST(ValidateRuns, TheCsvHasEveryColumnOfTheTable) {
                         "([0-9.e+-]+,){5}test\n"));
   // The step's columns: its time is the tokens of a rank (seq 8192, local
   // batch 2) over its tokens/s, and the parts of it add up to at most that.
-  const TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}, {}, {}};
+  const TrainingRun eager = run_of("eager");
   const RunPrediction p = predict_run(eager);
   EXPECT_NEAR(p.step_time_s, 2 * 8192 / p.tokens_per_s_per_gpu, 1e-9 * p.step_time_s);
   EXPECT_GT(p.breakdown.compute_s, 0.9 * p.step_time_s);
@@ -172,6 +184,30 @@ TEST(ValidateRuns, ARunGivenTwiceIsAnError) {
                                 ":3:1: error: id: expected an id no other runs file has, "
                                 "found 'compiled' again (first at " +
                                 runs + ":3:1)"));
+}
+
+// Runs measured by their step time fit and validate as runs measured in
+// tokens/s do: step times of the model at clock 0.65 give that clock back.
+TEST(ValidateRuns, RunsGivenByStepTimeFitAndValidate) {
+  const ScratchDir dir;
+  TrainingRun eager = run_of("eager");
+  TrainingRun compiled = run_of("compiled", {"workload.torch_compile=true"});
+  const double e = predict_run(eager, 0.65).step_time_s;
+  const double c = predict_run(compiled, 0.65).step_time_s;
+  const std::string path = dir.file("steps.csv");
+  sim::write_file_atomically(path, "id,scenario,overrides,step_time_s\neager," + kScenario + ",," +
+                                       number_text(e) + "\ncompiled," + kScenario +
+                                       ",workload.torch_compile=true," + number_text(c) + "\n");
+  const Outcome fit = run({"calibrate", path, "--base", kProfile, "-o", dir.file("p.yaml")});
+  ASSERT_EQ(fit.code, 0) << fit.err;
+  EXPECT_THAT(fit.out, HasSubstr("# gpu.sustained_clock 0.650 fitted to 2 training runs"));
+  const Outcome v = run({"validate", path, "--folds", "2"});
+  ASSERT_EQ(v.code, 0) << v.err;
+  EXPECT_THAT(v.out, HasSubstr("# runs given by step_time_s: measured tokens/s per GPU = the "
+                               "step's tokens per GPU / that time"));
+  // The measured column: 16,384 tokens per GPU over the step time.
+  EXPECT_THAT(v.out, HasSubstr(fixed(16384 / e, 1)));
+  EXPECT_THAT(v.out, ::testing::ContainsRegex("eager .* 0\\.650 "));
 }
 
 TEST(ValidateRuns, ARunsFileCannotBeMixedWithOtherMeasurements) {

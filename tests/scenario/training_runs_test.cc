@@ -19,6 +19,16 @@ using test_support::ScratchDir;
 
 const std::string kScenario = CLUSTERSIM_SOURCE_DIR "/scenarios/published/tt_8b_h100.yaml";
 
+// A run of kScenario built in code (tokens/s 1 until a test sets them).
+TrainingRun run_of(const std::string& id, std::vector<std::string> overrides = {}) {
+  TrainingRun made;
+  made.id = id;
+  made.scenario = kScenario;
+  made.overrides = std::move(overrides);
+  made.tokens_per_s_per_gpu = 1;
+  return made;
+}
+
 std::string write(const ScratchDir& dir, const std::string& text) {
   const std::string path = dir.file("runs.csv");
   sim::write_file_atomically(path, text);
@@ -102,6 +112,55 @@ TEST(TrainingRuns, ReportsEveryBadCellWithItsPlace) {
       << e;
 }
 
+// A run's throughput may be given as its measured step time instead.
+TEST(TrainingRuns, AStepTimeStandsForTheThroughput) {
+  const ScratchDir dir;
+  const std::string path = write(dir,
+                                 "id,scenario,tokens_per_s_per_gpu,step_time_s\n"
+                                 "a," +
+                                     kScenario +
+                                     ",,3.2\n"
+                                     "b," +
+                                     kScenario + ",6000,\n");
+  EXPECT_TRUE(is_training_runs_file(path));
+  std::vector<TrainingRun> runs = read_training_runs(path);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].step_time_s, 3.2);
+  EXPECT_EQ(runs[0].tokens_per_s_per_gpu, 0);
+  EXPECT_FALSE(runs[1].step_time_s.has_value());
+  // The throughput: a GPU's tokens in one step (seq 8192 x local batch 2)
+  // over the measured time; a run measured in tokens/s keeps them.
+  const RunPrediction p = predict_run(runs[0]);
+  EXPECT_NEAR(p.tokens_per_step_per_gpu, 16384, 1e-6);
+  set_measured_throughput(runs[0], p);
+  EXPECT_NEAR(runs[0].tokens_per_s_per_gpu, 16384 / 3.2, 1e-6);
+  set_measured_throughput(runs[1], p);
+  EXPECT_EQ(runs[1].tokens_per_s_per_gpu, 6000);
+  // One measurement a row, a step time above zero, and a column for it.
+  const std::string bad = write(dir,
+                                "id,scenario,tokens_per_s_per_gpu,step_time_s\n"
+                                "a,x.yaml,5000,2.5\n"
+                                "b,x.yaml,,0\n"
+                                "c,x.yaml,,\n");
+  const std::string e = test_support::config_error([&] { read_training_runs(bad); });
+  EXPECT_TRUE(test_support::contains(e, bad + ":2:15: error: step_time_s: expected nothing where "
+                                              "tokens_per_s_per_gpu is given (one measurement a "
+                                              "run), found '2.5'"))
+      << e;
+  EXPECT_TRUE(test_support::contains(
+      e, bad + ":3:11: error: step_time_s: expected a number of seconds > 0, found '0'"))
+      << e;
+  EXPECT_TRUE(test_support::contains(e, bad + ":4:10: error: tokens_per_s_per_gpu: expected a "
+                                              "number > 0 (or a step_time_s), found ''"))
+      << e;
+  const std::string neither = write(dir, "id,scenario,memory_gib\na,x.yaml,60\n");
+  EXPECT_FALSE(is_training_runs_file(neither));
+  EXPECT_TRUE(test_support::contains(
+      test_support::config_error([&] { read_training_runs(neither); }),
+      neither + ":1:1: error: tokens_per_s_per_gpu: expected a column named tokens_per_s_per_gpu "
+                "or step_time_s (what was measured), found neither"));
+}
+
 TEST(TrainingRuns, AFileWithoutTheColumnsIsNotARunsFile) {
   const ScratchDir dir;
   const std::string path = write(dir, "m,n,k,tflops\n1,2,3,4\n");
@@ -112,9 +171,8 @@ TEST(TrainingRuns, AFileWithoutTheColumnsIsNotARunsFile) {
 TEST(TrainingRuns, TheFitRecoversTheClockBehindSyntheticMeasurements) {
   // Two runs measured exactly as the model predicts them at clock 0.6: the
   // fit must find 0.6 again (to the profile's three decimals).
-  TrainingRun eager{"eager", kScenario, {}, 1, std::nullopt, "", {}, {}, {}};
-  TrainingRun compiled{
-      "compiled", kScenario, {"workload.torch_compile=true"}, 1, std::nullopt, "", {}, {}, {}};
+  TrainingRun eager = run_of("eager");
+  TrainingRun compiled = run_of("compiled", {"workload.torch_compile=true"});
   eager.tokens_per_s_per_gpu = predict_run(eager, 0.6).tokens_per_s_per_gpu;
   compiled.tokens_per_s_per_gpu = predict_run(compiled, 0.6).tokens_per_s_per_gpu;
   const ClockFit fit = fit_sustained_clock({eager, compiled});
@@ -127,7 +185,7 @@ TEST(TrainingRuns, TheFitRecoversTheClockBehindSyntheticMeasurements) {
 }
 
 TEST(TrainingRuns, PredictionNamesTheKindAndTheProfile) {
-  const TrainingRun run{"r", kScenario, {}, 1, std::nullopt, "", {}, {}, {}};
+  const TrainingRun run = run_of("r");
   const RunPrediction p = predict_run(run);
   EXPECT_EQ(p.kind, "FSDP h100_96gb_500w");
   EXPECT_TRUE(test_support::contains(p.profile_path, "hardware/h100_96gb_500w.yaml"))
