@@ -154,8 +154,16 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
     out << "\n";
   }
   if (!held_out.empty()) out << "# held out: " << summary(held_out) << "\n";
-  if (!cv_all.empty())
-    out << "# cross-validated (" << options.folds << " folds): " << summary(cv_all) << "\n";
+  if (!cv_all.empty()) {
+    // Run i is in fold i mod K: with more folds than runs, each run is a
+    // fold of its own and the rest are empty.
+    const size_t folds = static_cast<size_t>(options.folds);
+    out << "# cross-validated ("
+        << (folds <= runs.size() ? std::to_string(folds) + " folds"
+                                 : std::to_string(runs.size()) + " folds: leave-one-out; " +
+                                       std::to_string(folds) + " asked")
+        << "): " << summary(cv_all) << "\n";
+  }
   if (!memory.empty()) out << "# peak memory: " << summary(memory) << "\n";
   // `run` refuses such a step; a measured run says it fit, so the memory
   // model is what is wrong for it, and its throughput is predicted as if the

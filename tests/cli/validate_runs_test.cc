@@ -69,6 +69,9 @@ TEST(ValidateRuns, PrintsEveryRunWithItsLabelAndTheSummaries) {
   // at 0.65 as well, so the cross-validated clock is 0.650 and the error ~0.
   EXPECT_THAT(r.out, HasSubstr("0.650"));
   EXPECT_THAT(r.out, HasSubstr("# cross-validated (2 folds): cases=2"));
+  // More folds than runs: each run its own fold.
+  EXPECT_THAT(run({"validate", runs, "--folds", "5"}).out,
+              HasSubstr("# cross-validated (2 folds: leave-one-out; 5 asked): cases=2"));
   EXPECT_THAT(r.out, HasSubstr("# peak memory: cases=1"));
   EXPECT_THAT(r.out, HasSubstr("mem-error the same of peak memory (negative: the model holds less "
                                "than measured)"));
