@@ -277,14 +277,14 @@ std::string KeySpec::type_description() const {
   return text;
 }
 
-ConfigSchema::ConfigSchema() { sections_.emplace("", SectionSpec{"", "Scenario identity."}); }
+ConfigSchema::ConfigSchema() { sections_.emplace("", SectionSpec{"", "Scenario identity.", ""}); }
 
 SectionSpec& ConfigSchema::add_section(std::string path, std::string doc) {
   CLUSTERSIM_CHECK(!path.empty() && find_section(parent_path(path)) != nullptr,
                    "section '" + path + "' needs a declared parent section");
   CLUSTERSIM_CHECK(!keys_.contains(path) && !sections_.contains(path),
                    "'" + path + "' declared twice");
-  auto [it, inserted] = sections_.emplace(path, SectionSpec{path, std::move(doc)});
+  auto [it, inserted] = sections_.emplace(path, SectionSpec{path, std::move(doc), ""});
   return it->second;
 }
 

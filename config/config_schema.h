@@ -70,6 +70,9 @@ struct KeySpec {
 struct SectionSpec {
   std::string path;  // "" for the top level
   std::string doc;
+  // Said after the error of a key this section does not have (may be
+  // empty): how to write what such keys are usually meant to say.
+  std::string unknown_key_hint;
 };
 
 class ConfigSchema {

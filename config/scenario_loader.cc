@@ -81,6 +81,10 @@ std::string unknown_key_message(const ConfigSchema& schema, std::string_view sec
   if (auto guess = suggest(key, names)) message += " (did you mean '" + *guess + "'?)";
   message += "; expected one of: " + list_names(names);
   if (!section.empty()) message += " (in section '" + std::string(section) + "')";
+  if (const SectionSpec* spec = schema.find_section(section);
+      spec != nullptr && !spec->unknown_key_hint.empty()) {
+    message += "; " + spec->unknown_key_hint;
+  }
   return message;
 }
 

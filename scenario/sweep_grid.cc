@@ -234,7 +234,9 @@ std::vector<std::string> point_overrides(const std::vector<SweepAxis>& axes,
 }
 
 void add_sweep_keys(sim::ConfigSchema& schema) {
-  schema.add_section("sweep", "The grid of `clustersim sweep` (ignored by the other commands).");
+  schema.add_section("sweep", "The grid of `clustersim sweep` (ignored by the other commands).")
+      .unknown_key_hint =
+      "the axes are one string: `axes: workload.local_batch=1,2; workload.seq_len=4096,8192`";
   schema
       .add_key("sweep.axes", sim::ValueType::kString,
                "Axes of the sweep, separated by ';': KEY=ITEM,ITEM,... where KEY is any scenario "

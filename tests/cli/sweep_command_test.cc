@@ -131,6 +131,22 @@ TEST(SweepCommand, RowsAreWhatRunGivesForTheSameOverrides) {
 
 // A point whose forced algorithm some group cannot run is skipped with the
 // tuner's reason at the key, the others run, and --resume keeps it.
+// YAML users write a grid as a mapping of keys to lists; the error says the
+// axes are one string, and how it reads.
+TEST(SweepCommand, AMappingOfAxesGetsTheAxesSyntaxInItsError) {
+  const ScratchDir dir;
+  std::string text = scenario(kAxes);
+  text = text.substr(0, text.find("sweep:")) + "sweep:\n  workload.local_batch: [1, 2]\n";
+  const std::string path = dir.write("s.yaml", text);
+  const auto r = run({"sweep", path});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("s.yaml:22:3: error: sweep.workload.local_batch: unknown key; expected "
+                       "one of: axes (in section 'sweep'); the axes are one string: `axes: "
+                       "workload.local_batch=1,2; workload.seq_len=4096,8192`"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(SweepCommand, APointTheTunerRejectsIsSkippedAndTheOthersRun) {
   const ScratchDir dir;
   const std::string path = dir.write("s.yaml", scenario("collectives.algorithm=ring,tree,nvls"));
