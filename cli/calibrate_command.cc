@@ -235,12 +235,11 @@ CommandSpec calibrate_command_spec() {
       "measurements do not inform keep the base's value. Collective rows below 64 KiB are\n"
       "left out by default: there NCCL's time grows with size inside the latency-bound\n"
       "range, which one latency per algorithm and protocol does not describe.\n"
-      "Training runs (a runs CSV: id, scenario, overrides, tokens_per_s_per_gpu or step_time_s; "
-      "see\n"
-      "`validate --help`) fit gpu.sustained_clock to the runs whose scenario uses the base\n"
-      "profile (the clock at which their median log error is zero) and record their ids in\n"
-      "gpu.sustained_clock_fitted_to, which `validate` labels fitted. Set\n"
-      "SOURCE_DATE_EPOCH for a reproducible date in the output."};
+      "Training runs (a runs CSV: id, scenario, overrides, tokens_per_s_per_gpu or\n"
+      "step_time_s; see `validate --help`) fit gpu.sustained_clock to the runs whose\n"
+      "scenario uses the base profile (the clock at which their median log error is zero)\n"
+      "and record their ids in gpu.sustained_clock_fitted_to, which `validate` labels\n"
+      "fitted. Set SOURCE_DATE_EPOCH for a reproducible date in the output."};
 }
 
 int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
