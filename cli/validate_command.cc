@@ -1,7 +1,6 @@
 #include "cli/validate_command.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +23,6 @@
 #include "config/text_fields.h"
 #include "config/units.h"
 #include "scenario/network_scenario.h"
-#include "scenario/step_config.h"
 #include "scenario/training_runs.h"
 #include "sim/statistics.h"
 
@@ -124,13 +122,7 @@ std::vector<double> validate_collectives(const std::vector<CollectiveCase>& case
 // place or a runs file whose header was not recognised: say which and show
 // the header, instead of the scenario loader's complaint about its content.
 void check_not_a_csv(const std::string& first) {
-  const auto ends_with = [&](std::string_view suffix) {
-    return first.size() >= suffix.size() &&
-           std::equal(suffix.rbegin(), suffix.rend(), first.rbegin(), [](char a, char b) {
-             return a == std::tolower(static_cast<unsigned char>(b));
-           });
-  };
-  if (!ends_with(".csv")) return;
+  if (!sim::ascii_lower(first).ends_with(".csv")) return;
   std::string text;
   // One that cannot be read is reported by the scenario loader, as any file.
   if (sim::try_read_file_text(first, text, /*regular_only=*/true).failure !=
@@ -319,7 +311,7 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
     // rank they are compared with traced.
     std::vector<calibration::KinetoTrace> traces;
     std::set<int64_t> ranks;
-    const int64_t world = step_config_from_scenario(net).workload.world_size;
+    const int64_t world = net.cluster.gpu_count();
     for (const std::string& path : set.kineto_traces) {
       traces.push_back(calibration::read_kineto_trace(path));
       check_trace_world_size(traces.back(), world);

@@ -1,5 +1,6 @@
 #include "cli/validate_runs.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -83,11 +84,9 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
   std::vector<TrainingRun> runs = read_training_runs(files);
   for (TrainingRun& run : runs) run.command_line_overrides = options.overrides;
   std::vector<Row> rows;
-  bool any_step_time = false;
   for (TrainingRun& run : runs) {
     Row row{&run, predict_run(run, std::nullopt, progress.callback()), 0, std::nullopt, std::nullopt, std::nullopt, ""};
     set_measured_throughput(run, row.prediction);
-    any_step_time = any_step_time || run.step_time_s.has_value();
     row.error = row.prediction.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1;
     if (run.memory_gib) row.memory_error = row.prediction.memory_gib / *run.memory_gib - 1;
     row.label = fitted_ids(row.prediction.profile).contains(run.id) ? "fitted" : "held out";
@@ -117,7 +116,8 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
   }
   out << "# error = predicted / measured - 1 of tokens/s per GPU (positive: optimistic); "
          "mem-error the same of peak memory (negative: the model holds less than measured)\n";
-  if (any_step_time) {
+  if (std::any_of(runs.begin(), runs.end(),
+                  [](const TrainingRun& r) { return r.step_time_s.has_value(); })) {
     out << "# runs given by step_time_s: measured tokens/s per GPU = the step's tokens per GPU / "
            "that time\n";
   }

@@ -195,6 +195,15 @@ std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::s
       const std::filesystem::path p(std::string(scenario->text));
       run.scenario = p.is_absolute() ? p.string() : (std::filesystem::path(dir) / p).string();
     }
+    // A cell's number > 0, or an error at it saying `expected` and what it holds.
+    const auto positive = [&](const std::optional<sim::TextField>& f, const char* column,
+                              const std::string& expected) -> std::optional<double> {
+      const std::optional<double> x = f ? sim::parse_number<double>(f->text) : std::nullopt;
+      if (x && *x > 0) return x;
+      sink.add(at(f), column,
+               "expected " + expected + ", found '" + std::string(f ? f->text : "") + "'");
+      return std::nullopt;
+    };
     const auto step = cell("step_time_s");
     const bool by_step_time = step && !step->text.empty();
     if (by_step_time && tps && !tps->text.empty()) {
@@ -203,33 +212,14 @@ std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::s
                "found '" +
                    std::string(step->text) + "'");
     } else if (by_step_time) {
-      const std::optional<double> seconds = sim::parse_number<double>(step->text);
-      if (!seconds || !(*seconds > 0)) {
-        sink.add(at(step), "step_time_s",
-                 "expected a number of seconds > 0, found '" + std::string(step->text) + "'");
-      } else {
-        run.step_time_s = *seconds;
-      }
-    } else {
-      const std::optional<double> measured =
-          tps ? sim::parse_number<double>(tps->text) : std::nullopt;
-      if (!measured || !(*measured > 0)) {
-        sink.add(at(tps), "tokens_per_s_per_gpu",
-                 std::string("expected a number > 0") +
-                     (h.has("step_time_s") ? " (or a step_time_s)" : "") + ", found '" +
-                     std::string(tps ? tps->text : "") + "'");
-      } else {
-        run.tokens_per_s_per_gpu = *measured;
-      }
+      run.step_time_s = positive(step, "step_time_s", "a number of seconds > 0");
+    } else if (const auto x = positive(
+                   tps, "tokens_per_s_per_gpu",
+                   h.has("step_time_s") ? "a number > 0 (or a step_time_s)" : "a number > 0")) {
+      run.tokens_per_s_per_gpu = *x;
     }
     if (const auto mem = cell("memory_gib"); mem && !mem->text.empty()) {
-      const std::optional<double> gib = sim::parse_number<double>(mem->text);
-      if (!gib || !(*gib > 0)) {
-        sink.add(at(mem), "memory_gib",
-                 "expected a number > 0 or nothing, found '" + std::string(mem->text) + "'");
-      } else {
-        run.memory_gib = *gib;
-      }
+      run.memory_gib = positive(mem, "memory_gib", "a number > 0 or nothing");
     }
     if (const auto o = cell("overrides")) {
       for (const sim::TextField& f : sim::split_blanks(o->text)) {

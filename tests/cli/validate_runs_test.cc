@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/table_text.h"
@@ -16,6 +17,7 @@
 #include "sweep/sweep_rows.h"
 #include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/training_run.h"
 
 namespace clustersim::cli {
 namespace {
@@ -30,12 +32,7 @@ const std::string kProfile = CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/h100_96g
 
 // A run of kScenario built in code (tokens/s 1 until a test sets them).
 TrainingRun run_of(const std::string& id, std::vector<std::string> overrides = {}) {
-  TrainingRun made;
-  made.id = id;
-  made.scenario = kScenario;
-  made.overrides = std::move(overrides);
-  made.tokens_per_s_per_gpu = 1;
-  return made;
+  return test_support::training_run(id, kScenario, std::move(overrides));
 }
 
 // Two runs measured exactly as the model predicts them at clock 0.65.

@@ -7,10 +7,12 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "config/atomic_file.h"
 #include "tests/support/config_errors.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/training_run.h"
 
 namespace clustersim::cli {
 namespace {
@@ -21,12 +23,7 @@ const std::string kScenario = CLUSTERSIM_SOURCE_DIR "/scenarios/published/tt_8b_
 
 // A run of kScenario built in code (tokens/s 1 until a test sets them).
 TrainingRun run_of(const std::string& id, std::vector<std::string> overrides = {}) {
-  TrainingRun made;
-  made.id = id;
-  made.scenario = kScenario;
-  made.overrides = std::move(overrides);
-  made.tokens_per_s_per_gpu = 1;
-  return made;
+  return test_support::training_run(id, kScenario, std::move(overrides));
 }
 
 std::string write(const ScratchDir& dir, const std::string& text) {
