@@ -5,9 +5,9 @@
 #include <benchmark/benchmark.h>
 
 #include "hardware/hardware_profile.h"
-#include "model/model_spec.h"
-#include "schedules/step_simulator.h"
 #include "topology/cluster_config.h"
+#include "workloads/model/model_spec.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "model/compute_model.h"
 #include "sim/check.h"
+#include "workloads/model/compute_model.h"
 
 namespace clustersim::calibration {
 

@@ -1,4 +1,4 @@
-// Fitting the compute model's efficiency curves (model/compute_model.h)
+// Fitting the compute model's efficiency curves (workloads/model/compute_model.h)
 // to measured GEMM and attention timings, and predicting those timings from
 // a profile.
 //

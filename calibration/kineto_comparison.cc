@@ -34,7 +34,7 @@ std::optional<KernelClass> simulated_kernel_class(const workloads::TraceRecord& 
   // Async TP's copies: copy-engine memcpys (Memcpy PtoP) in a real trace.
   if (category == "async_tp") return KernelClass::kMemory;
   if (track == "compute") {
-    // FSDP2's copies around its collectives (schedules/fsdp_schedule.h).
+    // FSDP2's copies around its collectives (workloads/schedules/fsdp_schedule.h).
     if (record.name.starts_with(workloads::kFsdpCopyPrefix)) return KernelClass::kFsdpCopy;
     if (category == "gemm") return KernelClass::kGemm;
     if (category == "attention") return KernelClass::kFlashAttention;

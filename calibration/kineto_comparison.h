@@ -77,7 +77,7 @@
 #include <vector>
 
 #include "calibration/kineto_trace.h"
-#include "schedules/step_simulator.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::calibration {
 

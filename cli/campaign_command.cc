@@ -22,12 +22,12 @@
 #include "failures/checkpoint_interval.h"
 #include "failures/failure_config.h"
 #include "failures/recovery_policy.h"
-#include "model/memory_model.h"
-#include "model/workload_config.h"
+#include "workloads/model/memory_model.h"
+#include "workloads/model/workload_config.h"
 #include "scenario/campaign_inputs.h"
 #include "scenario/network_scenario.h"
 #include "scenario/step_config.h"
-#include "schedules/step_simulator.h"
+#include "workloads/schedules/step_simulator.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::cli {

@@ -5,7 +5,7 @@
 // its replica groups and its tokens per step), `failures`, `recovery` and
 // `campaign` sections; `--set KEY=VALUE` overrides any key. The step time is
 // `campaign.step_time` when given; otherwise the command simulates the step
-// (schedules/step_simulator.h) with every replica group and, for ft_hsdp,
+// (workloads/schedules/step_simulator.h) with every replica group and, for ft_hsdp,
 // with one fewer, and runs the job at k of R groups at (k / (R - 1)) x that
 // reduced throughput (one simulated point, scaled by the live groups).
 //

@@ -6,17 +6,17 @@
 #include <system_error>
 #include <vector>
 
-#include "chakra/chakra_export.h"
-#include "chakra/chakra_trace.h"
 #include "cli/commands.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
 #include "config/rank_list.h"
 #include "config/text_fields.h"
-#include "model/memory_model.h"
 #include "scenario/network_scenario.h"
 #include "scenario/step_config.h"
+#include "workloads/chakra/chakra_export.h"
+#include "workloads/chakra/chakra_trace.h"
+#include "workloads/model/memory_model.h"
 
 namespace clustersim::cli {
 
@@ -126,7 +126,7 @@ CommandSpec export_chakra_command_spec() {
       "written atomically. One node per schedule task (kernels COMP_NODE with their\n"
       "roofline time, collectives COMM_COLL_NODE with comm_size and pg_name, offload\n"
       "copies MEM_LOAD/MEM_STORE, the CPU optimizer is_cpu_op) plus is_cpu_op nodes\n"
-      "for the host's kernel launches; see chakra/chakra_export.h. Chakra's standard\n"
+      "for the host's kernel launches; see workloads/chakra/chakra_export.h. Chakra's standard\n"
       "conventions: pg_name \"0\", \"1\", ... (\"0\" the whole world; each node's\n"
       "clustersim_pg_desc names it), all-gather comm_size each rank's input shard.\n"
       "`clustersim replay` and ASTRA-sim run the files (docs/chakra-traces.md)."};

@@ -1,5 +1,5 @@
 // `clustersim export-chakra SCENARIO -o DIR`: the scenario's simulated
-// training step as Chakra ET traces (chakra/chakra_export.h), the input
+// training step as Chakra ET traces (workloads/chakra/chakra_export.h), the input
 // of ASTRA-sim and `clustersim replay`.
 //
 // Writes DIR/NAME.<rank>.et for each rank of --ranks (default every rank of

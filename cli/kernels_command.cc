@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
-#include "model/workload_config.h"
+#include "workloads/model/workload_config.h"
 #include "scenario/network_scenario.h"
 #include "scenario/step_config.h"
 #include "sim/check.h"

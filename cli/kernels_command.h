@@ -8,7 +8,7 @@
 // schedule of one step (workloads::build_fsdp_schedule): every kernel task
 // (all micro-batches, recomputation under activation checkpointing, tensor
 // parallel slices) counts once. Shapes are per rank, as the compute model
-// times them (model/transformer_kernels.h). With pipeline stages
+// times them (workloads/model/transformer_kernels.h). With pipeline stages
 // (workload.parallelism.pp > 1) stages hold different kernels (the embedding
 // on the first, the output layer on the last): by default one rank of every
 // stage counts, so that every shape of the step is listed, and --stage S
@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "cli/command_line.h"
-#include "schedules/fsdp_schedule.h"
+#include "workloads/schedules/fsdp_schedule.h"
 
 namespace clustersim::cli {
 

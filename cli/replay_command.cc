@@ -8,9 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include "chakra/chakra_replay.h"
-#include "chakra/chakra_scale.h"
-#include "chakra/chakra_trace.h"
 #include "cli/commands.h"
 #include "cli/output_schema.h"
 #include "cli/step_report.h"
@@ -22,8 +19,11 @@
 #include "config/json_writer.h"
 #include "config/rank_list.h"
 #include "scenario/network_scenario.h"
-#include "schedules/gpu_speed.h"
-#include "schedules/step_work.h"
+#include "workloads/chakra/chakra_replay.h"
+#include "workloads/chakra/chakra_scale.h"
+#include "workloads/chakra/chakra_trace.h"
+#include "workloads/schedules/gpu_speed.h"
+#include "workloads/schedules/step_work.h"
 
 namespace clustersim::cli {
 

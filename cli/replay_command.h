@@ -1,8 +1,8 @@
 // `clustersim replay SCENARIO --trace PREFIX`: Chakra ET traces, one per
 // rank (PREFIX.<rank>.et, as `clustersim export-chakra` or PyTorch's
 // converter write them), replayed on the scenario's cluster with its
-// hardware profile (chakra/chakra_replay.h), optionally scaled from the
-// traced k ranks to N (--scale-to, chakra/chakra_scale.h).
+// hardware profile (workloads/chakra/chakra_replay.h), optionally scaled from the
+// traced k ranks to N (--scale-to, workloads/chakra/chakra_scale.h).
 //
 // Inputs: the scenario's cluster, hardware profile (collective model,
 // compute figures for --recompute-compute and MFU, host PCIe efficiency) and
@@ -11,7 +11,7 @@
 // it, every PREFIX.<r>.et present, which must be 0 .. K-1 without a gap.
 // Process groups: --comm-groups FILE, else PREFIX.comm_groups.json when it
 // exists, else none (every process group is the whole world). The traces are
-// checked (chakra/chakra_trace.h check_traces) before replaying. Both
+// checked (workloads/chakra/chakra_trace.h check_traces) before replaying. Both
 // trace forms are read -- Chakra's standard one and clustersim's older
 // named one (chakra_trace.h TraceForm, docs/chakra-traces.md).
 //

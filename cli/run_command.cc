@@ -18,15 +18,15 @@
 #include "config/config_error.h"
 #include "config/json_writer.h"
 #include "config/rank_list.h"
-#include "model/compute_model.h"
-#include "model/memory_model.h"
-#include "model/model_spec.h"
-#include "model/workload_config.h"
+#include "workloads/model/compute_model.h"
+#include "workloads/model/memory_model.h"
+#include "workloads/model/model_spec.h"
+#include "workloads/model/workload_config.h"
 #include "scenario/network_scenario.h"
 #include "scenario/step_config.h"
-#include "schedules/step_simulator.h"
-#include "schedules/step_work.h"
-#include "schedules/straggler_config.h"
+#include "workloads/schedules/step_simulator.h"
+#include "workloads/schedules/step_work.h"
+#include "workloads/schedules/straggler_config.h"
 
 namespace clustersim::cli {
 

@@ -1,5 +1,5 @@
 // `clustersim run SCENARIO`: one training step of the scenario's workload
-// replayed on every rank of its cluster (schedules/step_simulator.h), with a
+// replayed on every rank of its cluster (workloads/schedules/step_simulator.h), with a
 // summary table on stdout, and optionally a JSON report and a Chrome trace.
 //
 // Inputs: the scenario's cluster, hardware profile (collective model, `gpu`

@@ -13,7 +13,7 @@
 #include "cli/command_line.h"
 #include "config/json_writer.h"
 #include "scenario/network_scenario.h"
-#include "schedules/step_simulator.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

@@ -31,7 +31,7 @@
 
 #include "calibration/kineto_trace.h"
 #include "scenario/network_scenario.h"
-#include "schedules/step_simulator.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

@@ -1,10 +1,18 @@
 # One library per layer, linking only downward.
 #
 # The order below is docs/architecture.md's: a layer may depend on any layer
-# to its left and on none to its right.
-set(CLUSTERSIM_LAYERS sim config topology hardware collectives model exec schedules chakra timeline
-    failures calibration scenario sweep cli
+# to its left and on none to its right. A layer is named by its folder; the
+# three layers of what is trained sit under workloads/, and a layer's library
+# is clustersim_<folder with '/' as '_'> (clustersim_workloads_model).
+set(CLUSTERSIM_LAYERS sim config topology hardware collectives workloads/model exec
+    workloads/schedules workloads/chakra timeline failures calibration scenario sweep cli
     CACHE INTERNAL "clustersim layers, bottom to top")
+
+# clustersim_layer_target(<out-var> <layer>): the library target of a layer.
+function(clustersim_layer_target out layer)
+  string(REPLACE "/" "_" name "${layer}")
+  set(${out} clustersim_${name} PARENT_SCOPE)
+endfunction()
 
 # Warnings are errors for our own code only (not for the GoogleTest/Benchmark
 # headers, which come in as system includes).
@@ -24,7 +32,7 @@ endif()
 
 # clustersim_add_layer(<layer> LAYERS <lower layers...> LIBS <external targets...>)
 #
-# Creates target clustersim_<layer> from every .cc in the layer's folder (one
+# Creates the layer's library (clustersim_layer_target) from every .cc in its folder (one
 # folder = one layer; `main.cc` files are programs, not library code). A layer
 # with no sources yet is an INTERFACE library, so that the layers above can
 # already name it.
@@ -41,12 +49,13 @@ function(clustersim_add_layer layer)
       message(FATAL_ERROR "layer '${layer}' may link only to layers below it "
                           "(${CLUSTERSIM_LAYERS}); '${dep}' is not below")
     endif()
-    list(APPEND deps clustersim_${dep})
+    clustersim_layer_target(dep_target ${dep})
+    list(APPEND deps ${dep_target})
   endforeach()
 
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
   list(FILTER sources EXCLUDE REGEX "/main\\.cc$")
-  set(target clustersim_${layer})
+  clustersim_layer_target(target ${layer})
   if(sources)
     add_library(${target} STATIC ${sources})
     # The static libraries end up inside the Python extension module too.

@@ -54,7 +54,7 @@ struct EngineOptions {
   double comm_overlap_slowdown = 1;   // compute slowdown while a transfer is in flight
   std::vector<Straggler> stragglers;  // ranks < world, each at most once
   // Per-rank factors (> 0) on the compute stream's segments before
-  // stragglers' slowdowns, the GPUs' own speed spread (schedules/gpu_speed.h);
+  // stragglers' slowdowns, the GPUs' own speed spread (workloads/schedules/gpu_speed.h);
   // empty: every GPU at the median speed.
   std::vector<double> rank_time_factors;
   std::vector<int64_t> trace_ranks;  // ranks whose operations are recorded (sorted, unique)

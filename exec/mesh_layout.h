@@ -1,6 +1,6 @@
 // Ranks laid out as a device mesh, and the process groups the mesh defines.
 // The mesh's dims are pp, dp_replicate, dp_shard, cp and tp
-// (model/mesh_order.h), laid out in `order`, slowest-varying first:
+// (workloads/model/mesh_order.h), laid out in `order`, slowest-varying first:
 // torchtitan's [pp, dp_replicate, dp_shard, cp, tp] unless the scenario
 // chooses another. A rank's coordinate on dim d is
 //   (r / stride(d)) % size(d),  stride(d) = the product of the sizes after d,
@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "model/mesh_order.h"
+#include "workloads/model/mesh_order.h"
 
 namespace clustersim::workloads {
 

@@ -2,7 +2,7 @@
 // of each stream of a rank in stream order, their dependencies, and the host
 // thread that issues them. Every rank of a role runs the same Program
 // (flyweight): it holds no rank ids, groups or times. Front ends compile to
-// it (schedules/step_program.h compiles FSDP/HSDP/TP schedules).
+// it (workloads/schedules/step_program.h compiles FSDP/HSDP/TP schedules).
 //
 // Operations:
 //  * kSegment, on the compute stream: back-to-back kernels timed at once.

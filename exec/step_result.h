@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/memory_model.h"
 #include "sim/sim_time.h"
+#include "workloads/model/memory_model.h"
 
 namespace clustersim::workloads {
 
@@ -26,7 +26,7 @@ std::string_view phase_name(Phase phase);
 inline constexpr int32_t kRootUnit = -1;    // embedding + final norm + head
 inline constexpr int32_t kWholeModel = -2;  // the optimizer step's unit
 
-// FSDP's copy kernels (schedules/schedule_tables.cc: the all-gather's
+// FSDP's copy kernels (workloads/schedules/schedule_tables.cc: the all-gather's
 // copy-out, the reduce-scatter's copy-in, gradient casts) are named with
 // this prefix; the Kineto writer and the trace comparison tell them by it.
 inline constexpr std::string_view kFsdpCopyPrefix = "fsdp.";

@@ -115,7 +115,7 @@ EfficiencyCurveParams read_curve(const sim::ConfigValues& v, const std::string& 
 }
 
 void add_gpu_and_host_keys(sim::ConfigSchema& s) {
-  s.add_section("gpu", "The GPU's compute figures (model/compute_model.h).");
+  s.add_section("gpu", "The GPU's compute figures (workloads/model/compute_model.h).");
   s.add_key("gpu.curves_fitted_to", ValueType::kString,
             "The `hardware` rows of scenarios/measurements/compute/*.csv the efficiency curves "
             "were fitted to, e.g. H100-SXM (a part without measurements names the part whose "
@@ -161,8 +161,8 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
     s.add_key(mem_efficiency_key(c.name), ValueType::kFloat,
               "Achieved / datasheet HBM bandwidth of the " + std::string(c.kernels) +
                   " kernels (optional; gpu.mem_efficiency when absent). Bytes are counted as "
-                  "model/transformer_kernels.h does: each input read once, each output written "
-                  "once; scripts/microbench/memory_kernels.py measures them.")
+                  "workloads/model/transformer_kernels.h does: each input read once, each output "
+                  "written once; scripts/microbench/memory_kernels.py measures them.")
         .validated_by(in_unit_interval, "in (0, 1]");
   }
   add_curve(s, "gpu.gemm", "GEMMs, by work 2*m*n*k", "FLOPs", CurveShape::kGemm);

@@ -3,7 +3,7 @@
 // model's efficiency curves) and the host's (`host`: launch costs, PCIe, CPU
 // optimizer), loaded from a YAML profile (scenarios/hardware/*.yaml) in which
 // each value carries its source in a comment. Collectives only carries the
-// `gpu` and `host` numbers; model/compute_model.h turns them into a
+// `gpu` and `host` numbers; workloads/model/compute_model.h turns them into a
 // GpuComputeSpec (compute_spec_from_profile).
 //
 // Units: latencies are microseconds (double, `_us`), bandwidths bytes per
@@ -69,7 +69,7 @@ struct ProtocolParams {
   int64_t full_bandwidth_bytes = 0;
 };
 
-// One efficiency curve of the compute model (model/compute_model.h):
+// One efficiency curve of the compute model (workloads/model/compute_model.h):
 //   eff = e_max / (1 + (x_half + causal x causal_x_half) / x + dim_half / dim)
 // which with the last two terms zero is e_max * x / (x + x_half); x_half is
 // in the unit of its curve's size, dim_half in elements of its dimension
@@ -129,7 +129,8 @@ struct GpuProfile {
 // Each key of gpu.mem_efficiency_by_class and the field it fills, in the
 // schema's order: what the profile's reader and writer go through.
 struct MemEfficiencyClassKey {
-  std::string_view name;  // "norm", ...: the kernel class's name (model/transformer_kernels.h)
+  // The kernel class's name ("norm", ...; workloads/model/transformer_kernels.h).
+  std::string_view name;
   double GpuProfile::MemEfficiencyByClass::*field;
   std::string_view kernels;  // what the class's kernels are, for describe-config
 };

@@ -4,10 +4,10 @@
 
 #include "failures/campaign_config.h"
 #include "failures/failure_config.h"
-#include "model/memory_model.h"
-#include "model/workload_config.h"
+#include "workloads/model/memory_model.h"
+#include "workloads/model/workload_config.h"
 #include "scenario/step_config.h"
-#include "schedules/step_work.h"
+#include "workloads/schedules/step_work.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::cli {

@@ -30,8 +30,8 @@
 #include "scenario/live_throughput.h"
 #include "scenario/step_cache.h"
 #include "scenario/work_limits.h"
-#include "schedules/step_simulator.h"
 #include "topology/cluster.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

@@ -35,8 +35,8 @@
 #include "failures/job_components.h"
 #include "hardware/hardware_profile.h"
 #include "scenario/step_cache.h"
-#include "schedules/step_simulator.h"
 #include "topology/cluster.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

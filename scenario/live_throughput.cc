@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include "schedules/step_program.h"
 #include "sim/check.h"
+#include "workloads/schedules/step_program.h"
 
 namespace clustersim::cli {
 

@@ -24,8 +24,8 @@
 
 #include "hardware/hardware_profile.h"
 #include "scenario/step_cache.h"
-#include "schedules/step_simulator.h"
 #include "topology/cluster.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

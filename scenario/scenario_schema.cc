@@ -6,10 +6,10 @@
 #include "failures/failure_config.h"
 #include "failures/recovery_policy.h"
 #include "hardware/hardware_profile.h"
-#include "model/workload_config.h"
 #include "scenario/sweep_grid.h"
-#include "schedules/straggler_config.h"
 #include "topology/cluster_config.h"
+#include "workloads/model/workload_config.h"
+#include "workloads/schedules/straggler_config.h"
 
 namespace clustersim::cli {
 

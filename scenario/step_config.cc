@@ -2,11 +2,11 @@
 
 #include "collectives/tuner.h"
 #include "config/config_error.h"
-#include "model/compute_model.h"
-#include "model/workload_config.h"
-#include "schedules/forced_choice.h"
-#include "schedules/step_program.h"
-#include "schedules/straggler_config.h"
+#include "workloads/model/compute_model.h"
+#include "workloads/model/workload_config.h"
+#include "workloads/schedules/forced_choice.h"
+#include "workloads/schedules/step_program.h"
+#include "workloads/schedules/straggler_config.h"
 
 namespace clustersim::cli {
 

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "scenario/network_scenario.h"
-#include "schedules/step_simulator.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

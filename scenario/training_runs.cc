@@ -11,8 +11,8 @@
 #include "scenario/network_scenario.h"
 #include "scenario/step_config.h"
 #include "scenario/work_limits.h"
-#include "schedules/step_simulator.h"
-#include "schedules/step_work.h"
+#include "workloads/schedules/step_simulator.h"
+#include "workloads/schedules/step_work.h"
 #include "sim/check.h"
 
 namespace clustersim::cli {

@@ -1,7 +1,7 @@
 // Limits on the work of one simulated step, checked before the step is
 // built (issue 17: no input may run for hours or exhaust memory unasked):
 //  * tasks per rank: what one rank's program holds (about 230 bytes each,
-//    schedules/step_work.h), default 10,000,000 (about 2.3 GB); driven by the
+//    workloads/schedules/step_work.h), default 10,000,000 (about 2.3 GB); driven by the
 //    micro-batch count (workload.grad_accum, or
 //    workload.pipeline.microbatches) and the model's depth;
 //  * task-ranks, tasks per rank x ranks: what the engine runs through (0.2
@@ -23,8 +23,8 @@
 
 #include "config/config_values.h"
 #include "config/text_fields.h"
-#include "model/workload_config.h"
-#include "schedules/step_work.h"
+#include "workloads/model/workload_config.h"
+#include "workloads/schedules/step_work.h"
 
 namespace clustersim::cli {
 

@@ -8,9 +8,9 @@
 #include "config/scenario_loader.h"
 #include "scenario/scenario_schema.h"
 #include "scenario/step_config.h"
-#include "schedules/step_work.h"
 #include "sweep/sweep_rows.h"
 #include "topology/cluster_config.h"
+#include "workloads/schedules/step_work.h"
 
 namespace clustersim::cli {
 

@@ -14,8 +14,8 @@
 #include "hardware/hardware_profile.h"
 #include "scenario/sweep_grid.h"
 #include "scenario/work_limits.h"
-#include "schedules/step_simulator.h"
 #include "topology/cluster.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

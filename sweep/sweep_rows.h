@@ -16,8 +16,8 @@
 
 #include "config/config_error.h"
 #include "exec/step_result.h"
-#include "model/memory_model.h"
 #include "scenario/sweep_grid.h"
+#include "workloads/model/memory_model.h"
 
 namespace clustersim::cli {
 

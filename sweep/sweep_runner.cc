@@ -12,10 +12,10 @@
 #include "failures/campaign.h"
 #include "scenario/campaign_inputs.h"
 #include "scenario/scenario_schema.h"
-#include "schedules/step_simulator.h"
 #include "sweep/sweep_journal.h"
 #include "sweep/sweep_points.h"
 #include "sweep/sweep_rows.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::cli {
 

@@ -26,7 +26,7 @@ each (unless --no-flush-l2). A configuration the flash backend refuses (head
 dim, GPU) is skipped with a message on stderr.
 
 FLOPs (attention matmuls, the FlashAttention papers' convention, as
-model/transformer_kernels.h): forward 4 * batch * heads * seq^2 * head_dim,
+workloads/model/transformer_kernels.h): forward 4 * batch * heads * seq^2 * head_dim,
 halved when causal; fwd_bwd counts 3.5x the forward (backward 2.5x).
 tflops = FLOPs / median time / 1e12.
 

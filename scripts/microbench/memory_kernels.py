@@ -4,10 +4,10 @@
     python3 scripts/microbench/memory_kernels.py                 # Llama-3-8B shapes
     python3 scripts/microbench/memory_kernels.py --tokens 4096 --hidden 8192 --ffn 28672
 
-What clustersim's compute model times by bytes (model/compute_model.h: a
+What clustersim's compute model times by bytes (workloads/model/compute_model.h: a
 kernel takes max(flops / peak, bytes / (hbm_bandwidth x mem_efficiency))):
 each op here is one PyTorch call that launches one kernel, timed alone, and
-its bytes are counted as model/transformer_kernels.h counts them, every input
+its bytes are counted as workloads/model/transformer_kernels.h counts them, every input
 read once and every output written once. The row's achieved bandwidth is
 bytes / time, and bytes / time / datasheet HBM bandwidth is what
 `gpu.mem_efficiency` stands for.
@@ -339,7 +339,7 @@ def main(argv=None):
         raise common.InputError("no kernel could be measured (see the messages above)")
     comments = common.comment_lines(
         "clustersim scripts/microbench/memory_kernels.py: one PyTorch op per row; bytes as "
-        "model/transformer_kernels.h counts them (inputs read once, outputs written once); "
+        "workloads/model/transformer_kernels.h counts them (inputs read once, outputs written once); "
         "gbps = bytes / time / 1e9", env,
         [f"tokens {args.tokens}, hidden {args.hidden}, ffn {args.ffn}, vocab {args.vocab}; "
          f"optimizer and FSDP rows over {_param_note(args)}",

@@ -402,7 +402,7 @@ def main(argv=None):
             loss = torch.nn.functional.cross_entropy(
                 logits.float().reshape(-1, args.vocab), tokens[:, 1:].reshape(-1))
             # torchtitan's train step frees the logits before the backward
-            # (train.py: del pred), as model/memory_model.h assumes; the runs
+            # (train.py: del pred), as workloads/model/memory_model.h assumes; the runs
             # of 2026-12-04 kept them (2 GiB more at the peak at seq 8192).
             del logits
             loss.backward()

@@ -6,11 +6,11 @@
 #include <string>
 
 #include "hardware/hardware_profile.h"
-#include "model/compute_model.h"
-#include "model/transformer_kernels.h"
-#include "schedules/fsdp_schedule.h"
 #include "sim/check.h"
 #include "topology/cluster_config.h"
+#include "workloads/model/compute_model.h"
+#include "workloads/model/transformer_kernels.h"
+#include "workloads/schedules/fsdp_schedule.h"
 
 namespace clustersim::calibration {
 namespace {

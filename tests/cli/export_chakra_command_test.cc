@@ -12,14 +12,14 @@
 #include <string_view>
 #include <vector>
 
-#include "chakra/chakra_export.h"
-#include "chakra/chakra_replay.h"
-#include "chakra/chakra_trace.h"
+#include "workloads/chakra/chakra_export.h"
+#include "workloads/chakra/chakra_replay.h"
+#include "workloads/chakra/chakra_trace.h"
 #include "cli/commands.h"
 #include "scenario/network_scenario.h"
 #include "scenario/step_config.h"
-#include "schedules/gpu_speed.h"
-#include "schedules/step_simulator.h"
+#include "workloads/schedules/gpu_speed.h"
+#include "workloads/schedules/step_simulator.h"
 #include "tests/support/json_value.h"
 #include "tests/support/run_clustersim.h"
 #include "tests/support/scratch_dir.h"
@@ -410,7 +410,7 @@ TEST(ExportChakraRoundTrip, ShippedScenariosWithSmSharingDifferByRoundingOnly) {
 
 // The files end to end: `export-chakra` every rank, `replay` them on the
 // same scenario, against `run` (the profile's comm_overlap_slowdown 1.10:
-// rounding only, see chakra/chakra_export.h).
+// rounding only, see workloads/chakra/chakra_export.h).
 TEST(ExportChakraRoundTrip, ExportedFilesReplayToRunsStepTime) {
   const ScratchDir dir;
   const std::string scenario = dir.write("s.yaml", hsdp_scenario());

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "chakra/chakra_trace.h"
+#include "workloads/chakra/chakra_trace.h"
 #include "cli/commands.h"
 #include "tests/support/json_value.h"
 #include "tests/support/run_clustersim.h"

@@ -10,7 +10,7 @@
 #include <array>
 #include <set>
 
-#include "model/mesh_order.h"
+#include "workloads/model/mesh_order.h"
 
 namespace clustersim::workloads {
 namespace {

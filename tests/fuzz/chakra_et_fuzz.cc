@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "chakra/chakra_trace.h"
 #include "config/config_error.h"
+#include "workloads/chakra/chakra_trace.h"
 
 namespace chakra = clustersim::workloads::chakra;
 

@@ -1,12 +1,12 @@
 // libFuzzer target: the communicator-group JSON of a Chakra export
-// (chakra/chakra_trace.h). Properties: fuzz_support.h, and what reads
+// (workloads/chakra/chakra_trace.h). Properties: fuzz_support.h, and what reads
 // round-trips: writing the groups and reading them again gives the same
 // groups.
 #include <string>
 #include <string_view>
 
-#include "chakra/chakra_trace.h"
 #include "tests/fuzz/fuzz_support.h"
+#include "workloads/chakra/chakra_trace.h"
 
 namespace fz = clustersim::fuzz;
 namespace chakra = clustersim::workloads::chakra;

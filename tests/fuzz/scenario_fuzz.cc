@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "config/scenario_loader.h"
-#include "model/workload_config.h"
 #include "scenario/scenario_schema.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "topology/cluster_config.h"
+#include "workloads/model/workload_config.h"
 
 namespace fz = clustersim::fuzz;
 namespace sim = clustersim::sim;

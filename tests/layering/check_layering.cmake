@@ -2,9 +2,10 @@
 #
 #   cmake -DROOT=<source root> "-DLAYERS=sim;topology;...;cli" -P check_layering.cmake
 #
-# LAYERS is bottom to top (CLUSTERSIM_LAYERS). Every .h/.cc under ROOT/<layer>/
-# is scanned for #include "<other layer>/..." and each upward include is
-# reported as <layer>/<file>:<line>.
+# LAYERS is bottom to top (CLUSTERSIM_LAYERS); a layer is a folder path such
+# as sim or workloads/model. Every .h/.cc under ROOT/<layer>/ is scanned for
+# #include "<other layer>/..." and each upward include is reported as
+# <layer>/<file>:<line>.
 if(NOT ROOT OR NOT LAYERS)
   message(FATAL_ERROR "usage: cmake -DROOT=... -DLAYERS=... -P check_layering.cmake")
 endif()
@@ -21,10 +22,21 @@ foreach(layer IN LISTS LAYERS)
     set(line_number 0)
     foreach(line IN LISTS lines)
       math(EXPR line_number "${line_number} + 1")
-      if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*\"([a-z_]+)/([^\"]+)\"")
-        set(target_layer ${CMAKE_MATCH_1})
-        set(header "${CMAKE_MATCH_1}/${CMAKE_MATCH_2}")
-        list(FIND LAYERS ${target_layer} target_rank)
+      if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*\"([a-z_]+/[^\"]+)\"")
+        set(header "${CMAKE_MATCH_1}")
+        # The layer whose folder holds the header: the longest layer path it
+        # starts with (workloads/model/x.h is in layer workloads/model).
+        set(target_layer "")
+        set(target_rank -1)
+        foreach(candidate IN LISTS LAYERS)
+          string(LENGTH "${candidate}/" prefix_length)
+          string(SUBSTRING "${header}" 0 ${prefix_length} prefix)
+          string(LENGTH "${target_layer}" chosen_length)
+          if(prefix STREQUAL "${candidate}/" AND prefix_length GREATER chosen_length)
+            set(target_layer ${candidate})
+            list(FIND LAYERS ${candidate} target_rank)
+          endif()
+        endforeach()
         if(target_rank GREATER own_rank)
           message(SEND_ERROR "${source}:${line_number}: layer '${layer}' includes \"${header}\" "
                              "from layer '${target_layer}', which is above it")

@@ -7,10 +7,10 @@
 
 #include <string>
 
-#include "model/compute_model.h"
 #include "tests/support/step_fixtures.h"
 #include "tests/topology/topology_test_util.h"
 #include "topology/fabric_faults.h"
+#include "workloads/model/compute_model.h"
 
 namespace clustersim::cli {
 namespace {

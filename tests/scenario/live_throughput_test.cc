@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/compute_model.h"
+#include "workloads/model/compute_model.h"
 #include "tests/support/step_fixtures.h"
 
 namespace clustersim::cli {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "hardware/hardware_profile.h"
-#include "model/model_spec.h"
+#include "workloads/model/model_spec.h"
 #include "scenario/network_scenario.h"
 #include "scenario/training_runs.h"
 
@@ -101,7 +101,7 @@ TEST(PublishedRuns, FittedFmsH100RunsStayFitted) {
 // Float8 (scenarios/measurements/training/published_runs_4d.csv): nothing is
 // fitted to these rows (the clock comes from the bf16 runs, the FP8 GEMM
 // efficiency from torchao's microbenchmark), so the Float8 GEMMs and casts
-// of model/float8_kernels.h are predicted. Pinned where the README reports
+// of workloads/model/float8_kernels.h are predicted. Pinned where the README reports
 // them: +1.7% on 8 H100 and +1.2% on 128; the gain over the compiled bf16 run
 // x1.277 and x1.279 against x1.280 and x1.286 published.
 TEST(PublishedRuns, Float8RunsArePredictionsWhereTheReadmeSays) {
@@ -124,7 +124,7 @@ TEST(PublishedRuns, Float8RunsArePredictionsWhereTheReadmeSays) {
 
 // Context parallelism (published_runs_4d.csv, torchtitan Table 2): nothing is
 // fitted to these rows; the ring's kernels and exchanges of
-// model/ring_attention.h are predicted. Pinned where the README and
+// workloads/model/ring_attention.h are predicted. Pinned where the README and
 // docs/accuracy.md report them, misses included: cp 2 at 64K -11.8%, cp 4 at
 // 128K +15.6%, cp 8 at 256K +19.3%; memory -6.1% to -6.7% (the loss's peak
 // holds in all four rows, as the published memory, flat at 84 GiB, suggests).

@@ -2,9 +2,9 @@
 // shipped h100 profile, the GPUs' speed spread off (every rank alike).
 #pragma once
 
-#include "model/compute_model.h"
-#include "schedules/step_simulator.h"
 #include "tests/support/step_fixtures.h"
+#include "workloads/model/compute_model.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::test_support {
 

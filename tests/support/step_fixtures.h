@@ -10,7 +10,7 @@
 #include <string>
 
 #include "hardware/hardware_profile.h"
-#include "model/workload_config.h"
+#include "workloads/model/workload_config.h"
 #include "sim/sim_time.h"
 #include "topology/cluster.h"
 #include "tests/support/cluster_fixtures.h"

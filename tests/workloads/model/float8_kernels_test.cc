@@ -1,0 +1,129 @@
+#include "workloads/model/float8_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <string_view>
+#include <vector>
+
+#include "workloads/model/model_spec.h"
+#include "workloads/model/transformer_kernels.h"
+
+namespace clustersim::workloads {
+namespace {
+
+// One linear: X 64 x 32 (M x K), W 32 x 16 (K x N), output 64 x 16.
+constexpr int64_t kM = 64, kK = 32, kN = 16;
+constexpr double kX = kM * kK, kW = kK * kN, kG = kM * kN;
+
+// Forward, input gradient (C = G W^T: m = M, n = K, k = N) and weight
+// gradient (C = X^T G: m = K, n = N, k = M), with a norm before.
+std::vector<Kernel> one_linear() {
+  return {pointwise("norm", KernelClass::kNorm, 0, 100), gemm("proj", kM, kN, kK, 2),
+          gemm("proj.dgrad", kM, kK, kN, 2), gemm("proj.wgrad", kK, kN, kM, 2)};
+}
+
+std::vector<std::string_view> names(const std::vector<Kernel>& ks) {
+  std::vector<std::string_view> out;
+  for (const Kernel& k : ks) out.push_back(k.name);
+  return out;
+}
+
+double bytes_named(const std::vector<Kernel>& ks, std::string_view name) {
+  double sum = 0;
+  for (const Kernel& k : ks) sum += k.name == name ? k.bytes : 0;
+  return sum;
+}
+
+TEST(Float8Kernels, TensorwiseCastsAsTorchaosRooflineCountsThem) {
+  std::vector<Kernel> ks = one_linear();
+  apply_float8(ks, Float8Recipe::kTensorwise, /*fused_with_producer=*/false);
+  EXPECT_EQ(names(ks),
+            (std::vector<std::string_view>{
+                "norm", "float8.amax_input", "float8.cast_input", "float8.amax_weight",
+                "float8.cast_weight", "proj", "float8.amax_grad", "float8.cast_grad",
+                "float8.amax_weight_t", "float8.cast_weight_t", "proj.dgrad", "proj.wgrad"}));
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_input"), 2 * kX);   // bf16 read
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_input"), 4 * kX);   // + two FP8 layouts
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_weight"), 2 * kW);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight"), 3 * kW);  // one layout forward
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_grad"), 2 * kG);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_grad"), 4 * kG);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_weight_t"), 2 * kW);  // read again backward
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight_t"), 3 * kW);  // the other layout
+  // FP8 operands (1 byte), bf16 output (2).
+  EXPECT_TRUE(ks[5].fp8);
+  EXPECT_DOUBLE_EQ(ks[5].bytes, kX + kW + 2 * kG);
+  EXPECT_DOUBLE_EQ(ks[10].bytes, kG + kW + 2 * kX);
+  EXPECT_DOUBLE_EQ(ks[11].bytes, kX + kG + 2 * kW);
+  EXPECT_FALSE(ks[0].fp8);
+  EXPECT_DOUBLE_EQ(ks[5].flops, 2.0 * kM * kN * kK);  // same work
+}
+
+TEST(Float8Kernels, CompiledFusesTheFirstReadOfActivationsAndGradients) {
+  std::vector<Kernel> ks = one_linear();
+  apply_float8(ks, Float8Recipe::kTensorwise, /*fused_with_producer=*/true);
+  EXPECT_EQ(bytes_named(ks, "float8.amax_input"), 0);
+  EXPECT_EQ(bytes_named(ks, "float8.amax_grad"), 0);
+  EXPECT_EQ(ks.size(), 10u);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_weight"), 2 * kW);  // weights never fused
+}
+
+TEST(Float8Kernels, RowwiseTransposesInBf16) {
+  std::vector<Kernel> ks = one_linear();
+  apply_float8(ks, Float8Recipe::kRowwise, /*fused_with_producer=*/false);
+  EXPECT_EQ(names(ks), (std::vector<std::string_view>{
+                           "norm", "float8.cast_input", "float8.cast_input_t",
+                           "float8.cast_weight", "proj", "float8.cast_grad", "float8.cast_grad_t",
+                           "float8.transpose_weight", "float8.cast_weight_t", "proj.dgrad",
+                           "proj.wgrad"}));
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_input"), 5 * kX);  // FP8 + bf16 transpose
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_input_t"), 3 * kX);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight"), 3 * kW);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.transpose_weight"), 4 * kW);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight_t"), 3 * kW);
+  std::vector<Kernel> fused = one_linear();
+  apply_float8(fused, Float8Recipe::kRowwise, /*fused_with_producer=*/true);
+  EXPECT_DOUBLE_EQ(bytes_named(fused, "float8.cast_input"), 3 * kX);
+  EXPECT_DOUBLE_EQ(bytes_named(fused, "float8.cast_grad"), 3 * kG);
+}
+
+// FSDP's float8 all-gather delivers FP8 weights: no forward weight casts;
+// backward copies the FP8 weight column-major (1 byte read, 1 written).
+TEST(Float8Kernels, WeightsGatheredInFp8NeedOnlyATransposeBackward) {
+  std::vector<Kernel> ks = one_linear();
+  apply_float8(ks, Float8Recipe::kTensorwise, /*fused_with_producer=*/true,
+               /*weights_gathered_in_fp8=*/true);
+  EXPECT_EQ(names(ks), (std::vector<std::string_view>{
+                           "norm", "float8.cast_input", "proj", "float8.cast_grad",
+                           "float8.transpose_weight_fp8", "proj.dgrad", "proj.wgrad"}));
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.transpose_weight_fp8"), 2 * kW);
+}
+
+TEST(Float8Kernels, BlocksConvertTheirLinearsAndTheHeadStaysBf16) {
+  const ModelSpec m = *model_preset("llama3-8b");
+  KernelConfig c;
+  c.seq_len = 1024;
+  c.float8 = Float8Recipe::kTensorwise;
+  int fp8 = 0, bf16 = 0;
+  for (const auto& pass : {block_forward(m, c), block_backward(m, c),
+                           block_recompute(m, c, Recompute::kSelectiveOp)}) {
+    for (const Kernel& k : pass) {
+      if (k.cls != KernelClass::kGemm) continue;
+      (k.fp8 ? fp8 : bf16) += 1;
+    }
+  }
+  // qkv, out, gate_up, down forward; 8 backward GEMMs; 3 recomputed (wk, wo, w3).
+  EXPECT_EQ(fp8, 4 + 8 + 3);
+  EXPECT_EQ(bf16, 0);
+  for (const Kernel& k : head_forward(m, c)) EXPECT_FALSE(k.fp8) << k.name;
+  // The qkv casts read its one input once: T x hidden.
+  const std::vector<Kernel> fwd = block_forward(m, c);
+  EXPECT_DOUBLE_EQ(fwd[1].bytes, 4.0 * 1024 * 4096);
+  EXPECT_EQ(fwd[1].name, "float8.cast_input");
+  // Without float8 nothing changes.
+  c.float8 = Float8Recipe::kNone;
+  EXPECT_EQ(block_forward(m, c).size(), fwd.size() - 4 * 3);  // cast_input, amax/cast_weight
+}
+
+}  // namespace
+}  // namespace clustersim::workloads

@@ -1,0 +1,352 @@
+#include "workloads/schedules/step_simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string_view>
+
+#include "collectives/group_collectives.h"
+#include "tests/support/step_fixtures.h"
+#include "topology/cluster_config.h"
+#include "workloads/model/model_spec.h"
+#include "workloads/model/optimizer_step.h"
+#include "workloads/model/transformer_kernels.h"
+#include "workloads/schedules/gpu_speed.h"
+
+namespace clustersim::workloads {
+namespace {
+
+using test_support::h100;
+using test_support::hgx_h100;
+using test_support::small_spec;
+using topology::Cluster;
+
+StepConfig config_for(const WorkloadSpec& w, double overlap_slowdown = 1.0) {
+  StepConfig c;
+  c.workload = w;
+  c.compute = compute_spec_from_profile(h100());
+  c.compute.comm_overlap_slowdown = overlap_slowdown;
+  c.compute.speed_variation = 0;  // identical GPUs: hand-computed kernel sums hold on every rank
+  c.host.kernel_launch = sim::SimTime::zero();
+  c.host.graph_launch = sim::SimTime::zero();
+  return c;
+}
+
+// Sum of the kernel times of every kernel task of one rank's schedule.
+int64_t schedule_kernel_ns(const WorkloadSpec& w, const GpuComputeSpec& spec) {
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  int64_t total = 0;
+  for (const Task& t : s.tasks) {
+    if (t.kind == TaskKind::kKernel || t.kind == TaskKind::kOptimizer) {
+      total += kernel_time(s.kernels[static_cast<size_t>(t.kernel)], spec).count_ns();
+    }
+  }
+  return total;
+}
+
+double breakdown_sum(const StepBreakdown& b) {
+  return b.compute_s + b.exposed_comm_s() + b.sync_wait_s + b.launch_bound_s + b.idle_s;
+}
+
+TEST(StepSimulator, TheSlowestGpuGatesTheStepAndCostGrowsWithTheGroup) {
+  // With the profile's spread every rank computes exp(sd z_r) times the
+  // median's kernel time; the collectives make all wait for the slowest, so
+  // the step is slower than with identical GPUs, more so on 16 GPUs than on 8.
+  const auto step = [](int64_t world, double sd) {
+    StepConfig c = config_for(small_spec(world, world));
+    c.compute.speed_variation = sd;
+    return simulate_step(hgx_h100(world / 8), h100(), c);
+  };
+  const StepResult same8 = step(8, 0), var8 = step(8, 0.05);
+  const std::vector<double> f = gpu_time_factors(8, 0.05, 1);
+  const double slowest = *std::max_element(f.begin(), f.end());
+  EXPECT_GT(var8.step_time_s, same8.step_time_s);
+  // Compute-bound: about the slowest GPU's factor (exposed communication is not slowed).
+  EXPECT_NEAR(var8.step_time_s / same8.step_time_s, slowest, 0.25 * (slowest - 1));
+  EXPECT_EQ(var8.slowest_rank, std::max_element(f.begin(), f.end()) - f.begin());
+  const std::vector<double> f16 = gpu_time_factors(16, 0.05, 1);
+  const StepResult same16 = step(16, 0), var16 = step(16, 0.05);
+  EXPECT_GE(var16.step_time_s / same16.step_time_s, var8.step_time_s / same8.step_time_s);
+  EXPECT_GE(*std::max_element(f16.begin(), f16.end()), slowest);
+}
+
+TEST(StepSimulator, ComputeIsTheScheduleKernelsAndTheBreakdownAddsUp) {
+  const Cluster cluster = hgx_h100(1);
+  const WorkloadSpec w = small_spec(8, 8);
+  const StepConfig c = config_for(w);
+  const StepResult r = simulate_step(cluster, h100(), c);
+  // Without SM sharing or launch costs every rank's compute is exactly its kernels.
+  EXPECT_NEAR(r.breakdown.compute_s, static_cast<double>(schedule_kernel_ns(w, c.compute)) * 1e-9,
+              1e-9);
+  EXPECT_NEAR(breakdown_sum(r.breakdown), r.step_time_s, 1e-9);
+  EXPECT_GT(r.step_time_s, r.breakdown.compute_s);  // the first all-gather at least is exposed
+  EXPECT_GT(r.breakdown.exposed_all_gather_s, 0);
+  EXPECT_EQ(r.ranks, 8);
+  const double tokens = 2048.0;
+  EXPECT_DOUBLE_EQ(r.tokens_per_s_per_gpu, tokens / r.step_time_s);
+  EXPECT_DOUBLE_EQ(r.tflops_per_gpu,
+                   model_flops_per_token(w.model, w.seq_len) * r.tokens_per_s_per_gpu * 1e-12);
+  EXPECT_DOUBLE_EQ(r.mfu, r.tflops_per_gpu * 1e12 / c.compute.peak_flops);
+}
+
+TEST(StepSimulator, SameInputsGiveTheSameResultAndTrace) {
+  const Cluster cluster = hgx_h100(2);
+  StepConfig c = config_for(small_spec(16, 8), 1.1);
+  c.trace_ranks = {0, 9};
+  c.stragglers = {{5, 1.3}};
+  const StepResult a = simulate_step(cluster, h100(), c);
+  const StepResult b = simulate_step(cluster, h100(), c);
+  EXPECT_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.breakdown.exposed_all_reduce_s, b.breakdown.exposed_all_reduce_s);
+  ASSERT_EQ(a.trace.size(), b.trace.size());
+  for (size_t i = 0; i < a.trace.size(); ++i) {
+    EXPECT_EQ(a.trace[i].rank, b.trace[i].rank);
+    EXPECT_EQ(a.trace[i].start, b.trace[i].start);
+    EXPECT_EQ(a.trace[i].duration, b.trace[i].duration);
+    EXPECT_EQ(a.trace[i].name, b.trace[i].name);
+  }
+  // Only the traced ranks, each with its compute stream and collectives.
+  bool saw_replica_all_reduce = false;
+  for (const TraceRecord& t : a.trace) {
+    EXPECT_TRUE(t.rank == 0 || t.rank == 9);
+    if (t.category == "all_reduce") {
+      saw_replica_all_reduce = true;
+      EXPECT_EQ(t.group_size, 2);
+    }
+  }
+  EXPECT_TRUE(saw_replica_all_reduce);
+}
+
+TEST(StepSimulator, AStragglerSlowsTheSynchronousStep) {
+  const Cluster cluster = hgx_h100(1);
+  const StepConfig base = config_for(small_spec(8, 8));
+  StepConfig slow = base;
+  slow.stragglers = {{3, 1.2}};
+  const StepResult a = simulate_step(cluster, h100(), base);
+  const StepResult b = simulate_step(cluster, h100(), slow);
+  // Compute-bound: the whole group waits for rank 3, nearly 1.2x.
+  EXPECT_GT(b.step_time_s / a.step_time_s, 1.15);
+  EXPECT_LE(b.step_time_s / a.step_time_s, 1.2 + 1e-9);
+  EXPECT_EQ(b.slowest_rank, 3);
+  EXPECT_GT(b.breakdown.sync_wait_s, 0.1 * (b.step_time_s - a.step_time_s));
+}
+
+TEST(StepSimulator, TurningPrefetchOffExposesTheBackwardAllGathers) {
+  const Cluster cluster = hgx_h100(1);
+  WorkloadSpec w = small_spec(8, 8);
+  const StepResult pre = simulate_step(cluster, h100(), config_for(w));
+  w.backward_prefetch = BackwardPrefetch::kNone;
+  const StepResult none = simulate_step(cluster, h100(), config_for(w));
+  // Each block's backward all-gather now waits in full (blocks 2..0; block 3
+  // was prefetched by the head's backward in both): 3 more exposed, each the
+  // tuner's time for the block on 8 GPUs.
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  std::vector<int64_t> gpus = {0, 1, 2, 3, 4, 5, 6, 7};
+  const collectives::TunedCollective ag =
+      collectives::tune_collective(h100(), collectives::geometry_of(cluster, gpus),
+                                   collectives::CollectiveOp::kAllGather, s.block_bytes);
+  const double extra = none.breakdown.exposed_all_gather_s - pre.breakdown.exposed_all_gather_s;
+  EXPECT_NEAR(extra, 3 * ag.cost.seconds(), 0.15 * 3 * ag.cost.seconds());
+  EXPECT_GT(none.step_time_s, pre.step_time_s);
+}
+
+TEST(StepSimulator, FullCheckpointingAddsTheRecomputedForward) {
+  const Cluster cluster = hgx_h100(1);
+  WorkloadSpec w = small_spec(8, 8);
+  const StepResult none = simulate_step(cluster, h100(), config_for(w));
+  w.activation_checkpointing = ActivationCheckpointing::kFull;
+  const StepConfig c = config_for(w);
+  const StepResult full = simulate_step(cluster, h100(), c);
+  KernelConfig kc;
+  kc.seq_len = w.seq_len;
+  kc.micro_batch = w.local_batch;
+  kc.fusion = KernelFusion::kEager;
+  int64_t again = 0;
+  for (const Kernel& k : block_recompute(w.model, kc, Recompute::kFull)) {
+    again += kernel_time(k, c.compute).count_ns();
+  }
+  int64_t forward = 0;
+  for (const Kernel& k : block_forward(w.model, kc))
+    forward += kernel_time(k, c.compute).count_ns();
+  EXPECT_NEAR(full.breakdown.compute_s - none.breakdown.compute_s,
+              static_cast<double>(w.model.layers * again) * 1e-9, 1e-9);
+  // "About one forward": all of it but the down projection and its residual.
+  EXPECT_GT(static_cast<double>(again), 0.7 * static_cast<double>(forward));
+  EXPECT_LT(again, forward);
+}
+
+TEST(StepSimulator, CpuOffloadAddsPcieTime) {
+  const Cluster cluster = hgx_h100(1);
+  WorkloadSpec w = small_spec(8, 8);
+  const StepResult gpu = simulate_step(cluster, h100(), config_for(w));
+  w.cpu_offload = true;
+  StepConfig c = config_for(w);
+  c.host.pcie_Bps = 50e9;
+  c.host.cpu_adam_params_per_s = 1e9;
+  const StepResult off = simulate_step(cluster, h100(), c);
+  EXPECT_GT(off.breakdown.exposed_pcie_s, 0);
+  // At least the CPU optimizer over the local shard, which nothing overlaps.
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  EXPECT_GT(off.step_time_s - gpu.step_time_s, static_cast<double>(s.local_params) / 1e9 * 0.9);
+}
+
+TEST(StepSimulator, ForeachAdamwGrowsTheOptimizerByItsBytes) {
+  // The optimizer reads fp32 gradient shards (g = 4) and writes no copy
+  // (p = 0): fused moves 24 + g + p = 28 bytes per parameter, foreach
+  // 72 + 2g + p = 80. Both are memory-bound, so each runs at the profile's
+  // HBM bandwidth x mem_efficiency (the optimizer class's, where the profile
+  // gives one) and foreach takes 80 / 28 of fused's time.
+  const Cluster cluster = hgx_h100(1);
+  StepConfig c = config_for(small_spec(8, 8));
+  c.trace_ranks = {0};
+  const StepResult fused = simulate_step(cluster, h100(), c);
+  c.workload.optimizer_implementation = OptimizerImplementation::kForeach;
+  const StepResult foreach = simulate_step(cluster, h100(), c);
+
+  const auto n = static_cast<double>(build_fsdp_schedule(c.workload).local_params);
+  const double bandwidth_Bps =
+      h100().gpu.hbm_Bps *
+      memory_efficiency(KernelClass::kOptimizer, compute_spec_from_profile(h100()));
+  const double peak = c.compute.peak_flops * c.compute.sustained_clock;
+  ASSERT_LT(14 * n / peak, 28 * n / bandwidth_Bps);  // memory-bound
+  const auto optimizer_ns = [](const StepResult& r, std::string_view name) {
+    int64_t ns = -1;
+    for (const TraceRecord& t : r.trace) {
+      if (t.phase == Phase::kOptimizer && t.name == name) ns = t.duration.count_ns();
+    }
+    return ns;
+  };
+  const int64_t fused_ns = optimizer_ns(fused, "adamw");
+  const int64_t foreach_ns = optimizer_ns(foreach, "adamw.foreach");
+  EXPECT_EQ(fused_ns, sim::SimTime::from_seconds_rounded(28 * n / bandwidth_Bps).count_ns());
+  EXPECT_EQ(foreach_ns, sim::SimTime::from_seconds_rounded(80 * n / bandwidth_Bps).count_ns());
+  // The ratio up to the two times' rounding to the nanosecond (half a ns each).
+  EXPECT_NEAR(static_cast<double>(foreach_ns) / static_cast<double>(fused_ns), 80.0 / 28.0,
+              0.5 * (1 + 80.0 / 28.0) / static_cast<double>(fused_ns));
+  // The optimizer ends the step and nothing overlaps it: the step grows by the difference.
+  EXPECT_NEAR(foreach.step_time_s - fused.step_time_s,
+              static_cast<double>(foreach_ns - fused_ns) * 1e-9, 1e-9);
+}
+
+TEST(StepSimulator, LaunchCostsBindWhenKernelsAreShortAndCudaGraphsHelp) {
+  const Cluster cluster = hgx_h100(1);
+  WorkloadSpec w = small_spec(8, 8);
+  w.seq_len = 64;  // kernels of a few microseconds
+  StepConfig c = config_for(w);
+  c.host.kernel_launch = sim::SimTime::us(20);
+  c.host.graph_launch = sim::SimTime::us(20);
+  const StepResult eager = simulate_step(cluster, h100(), c);
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  const int64_t launches = s.count(TaskKind::kKernel) + s.count(TaskKind::kOptimizer) +
+                           s.count(TaskKind::kAllGather) + s.count(TaskKind::kReduceScatter);
+  // The host issues one launch after another: the step is at least that long.
+  EXPECT_GE(eager.step_time_s, static_cast<double>(launches) * 20e-6);
+  EXPECT_GT(eager.breakdown.launch_bound_s, 0.5 * eager.step_time_s);
+  c.workload.cuda_graphs = true;
+  const StepResult graphs = simulate_step(cluster, h100(), c);
+  EXPECT_LT(graphs.step_time_s, 0.5 * eager.step_time_s);
+}
+
+TEST(StepSimulator, TensorParallelCollectivesAreExposed) {
+  const Cluster cluster = hgx_h100(1);
+  WorkloadSpec w = small_spec(8, 4);
+  w.tp = 2;
+  w.dp_size = 4;
+  w.shard_group_size = 4;
+  w.replica_group_size = 1;
+  w.strategy = ShardingStrategy::kFullShard;
+  const StepResult r = simulate_step(cluster, h100(), config_for(w));
+  EXPECT_GT(r.breakdown.exposed_tp_s, 0);
+  EXPECT_NEAR(breakdown_sum(r.breakdown), r.step_time_s, 1e-9);
+  // Tokens per GPU count the TP group once.
+  EXPECT_DOUBLE_EQ(r.tokens_per_s_per_gpu, 2048.0 / 2 / r.step_time_s);
+}
+
+TEST(StepSimulator, TorchCompileIsFasterThanEager) {
+  const Cluster cluster = hgx_h100(1);
+  WorkloadSpec w = small_spec(8, 8);
+  const StepResult eager = simulate_step(cluster, h100(), config_for(w));
+  w.torch_compile = true;
+  const StepResult compiled = simulate_step(cluster, h100(), config_for(w));
+  EXPECT_LT(compiled.step_time_s, eager.step_time_s);
+  EXPECT_LT(compiled.breakdown.compute_s, eager.breakdown.compute_s);
+}
+
+TEST(StepSimulator, SharingTheSmsSlowsOverlappedCompute) {
+  const Cluster cluster = hgx_h100(1);
+  const WorkloadSpec w = small_spec(8, 8);
+  const StepResult plain = simulate_step(cluster, h100(), config_for(w, 1.0));
+  const StepResult shared = simulate_step(cluster, h100(), config_for(w, 1.5));
+  EXPECT_GT(shared.breakdown.compute_s, plain.breakdown.compute_s);
+  EXPECT_NEAR(breakdown_sum(shared.breakdown), shared.step_time_s, 1e-9);
+}
+
+}  // namespace
+}  // namespace clustersim::workloads
+
+namespace clustersim::workloads {
+namespace {
+
+// Replica all-reduces across 8 nodes: with one hashed path per hop (ECMP)
+// rings may collide on an uplink; bundled (adaptive) uplinks never slow a
+// non-blocking fabric below the NICs, so ECMP can only be slower.
+TEST(StepSimulator, EcmpCollisionsCanOnlySlowTheStep) {
+  const Cluster cluster = hgx_h100(8);
+  WorkloadSpec w = small_spec(64, 8);
+  w.seq_len = 256;  // short compute: the all-reduces show
+  StepConfig c = config_for(w);
+  c.routing = collectives::Routing::kAdaptive;
+  const StepResult adaptive = simulate_step(cluster, h100(), c);
+  c.routing = collectives::Routing::kEcmp;
+  const StepResult ecmp = simulate_step(cluster, h100(), c);
+  EXPECT_GE(ecmp.step_time_s, adaptive.step_time_s);
+  EXPECT_GT(adaptive.breakdown.exposed_all_reduce_s, 0);
+  EXPECT_NEAR(breakdown_sum(ecmp.breakdown), ecmp.step_time_s, 1e-9);
+}
+
+}  // namespace
+}  // namespace clustersim::workloads
+
+namespace clustersim::workloads {
+namespace {
+
+// no_sync(): with two micro-batches only the last reduces, so the step runs
+// one reduce-scatter per unit instead of two, and holds the unsharded
+// gradients of the whole model meanwhile.
+TEST(StepSimulator, NoSyncReducesOncePerStepAndHoldsUnshardedGradients) {
+  const Cluster cluster = hgx_h100(1);
+  WorkloadSpec w = small_spec(8, 8);
+  w.grad_accum = 2;
+  const StepResult every = simulate_step(cluster, h100(), config_for(w));
+  StepConfig c = config_for(w);
+  c.schedule_options.no_sync = true;
+  c.workload.no_sync = true;
+  const StepResult last = simulate_step(cluster, h100(), c);
+  const int64_t units = w.model.layers + 1;
+  EXPECT_EQ(every.collectives - last.collectives, units);  // per group: one group of 8
+  EXPECT_EQ(
+      last.memory.grads - every.memory.grads,
+      2 * (w.model.layers * ((parameter_breakdown(w.model).block + w.tp - 1) / w.tp)) +
+          2 * (parameter_breakdown(w.model).embedding + parameter_breakdown(w.model).output_head +
+               parameter_breakdown(w.model).final_norm));
+}
+
+// FSDP1's separate post-backward stream lets a reduce-scatter run beside the
+// next all-gather; FSDP2's single communicator serialises them.
+TEST(StepSimulator, SeparateReduceStreamNeverSlowsTheStep) {
+  const Cluster cluster = hgx_h100(2);
+  WorkloadSpec w = small_spec(16, 16);
+  w.seq_len = 512;  // communication matters
+  StepConfig c = config_for(w);
+  const StepResult one = simulate_step(cluster, h100(), c);
+  c.schedule_options.separate_reduce_stream = true;
+  const StepResult two = simulate_step(cluster, h100(), c);
+  EXPECT_LE(two.step_time_s, one.step_time_s);
+  EXPECT_NEAR(breakdown_sum(two.breakdown), two.step_time_s, 1e-9);
+}
+
+}  // namespace
+}  // namespace clustersim::workloads

@@ -1,0 +1,133 @@
+#include "workloads/model/compute_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "sim/check.h"
+
+namespace clustersim::workloads {
+
+double EfficiencyCurve::at(double x, double dim, bool causal) const {
+  const double size = std::max(x, 1.0);
+  // e_max / (1 + h / x + d / dim) written as e_max x / (x + h + x d / dim),
+  // which without shape terms is bit for bit the plain curve.
+  const double half = x_half + (causal ? causal_x_half : 0.0);
+  const double shape = dim > 0 && dim_half > 0 ? size * dim_half / dim : 0.0;
+  return e_max * size / (size + half + shape);
+}
+
+namespace {
+
+EfficiencyCurve curve_of(const collectives::EfficiencyCurveParams& params) {
+  return EfficiencyCurve{.e_max = params.e_max,
+                         .x_half = params.x_half,
+                         .dim_half = params.dim_half,
+                         .causal_x_half = params.causal_x_half};
+}
+
+}  // namespace
+
+GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& profile) {
+  const collectives::GpuProfile& gpu = profile.gpu;
+  GpuComputeSpec spec;
+  spec.hardware = gpu.curves_fitted_to;
+  spec.peak_flops = gpu.peak_flops_per_s;
+  spec.peak_fp8_flops = gpu.peak_fp8_flops_per_s;
+  spec.fp8_gemm_efficiency = gpu.fp8_gemm_efficiency;
+  spec.hbm_Bps = gpu.hbm_Bps;
+  spec.mem_efficiency = gpu.mem_efficiency;
+  // The profile's classes are named as the kernels' (kernel_class_name).
+  for (size_t c = 0; c < kKernelClassCount; ++c) {
+    const std::string_view name = kernel_class_name(static_cast<KernelClass>(c));
+    for (const collectives::MemEfficiencyClassKey& k : collectives::kMemEfficiencyClasses) {
+      if (k.name == name) spec.mem_efficiency_by_class[c] = gpu.mem_efficiency_by_class.*k.field;
+    }
+  }
+  spec.gemm = curve_of(gpu.gemm);
+  spec.attention_fwd = curve_of(gpu.attention_fwd);
+  spec.attention_bwd = curve_of(gpu.attention_bwd);
+  spec.comm_overlap_slowdown = gpu.comm_overlap_slowdown;
+  spec.sustained_clock = gpu.sustained_clock;
+  spec.speed_variation = gpu.speed_variation;
+  return spec;
+}
+
+double gemm_size(int64_t m, int64_t n, int64_t k) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
+
+double attention_size(int64_t seq, bool causal) {
+  return causal ? static_cast<double>(seq) / 2.0 : static_cast<double>(seq);
+}
+
+namespace {
+
+bool is_backward(std::string_view name) {
+  return name.size() >= 4 && name.substr(name.size() - 4) == ".bwd";
+}
+
+}  // namespace
+
+double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec) {
+  switch (kernel.cls) {
+    case KernelClass::kGemm: {
+      EfficiencyCurve curve = spec.gemm;
+      if (kernel.fp8) {
+        curve.x_half *= spec.peak_fp8_flops / spec.peak_flops;
+        curve.e_max *= spec.fp8_gemm_efficiency;
+      }
+      // Without a shape, the FLOPs are the work.
+      if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) {
+        const double smallest = static_cast<double>(std::min({kernel.m, kernel.n, kernel.k}));
+        return curve.at(gemm_size(kernel.m, kernel.n, kernel.k), smallest, false);
+      }
+      return curve(kernel.flops);
+    }
+    case KernelClass::kAttention: {
+      const EfficiencyCurve& curve =
+          is_backward(kernel.name) ? spec.attention_bwd : spec.attention_fwd;
+      return curve.at(attention_size(kernel.seq, kernel.causal),
+                      static_cast<double>(kernel.head_dim), kernel.causal);
+    }
+    case KernelClass::kElementwise:
+    case KernelClass::kNorm:
+    case KernelClass::kEmbedding:
+    case KernelClass::kLoss:
+    case KernelClass::kOptimizer:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+double memory_efficiency(KernelClass cls, const GpuComputeSpec& spec) {
+  const double own = spec.mem_efficiency_by_class[static_cast<size_t>(cls)];
+  return own > 0 ? own : spec.mem_efficiency;
+}
+
+double kernel_seconds(const Kernel& kernel, const GpuComputeSpec& spec, bool comm_active) {
+  CLUSTERSIM_CHECK(spec.peak_flops > 0 && spec.hbm_Bps > 0 && spec.mem_efficiency > 0 &&
+                       spec.mem_efficiency <= 1 && spec.comm_overlap_slowdown >= 1 &&
+                       spec.sustained_clock > 0 && spec.sustained_clock <= 1,
+                   "GpuComputeSpec " + spec.hardware + " out of range");
+  CLUSTERSIM_CHECK(kernel.flops >= 0 && kernel.bytes >= 0,
+                   "kernel " + std::string(kernel.name) + " has negative flops or bytes");
+  CLUSTERSIM_CHECK(!kernel.fp8 || spec.peak_fp8_flops > 0,
+                   "FP8 kernel " + std::string(kernel.name) + " on " + spec.hardware +
+                       ", which has no FP8 peak");
+  const double peak = kernel.fp8 ? spec.peak_fp8_flops : spec.peak_flops;
+  const double compute_s =
+      kernel.flops > 0
+          ? kernel.flops / (peak * spec.sustained_clock * kernel_efficiency(kernel, spec))
+          : 0.0;
+  const double memory_s = kernel.bytes / (spec.hbm_Bps * memory_efficiency(kernel.cls, spec));
+  double seconds = std::max(compute_s, memory_s);
+  if (comm_active) seconds *= spec.comm_overlap_slowdown;
+  return seconds;
+}
+
+sim::SimTime kernel_time(const Kernel& kernel, const GpuComputeSpec& spec, bool comm_active) {
+  return sim::SimTime::from_seconds_rounded(kernel_seconds(kernel, spec, comm_active));
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,101 @@
+#include "workloads/model/float8_kernels.h"
+
+#include <cstdint>
+
+namespace clustersim::workloads {
+
+namespace {
+
+constexpr double kBf16 = 2;
+constexpr double kFp8 = 1;
+// FLOPs per element: abs and max for an amax; scale and saturate for a cast.
+constexpr double kAmaxFlops = 2;
+constexpr double kCastFlops = 2;
+constexpr KernelClass kCls = KernelClass::kElementwise;
+
+double dbl(int64_t x) { return static_cast<double>(x); }
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+Kernel amax(std::string_view name, double n) {
+  return pointwise(name, kCls, kAmaxFlops * n, kBf16 * n);
+}
+
+// Reads `read` bf16 bytes per element, writes `written` bytes per element.
+Kernel cast(std::string_view name, double n, double read, double written) {
+  return pointwise(name, kCls, kCastFlops * n, (read + written) * n);
+}
+
+// X (forward input) or G (output gradient): the operand produced by the
+// previous kernel, whose first read torch.compile can fuse into it.
+void activation_casts(std::vector<Kernel>& out, Float8Recipe recipe, bool fused, double n,
+                      bool gradient) {
+  if (recipe == Float8Recipe::kTensorwise) {
+    if (!fused) out.push_back(amax(gradient ? "float8.amax_grad" : "float8.amax_input", n));
+    out.push_back(
+        cast(gradient ? "float8.cast_grad" : "float8.cast_input", n, kBf16, 2 * kFp8));
+    return;
+  }
+  // Rowwise: FP8 row-major and a bf16 transpose, then the transpose cast.
+  out.push_back(cast(gradient ? "float8.cast_grad" : "float8.cast_input", n, fused ? 0 : kBf16,
+                     kFp8 + kBf16));
+  out.push_back(cast(gradient ? "float8.cast_grad_t" : "float8.cast_input_t", n, kBf16, kFp8));
+}
+
+void weight_casts_forward(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered, double n) {
+  if (gathered) return;  // all-gathered in FP8 already
+  if (recipe == Float8Recipe::kTensorwise) out.push_back(amax("float8.amax_weight", n));
+  out.push_back(cast("float8.cast_weight", n, kBf16, kFp8));
+}
+
+void weight_casts_backward(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered, double n) {
+  if (gathered) {
+    // The FP8 weight, re-laid column-major for the input gradient's GEMM.
+    out.push_back(pointwise("float8.transpose_weight_fp8", kCls, 0, 2 * kFp8 * n));
+    return;
+  }
+  if (recipe == Float8Recipe::kRowwise) {
+    out.push_back(pointwise("float8.transpose_weight", kCls, 0, 2 * kBf16 * n));
+  } else {
+    out.push_back(amax("float8.amax_weight_t", n));
+  }
+  out.push_back(cast("float8.cast_weight_t", n, kBf16, kFp8));
+}
+
+Kernel fp8_gemm(Kernel g) {
+  g.fp8 = true;
+  g.bytes = kFp8 * (dbl(g.m) * dbl(g.k) + dbl(g.k) * dbl(g.n)) + kBf16 * dbl(g.m) * dbl(g.n);
+  return g;
+}
+
+}  // namespace
+
+void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
+                  bool weights_gathered_in_fp8) {
+  if (recipe == Float8Recipe::kNone) return;
+  std::vector<Kernel> out;
+  out.reserve(kernels.size() * 2);
+  for (const Kernel& k : kernels) {
+    if (k.cls != KernelClass::kGemm) {
+      out.push_back(k);
+      continue;
+    }
+    // C[m x n] = A[m x k] B[k x n]: forward A = X, B = W; input gradient
+    // A = G, B = W transposed; weight gradient A = X^T, B = G (cast already).
+    const double a = dbl(k.m) * dbl(k.k);
+    const double b = dbl(k.k) * dbl(k.n);
+    if (ends_with(k.name, ".dgrad")) {
+      activation_casts(out, recipe, fused_with_producer, a, /*gradient=*/true);
+      weight_casts_backward(out, recipe, weights_gathered_in_fp8, b);
+    } else if (!ends_with(k.name, ".wgrad")) {
+      activation_casts(out, recipe, fused_with_producer, a, /*gradient=*/false);
+      weight_casts_forward(out, recipe, weights_gathered_in_fp8, b);
+    }
+    out.push_back(fp8_gemm(k));
+  }
+  kernels = std::move(out);
+}
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,73 @@
+// Float8 training as torchao's Float8Linear runs it (workload.float8): the
+// transformer blocks' linears multiply in FP8 (torch._scaled_mm) and each
+// operand is scaled and cast from bf16 first. torchtitan converts every
+// nn.Linear of the blocks and leaves the output head in bf16 (its float8
+// converter's default filter, "output"); embeddings, norms and attention stay
+// in bf16.
+//
+// GEMMs: both inputs FP8 (1 byte per element), the output bf16 (2), timed at
+// the part's FP8 peak (gpu.peak_fp8_tflops). torchao's own roofline
+// (torchao/testing/float8/roofline_utils.py) takes the same achievable
+// fraction of peak for FP8 as for bf16; here the part's GEMM curve is kept and
+// its x_half scaled by peak_fp8 / peak, so the fixed per-kernel time of a GEMM
+// is the same in both precisions and large GEMMs approach twice the speed, as
+// torchao's README says they do ("the gemm speedup approaching 2x as M, K, N
+// increase").
+//
+// Casts, per linear with input X (M x K), weight W (K x N) and output
+// gradient G (M x N), bytes as torchao's roofline counts them (bf16 read, FP8
+// written; `n` elements of the tensor; the second stage of each amax, a
+// reduction of a few partial maxima, moves no modelled memory and is left out):
+//  * tensorwise (dynamic per-tensor scales):
+//      forward:  float8.amax_input 2n(X) and float8.cast_input 4n(X) (both
+//                layouts written: row-major for the forward GEMM, column-major
+//                for the weight gradient); float8.amax_weight 2n(W) and
+//                float8.cast_weight 3n(W)
+//      backward: float8.amax_grad 2n(G) and float8.cast_grad 4n(G) (both
+//                layouts); float8.amax_weight_t 2n(W) and float8.cast_weight_t
+//                3n(W): the weight re-cast in the layout the input gradient's
+//                GEMM reads. torchao's roofline counts the weight's amax once;
+//                its Float8Linear backward (matmul_with_hp_or_float8_args)
+//                reads the whole weight again for it ("we need
+//                pytorch/pytorch#136267 ... to reuse max(abs(weight))"), so
+//                it is counted twice here.
+//  * rowwise (per-row scales; the column-major copy needs a bf16 transpose):
+//      forward:  float8.cast_input 5n(X) (FP8 row-major and a bf16 transpose
+//                written), float8.cast_input_t 3n(X); float8.cast_weight 3n(W)
+//      backward: float8.cast_grad 5n(G), float8.cast_grad_t 3n(G);
+//                float8.transpose_weight 4n(W), float8.cast_weight_t 3n(W)
+// With torch.compile (fused_with_producer) the first read of X and of G is
+// fused into the kernel that produced them (torchao's enable_fusion_modeling):
+// tensorwise drops the two input-side amax kernels, rowwise reads 2n less in
+// cast_input and cast_grad. Weights are never fused (they come from the FSDP
+// all-gather). The casts of a fused GEMM (qkv_proj: wq, wk, wv; gate_up_proj:
+// w1, w3) read their shared input once: Inductor removes the repeated casts
+// of one tensor as common subexpressions.
+//
+// With FSDP's float8 all-gather (weights_gathered_in_fp8, WorkloadSpec::
+// float8_all_gather) the weights arrive in FP8: no forward weight casts, and
+// the backward's become float8.transpose_weight_fp8 2n(W) (the FP8 weight
+// copied column-major, as _scaled_mm wants its second operand).
+//
+// Not modelled: torchao's float8 all-gather of TP activations (TP
+// collectives stay bf16), delayed scaling.
+//
+// Units: FLOPs and bytes. Thread safety: pure functions.
+#pragma once
+
+#include <vector>
+
+#include "workloads/model/transformer_kernels.h"
+
+namespace clustersim::workloads {
+
+// Rewrites one block pass (block_forward, block_backward or block_recompute)
+// in place: every GEMM becomes an FP8 GEMM (Kernel::fp8, FP8 input bytes) and
+// the casts above are inserted in front of the GEMM that first needs them. A
+// forward GEMM is one whose name has no ".dgrad" / ".wgrad" suffix; a
+// ".dgrad" GEMM brings the backward casts; ".wgrad" reads what they wrote.
+// Kernel::name of the inserted kernels is a string literal.
+void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
+                  bool weights_gathered_in_fp8 = false);
+
+}  // namespace clustersim::workloads

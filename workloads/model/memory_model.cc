@@ -1,0 +1,246 @@
+#include "workloads/model/memory_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "sim/check.h"
+
+namespace clustersim::workloads {
+
+namespace {
+
+int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+struct RankParams {
+  int64_t block = 0;  // one block on one TP rank
+  int64_t root = 0;   // embedding, output head, final norm on one TP rank
+  int64_t model = 0;  // layers * block + root
+};
+
+RankParams rank_params(const WorkloadSpec& w, const PipelineStage& stage) {
+  CLUSTERSIM_CHECK(w.tp >= 1 && w.shard_group_size >= 1,
+                   "memory_breakdown needs a WorkloadSpec from read_workload_spec()");
+  const ParameterBreakdown p = parameter_breakdown(w.model);
+  RankParams r;
+  r.block = ceil_div(p.block, w.tp);
+  if (w.pp == 1) {
+    r.root = ceil_div(p.embedding + p.output_head, w.tp) + p.final_norm;
+  } else {
+    r.root = (stage.has_embedding ? ceil_div(p.embedding, w.tp) : 0) +
+             (stage.has_head ? ceil_div(p.output_head, w.tp) + p.final_norm : 0);
+  }
+  r.model = stage.blocks() * r.block + r.root;
+  return r;
+}
+
+// Per-rank widths and byte sizes of the header's activation notation.
+struct ActivationShapes {
+  int64_t c = 0;       // bytes per element of the compute dtype
+  int64_t tokens = 0;  // T = s * b
+  int64_t sp = 0;      // Tt = T /^ t, sequence-parallel tokens
+  int64_t hidden = 0;  // H
+  int64_t q = 0;       // Q = heads / t * head_dim
+  int64_t kv = 0;      // K = kv_heads / t * head_dim
+  int64_t ffn = 0;     // F = ffn_hidden / t
+  int64_t vocab = 0;   // Vt = V /^ t
+  int64_t r = 0;       // norm statistics per token
+  int64_t stats = 0;   // A: log-sum-exp or softmax probabilities
+  // e and e': the Python RMSNorm's bytes per token beyond H*c + r, in the
+  // blocks (eager only) and in the final norm (eager always).
+  int64_t block_norm_extra = 0;
+  int64_t head_norm_extra = 0;
+};
+
+ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& options) {
+  CLUSTERSIM_CHECK(w.tp >= 1 && w.seq_len > 0 && w.local_batch > 0,
+                   "activation bytes need a WorkloadSpec from read_workload_spec()");
+  const ModelSpec& m = w.model;
+  ActivationShapes a;
+  a.c = dtype_bytes(w.dtype);
+  a.tokens = w.rank_tokens();
+  a.sp = ceil_div(a.tokens, w.tp);
+  a.hidden = m.hidden;
+  const int64_t heads = m.heads / w.tp;
+  a.q = heads * m.head_dim();
+  a.kv = m.kv_heads / w.tp * m.head_dim();
+  a.ffn = m.ffn_hidden / w.tp;
+  a.vocab = ceil_div(m.vocab, w.tp);
+  a.r = m.norm == NormKind::kRmsNorm ? 4 : 8;
+  // The Python RMSNorm keeps its input's fp32 copy (4 H) and the normalised
+  // tensor (c H) where the fused one keeps the input (c H): 4 H more per token.
+  const bool python_norm = m.norm == NormKind::kRmsNorm && !w.fused_norm;
+  a.head_norm_extra = python_norm ? 4 * a.hidden : 0;
+  a.block_norm_extra = python_norm && !w.torch_compile ? 4 * a.hidden : 0;
+  a.stats = options.flash_attention && w.flash_attention
+                ? a.tokens * heads * 4
+                : w.local_batch * heads * w.seq_len * w.seq_len * a.c;
+  return a;
+}
+
+int64_t block_none_bytes(const WorkloadSpec& w, const ActivationShapes& a) {
+  const int64_t norms = 2 * a.sp * (a.hidden * a.c + a.r + a.block_norm_extra);
+  const int64_t projection_inputs = 2 * a.tokens * a.hidden * a.c;
+  const int64_t attention = 4 * a.tokens * a.q * a.c + a.stats;
+  const int64_t mlp_tensors = w.model.activation == Activation::kSwiGLU ? 4 : 2;
+  return norms + projection_inputs + attention + mlp_tensors * a.tokens * a.ffn * a.c;
+}
+
+struct BlockTerms {
+  int64_t none = 0;
+  int64_t stored = 0;
+  int64_t recompute = 0;
+};
+
+BlockTerms block_terms(const WorkloadSpec& w, const ActivationShapes& a) {
+  const ModelSpec& m = w.model;
+  BlockTerms b;
+  b.none = block_none_bytes(w, a);
+  const int64_t input = a.sp * a.hidden * a.c;
+  switch (w.activation_checkpointing) {
+    case ActivationCheckpointing::kNone:
+      b.stored = b.none;
+      break;
+    case ActivationCheckpointing::kFull:
+      b.stored = input;
+      b.recompute = b.none - input;
+      break;
+    case ActivationCheckpointing::kSelective: {
+      const bool swiglu = m.activation == Activation::kSwiGLU;
+      const int64_t attention_out = a.tokens * a.q * a.c + a.stats;
+      // Odd-numbered aten.mm outputs: wq, wv, w1 / up, w2 (SwiGLU's 7th mm).
+      const int64_t mm_saved =
+          m.linear_bias ? 0 : a.tokens * (a.q + a.kv + a.ffn + (swiglu ? a.hidden : 0)) * a.c;
+      const int64_t reduce_scatter = w.tp > 1 ? 2 * input : 0;
+      b.stored = input + mm_saved + attention_out + reduce_scatter;
+      int64_t shared = input + attention_out;
+      if (!m.linear_bias) {
+        shared += a.tokens * a.ffn * a.c;                             // w1 / up output
+        if (m.kv_heads == m.heads) shared += a.tokens * a.kv * a.c;   // v is wv's output
+        if (m.learned_positions > 0) shared += a.tokens * a.q * a.c;  // q is wq's output
+      }
+      b.recompute = b.none - shared;
+      break;
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
+int64_t layer_activation_bytes(const WorkloadSpec& w, const MemoryOptions& options) {
+  return block_none_bytes(w, activation_shapes(w, options));
+}
+
+ActivationBreakdown activation_breakdown(const WorkloadSpec& w, const MemoryOptions& options) {
+  const ActivationShapes a = activation_shapes(w, options);
+  const BlockTerms b = block_terms(w, a);
+  ActivationBreakdown r;
+  r.block_none = b.none;
+  r.block_stored = b.stored;
+  r.block_recompute = b.recompute;
+  // Bytes per logit at the loss's peak: aten's fused log_softmax backward,
+  // or loss_parallel's decomposed one on vocab-sharded logits (header).
+  const int64_t loss_bytes = w.tp > 1 ? 16 : 12;
+  r.head = a.sp * (a.hidden * a.c + a.r + a.head_norm_extra) + a.tokens * a.hidden * a.c +
+           loss_bytes * a.tokens * a.vocab;
+  r.layers = w.model.layers * b.stored;
+  if (w.cp > 1) {
+    // The width of the K and V the ring moves, and one rank's K and V.
+    const int64_t width = w.cp_kv_heads == CpKvHeads::kModel ? a.kv : a.q;
+    const int64_t kv = 2 * a.tokens * width * a.c;
+    r.ring = (w.cp_rotate == CpRotateMethod::kAllGather ? w.cp : 2) * kv + 4 * a.tokens * a.q +
+             24 * a.tokens * width;
+  }
+  const int64_t block_backward = b.recompute + a.sp * a.hidden * a.c + r.ring;
+  r.total = r.layers + std::max(r.head, block_backward);
+  return r;
+}
+
+int64_t activation_bytes(const WorkloadSpec& w, const MemoryOptions& options) {
+  return activation_breakdown(w, options).total;
+}
+
+MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_index,
+                                       const MemoryOptions& options) {
+  // What the stage holds over all its chunks: their blocks and root parts.
+  const std::vector<PipelineStage> chunks =
+      stage_chunks(w.model.layers, w.pp, w.virtual_stages, stage_index, w.pipeline_schedule,
+                   w.layers_per_chunk);
+  PipelineStage stage;
+  for (const PipelineStage& chunk : chunks) stage.end_block += chunk.blocks();
+  stage.has_embedding = chunks.front().has_embedding;
+  stage.has_head = chunks.back().has_head;
+  const RankParams r = rank_params(w, stage);
+  const bool pipelined = w.pp > 1;
+  const int64_t c = dtype_bytes(w.dtype);
+  const int64_t shard = ceil_div(r.model, w.shard_group_size);
+  // An unsharded block: its linear weights in FP8 with the float8 all-gather.
+  const int64_t linear = ceil_div(parameter_breakdown(w.model).block_linear, w.tp);
+  const int64_t gathered_block = w.float8_all_gather ? linear + c * (r.block - linear) : c * r.block;
+  const bool sharded = w.shard_group_size > 1;
+
+  MemoryBreakdown m;
+  m.params = c * shard;
+  m.grads = c * shard;
+  m.optimizer = (w.dtype == Dtype::kFp32 ? 8 : 12) * shard;
+  if (w.cpu_offload) {
+    m.host_bytes = m.params + m.grads + m.optimizer;
+    m.params = m.grads = m.optimizer = 0;
+  }
+
+  if (sharded) {
+    const bool keep_unsharded =
+        w.strategy == ShardingStrategy::kShardGradOp || !w.reshard_after_forward || pipelined;
+    if (keep_unsharded) {
+      m.unsharded_params = c * r.root + stage.blocks() * gathered_block;
+    } else {
+      const bool prefetch = w.backward_prefetch != BackwardPrefetch::kNone || w.forward_prefetch;
+      const int64_t depth = !prefetch ? 0 : (w.limit_all_gathers && w.fsdp_version != 1 ? 1 : 2);
+      const int64_t in_flight = std::min(w.model.layers, 1 + depth);
+      m.unsharded_params = c * r.root + in_flight * gathered_block;
+    }
+    m.comm_buffers = c * r.block;
+    // no_sync(): micro-batches before the last accumulate unsharded
+    // gradients of the whole model (FSDP keeps them in each parameter's .grad).
+    // A pipeline stage reduces once per step, as under no_sync(). FSDP2
+    // accumulates them in the reduce dtype (fsdp_schedule.h).
+    const int64_t accumulated = w.fsdp_version == 2 ? dtype_bytes(w.reduce_dtype) : c;
+    if ((w.no_sync || pipelined) && w.grad_accum > 1) m.grads += accumulated * r.model;
+  }
+  if (!pipelined) {
+    m.activations = activation_bytes(w, options);
+  } else {
+    // The stage's blocks for each micro-batch alive, and the head's on the last stage.
+    const ActivationBreakdown a = activation_breakdown(w, options);
+    // Chunk-micro-batches alive, each a chunk's blocks (on average).
+    const int64_t alive = microbatches_alive(w.pipeline_schedule, w.pp, w.virtual_stages,
+                                             stage_index, w.grad_accum);
+    const int64_t block_backward =
+        a.block_recompute + ceil_div(w.rank_tokens(), w.tp) * w.model.hidden * c + a.ring;
+    m.activations = ceil_div(alive * stage.blocks(), w.virtual_stages) * a.block_stored +
+                    std::max(stage.has_head ? a.head : 0, block_backward);
+  }
+
+  m.stage = stage_index;
+  const int64_t subtotal = m.total();
+  m.reserve = kRuntimeReserveBytes +
+              static_cast<int64_t>(std::llround(kFragmentation * static_cast<double>(subtotal)));
+  return m;
+}
+
+MemoryBreakdown memory_breakdown(const WorkloadSpec& w, const MemoryOptions& options) {
+  MemoryBreakdown peak = stage_memory_breakdown(w, 0, options);
+  for (int64_t s = 1; s < w.pp; ++s) {
+    const MemoryBreakdown m = stage_memory_breakdown(w, s, options);
+    if (m.total() > peak.total()) peak = m;
+  }
+  return peak;
+}
+
+bool fits(const MemoryBreakdown& memory, int64_t capacity_bytes) {
+  return memory.total() <= capacity_bytes;
+}
+
+}  // namespace clustersim::workloads
