@@ -2,7 +2,8 @@
 """Draw the step timeline of traced ranks from a `clustersim run --trace` file.
 
     /usr/bin/python3 scripts/plot_timeline.py TRACE.json -o FILE.png
-        [--ranks 0,8] [--start MS] [--end MS] [--title TEXT] [--data FILE.json]
+        [--ranks 0,8] [--streams compute,comm] [--start MS] [--end MS]
+        [--title TEXT] [--data FILE.json]
 
 TRACE.json is the Chrome/Perfetto trace `run --trace` (or `replay
 --trace-out`) writes: one process per rank, one track per stream. Each
@@ -13,25 +14,30 @@ reduce-scatter, all-reduce, other communication; copies, host). The part of
 a collective a rank spent waiting for the group's last member (args.wait_us)
 is drawn hatched before it, so that exposed waiting stands out.
 
-The default window is the whole trace (one step); --start/--end pick a
-window in milliseconds (either alone: from the trace's start or to its
-end). The window is cut into one column per pixel of the plot's width, and
-each row is drawn per column as how much of that column each kind kept the
-stream busy, stacked from the row's baseline: a kernel as wide as a column or
-wider is a full-height bar, as before; kernels narrower than a pixel, which
-no picture can draw one by one, add up to their share of the column. So a
-whole 64-GPU step (tens of thousands of events) draws in a few seconds, and
-a column half as tall as the row is a stream busy half that time. The
-forward, backward and optimizer phases of the compute stream are named
-above the plot.
+Without --start/--end it draws two windows: the whole trace (one step),
+its forward, backward and optimizer phases named above it, and under it
+one layer (the backward pass of the middle transformer block, shaded in
+the upper window), where each kernel is wide enough to see. --start and
+--end (ms; either alone: from the trace's start or to its end) draw that
+one window instead. A window is cut into one column per pixel of the
+plot's width, and each row is drawn per column as how much of that column
+each kind kept the stream busy, stacked from the row's baseline: a kernel
+a column wide or wider is a full-height bar; kernels narrower than a pixel,
+which no picture can draw one by one, add up to their share of the column
+(a column half as tall as the row: a stream busy half that time). So the
+two traced ranks of the 64-GPU TP step (12.7k events) draw in about 2 s,
+and all 64 ranks (250k events on their compute streams) in about 10.
 
---ranks picks ranks (such as 0,8-15; default: all in the trace). The image
-is 12 x (1.4 + 0.32 per row) inches at 120 dpi, rows shrinking past 32 so
-that it stays 11.6 inches tall. --data FILE.json writes what was drawn: the
-window, the columns, and per row the busy milliseconds of each kind, summed
-from the drawn rectangles. Progress and the files written go to stderr.
-Needs matplotlib and numpy (Debian: python3-matplotlib; run with
-/usr/bin/python3). Writes the image atomically (temporary file, then rename).
+--ranks picks ranks (such as 0,8-15; default: all in the trace), --streams
+streams (default: all; past 32 rows, the compute streams alone, which show
+each rank's busy and idle time). A window is 0.32 inches per row (rows
+shrink past 32), the image 12 inches wide at 120 dpi: one window of 3 rows
+is 1440 x 283 pixels. --data FILE.json writes what was drawn: per window
+its span, columns and rectangles, and per row the busy milliseconds of each
+kind, summed from the drawn rectangles. Progress and the files written go
+to stderr. Needs matplotlib and numpy (Debian: python3-matplotlib; run with
+/usr/bin/python3). Writes the image atomically (temporary file, then
+rename).
 """
 
 import argparse
@@ -45,7 +51,8 @@ matplotlib.use("Agg")
 import matplotlib.patches as mpatches  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
+from matplotlib.collections import PathCollection  # noqa: E402
+from matplotlib.path import Path  # noqa: E402
 from plot_common import Script, figure_pixels, save_figure, write_drawn  # noqa: E402
 
 SCRIPT = Script("plot_timeline.py")
@@ -128,17 +135,30 @@ def parse_ranks(text):
     return ranks
 
 
-def intervals(bars, tracks, row_of, path):
+def rank_ranges(ranks):
+    """[0, 1, 2, 3, 8] -> '0-3, 8'."""
+    parts, i = [], 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        parts.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
+        i = j + 1
+    return ", ".join(parts)
+
+
+def intervals(bars, tracks, row_of, ranks, path):
     """Per (row, layer): start and end times in ms; the phases' spans and
-    each (phase, unit)'s span on the compute streams, for naming the phases
-    and picking a layer to zoom into."""
+    each (phase, unit)'s span on the ranks' compute streams (drawn or not),
+    for naming the phases and picking a layer to zoom into."""
     spans = {}
     phases = {}
     units = {}
     for b in bars:
         key = (b.get("pid"), b.get("tid"))
         row = row_of.get(key)
-        if row is None:
+        track = tracks.get(key, "")
+        if row is None and (track != "compute" or key[0] not in ranks):
             continue
         try:
             start = float(b.get("ts", 0)) / 1e3
@@ -148,11 +168,11 @@ def intervals(bars, tracks, row_of, path):
         except (TypeError, ValueError, AttributeError):
             SCRIPT.fail(f"{path}: expected numbers in ts, dur and args.wait_us, found "
                         f"{b.get('ts')!r}, {b.get('dur')!r} in event '{b.get('name')}'")
-        track = tracks.get(key, "")
         kind = kind_of(track, b.get("cat", ""))
-        spans.setdefault((row, kind), []).append((start, start + max(dur, 0.0)))
-        if wait > 0:
-            spans.setdefault((row, WAIT + kind), []).append((start - wait, start))
+        if row is not None:
+            spans.setdefault((row, kind), []).append((start, start + max(dur, 0.0)))
+            if wait > 0:
+                spans.setdefault((row, WAIT + kind), []).append((start - wait, start))
         if track == "compute" and isinstance(args.get("phase"), str):
             for table, name in ((phases, args["phase"]), (units, (args["phase"], args.get("unit")))):
                 lo, hi = table.get(name, (start, start + dur))
@@ -209,11 +229,11 @@ def occupancy(spans, rows, lo, hi, columns):
 def draw_rows(ax, occ, edges):
     """Draws each row as runs of columns with the same stack of layers, one
     rectangle per layer per run: a kernel many pixels wide is one rectangle,
-    and a row never has more rectangles than columns x layers."""
-    collections = {}
+    and a row never has more rectangles than columns x layers. A row's
+    rectangles of one layer are one compound path: Agg fills and hatches a
+    path at a time, and per rectangle the hatching alone took seconds."""
+    paths = {layer: [] for layer in LAYERS}
     rows, layers, columns = occ.shape
-    for li, layer in enumerate(LAYERS):
-        collections[layer] = []
     for row in range(rows):
         f = occ[row]
         changes = np.flatnonzero(np.any(f[:, 1:] != f[:, :-1], axis=0)) + 1
@@ -228,19 +248,19 @@ def draw_rows(ax, occ, edges):
                 b, t = base[keep], base[keep] - h[keep]
                 quads = np.stack([np.stack([x0[keep], b], 1), np.stack([x1[keep], b], 1),
                                   np.stack([x1[keep], t], 1), np.stack([x0[keep], t], 1)], 1)
-                collections[layer].append(quads)
+                paths[layer].append(Path.make_compound_path_from_polys(quads))
             base = base - h
     drawn = {}
-    for layer, parts in collections.items():
+    for layer, parts in paths.items():
         if not parts:
             continue
         kind = layer[len(WAIT):] if layer.startswith(WAIT) else layer
         colour = KINDS[kind][1]
         if layer.startswith(WAIT):
-            pc = PolyCollection(np.concatenate(parts), facecolors="white", edgecolors=colour,
-                                hatch="////", linewidths=0)
+            pc = PathCollection(parts, facecolors="white", edgecolors=colour, hatch="////",
+                                linewidths=0)
         else:
-            pc = PolyCollection(np.concatenate(parts), facecolors=colour, linewidths=0)
+            pc = PathCollection(parts, facecolors=colour, linewidths=0)
         ax.add_collection(pc)
         drawn[layer] = pc
     return drawn
@@ -248,17 +268,18 @@ def draw_rows(ax, occ, edges):
 
 def drawn_busy(drawn, rows):
     """Per row and layer, the milliseconds the drawn rectangles stand for
-    (width x height / the bar's height), read back from the collections."""
+    (width x height / the bar's height), read back from the collections;
+    and how many rectangles there are."""
     busy = [dict() for _ in range(rows)]
     count = 0
     for layer, pc in drawn.items():
         for path in pc.get_paths():
-            v = path.vertices
-            width = v[1, 0] - v[0, 0]
-            height = v[0, 1] - v[2, 1]
-            row = int(round((v[0, 1] + v[2, 1]) / 2))  # rows are at integer y
-            busy[row][layer] = busy[row].get(layer, 0.0) + width * height / BAR
-            count += 1
+            quads = path.vertices.reshape(-1, 5, 2)  # 4 corners and the closing vertex
+            width = quads[:, 1, 0] - quads[:, 0, 0]
+            height = quads[:, 0, 1] - quads[:, 2, 1]
+            row = int(round((quads[0, 0, 1] + quads[0, 2, 1]) / 2))  # rows are at integer y
+            busy[row][layer] = busy[row].get(layer, 0.0) + float(np.sum(width * height)) / BAR
+            count += len(quads)
     return busy, count
 
 
@@ -310,6 +331,8 @@ def main():
     parser.add_argument("trace")
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--ranks", help="ranks to draw, such as 0,8-15 (default: all)")
+    parser.add_argument("--streams", help="streams to draw, such as compute,comm (default: "
+                        f"all; the compute streams alone past {MAX_ROWS_FULL} rows)")
     parser.add_argument("--start", type=float, help="window start, ms (default: the trace's)")
     parser.add_argument("--end", type=float, help="window end, ms (default: the trace's)")
     parser.add_argument("--title")
@@ -323,9 +346,27 @@ def main():
                    if wanted is None or b.get("pid") in wanted})
     if not rows:
         SCRIPT.fail(f"--ranks: expected ranks the trace holds, found none of '{args.ranks}'")
-    row_of = {r: i for i, r in enumerate(rows)}
     ranks = sorted({pid for pid, _ in rows})
-    spans, phases, units = intervals(bars, tracks, row_of, args.trace)
+    names = sorted({tracks.get(r, "") for r in rows}, key=lambda n: min(
+        tid for (_, tid) in rows if tracks.get((_, tid), "") == n))
+    streams = [s.strip() for s in args.streams.split(",")] if args.streams else None
+    if streams is None and len(rows) > MAX_ROWS_FULL and "compute" in names:
+        # A row per stream of every rank would be a few pixels tall: the
+        # compute streams show each rank's busy and idle time.
+        streams = ["compute"]
+        SCRIPT.say(f"{len(rows)} rows ({len(ranks)} ranks x {', '.join(names)}) would each be "
+                   f"a few pixels tall: drawing the compute streams (--streams or --ranks "
+                   f"choose)")
+    if streams:
+        unknown = [s for s in streams if s not in names]
+        if unknown:
+            SCRIPT.fail(f"--streams: expected streams the trace holds ({', '.join(names)}), "
+                        f"found '{unknown[0]}'")
+        rows = [r for r in rows if tracks.get(r, "") in streams]
+    row_of = {r: i for i, r in enumerate(rows)}
+    spans, phases, units = intervals(bars, tracks, row_of, set(ranks), args.trace)
+    if not spans:
+        SCRIPT.fail(f"{args.trace}: expected events on the rows to draw, found none")
     events = sum(len(iv) for k, iv in spans.items() if not k[1].startswith(WAIT))
     SCRIPT.say(f"{args.trace}: {events:,} events on {len(rows)} rows of {len(ranks)} rank"
                f"{'s' if len(ranks) != 1 else ''} ({time.monotonic() - began:.1f} s to read)")
@@ -367,7 +408,7 @@ def main():
                    f"every column, {panel['rectangles']:,} rectangles")
         if n == 0:
             ax.set_title(args.title or f"{os.path.basename(args.trace)}: rank"
-                         f"{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}",
+                         f"{'s' if len(ranks) > 1 else ''} {rank_ranges(ranks)}",
                          pad=16)
             if zoom:
                 ax.axvspan(zoom[0], zoom[1], color="#ffd54f", alpha=0.35, zorder=0, linewidth=0)

@@ -6,8 +6,9 @@
 # step and one layer zoomed; each row's drawn rectangles add up to the time
 # its events keep the stream busy in the window; the two traced ranks of the
 # 64-GPU TP step (12k+ events) drawn aggregated, fewer rectangles than
-# events and at most 4 per pixel column and row. A file that is not a trace
-# and an empty window are refused, writing no image.
+# events and at most 4 per pixel column and row; --streams picks rows. A
+# file that is not a trace and an empty window are refused, writing no
+# image.
 # Usage: check_plot_timeline.sh CLUSTERSIM
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -78,6 +79,10 @@ expect_drawn "$out/t64.data.json" \
   "all(close($drawn_busy[k], v, 1e-6) for k, v in load(args[0]).items())" \
   "each row busy as long as its events" "$out/busy64.json"
 grep -q "12,[0-9]\{3\} events on 8 rows of 2 ranks" "$out/err" || { cat "$out/err"; exit 1; }
+plot "$out/t64.json" -o "$out/tp.png" --streams compute,tp --start 100 --data "$out/tp.json"
+expect_drawn "$out/tp.json" \
+  "[r['label'] for r in d['panels'][0]['rows']] == ['rank 0 compute', 'rank 0 tp', 'rank 8 compute', 'rank 8 tp'] and d['panels'][0]['window_ms'][0] == 100" \
+  "the compute and tp streams of ranks 0 and 8 from 100 ms"
 
 echo '{"traceEvents": 3}' > "$out/bad.json"
 expect_refused "$repo/scripts/plot_timeline.py" "$out/bad.json" "expected a clustersim Chrome trace"
