@@ -98,8 +98,15 @@ def plot(runs, out, title, data):
         bars = left.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=3, label=policy)
         lines[policy] = bars
         for g, y in zip(xs, ys):
-            left.annotate(f"{y:.1f}", (g, y), xytext=(0, 6), textcoords="offset points",
-                          ha="center", va="bottom", fontsize=7, color=bars[0].get_color())
+            # Below the point where another policy's is above it (or level
+            # with one named after it), so that the labels of close points do not
+            # overlap; above near the axis, where there is no room below.
+            below = y > 8 and any((100 * r["ettr_mean"], q) > (y, policy)
+                                  for (h, q), r in runs.items() if h == g and q != policy)
+            left.annotate(f"{y:.1f}", (g, y), xytext=(0, -7 if below else 6),
+                          textcoords="offset points", ha="center",
+                          va="top" if below else "bottom", fontsize=7,
+                          color=bars[0].get_color())
     if len(sizes) > 1 and sizes[0] > 0:
         left.set_xscale("log", base=2)
         left.margins(x=0.08)
