@@ -170,6 +170,9 @@ def main():
     parser.add_argument("--title", default="ETTR and where the wall clock went, by job size")
     parser.add_argument("--data", help="write what was drawn to this JSON file")
     args = parser.parse_args()
+    SCRIPT.check_output(args.output)
+    if args.data:
+        SCRIPT.check_output(args.data, "--data")
     runs = load(args.results)
     SCRIPT.say(f"{len(runs)} campaigns: {len({g for g, _ in runs})} job sizes x "
                f"{len({p for _, p in runs})} policies from {len(args.results)} files")

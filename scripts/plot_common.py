@@ -11,6 +11,11 @@ import os
 import sys
 import tempfile
 
+import matplotlib
+
+
+IMAGE_FORMATS = ("png", "svg", "pdf", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp")
+
 
 class Script:
     """Prefixes every line a script prints on stderr with its name, so that
@@ -25,6 +30,18 @@ class Script:
     def fail(self, message):
         print(f"{self.name}: error: {message}", file=sys.stderr, flush=True)
         sys.exit(1)
+
+    def check_output(self, path, flag="-o"):
+        """Fails before any work when `path` cannot be written: a folder that
+        is not there, or an image format matplotlib does not write."""
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            self.fail(f"{flag} {path}: expected a file in an existing folder, found no "
+                      f"folder {folder}")
+        extension = os.path.splitext(path)[1].lower()
+        if flag == "-o" and extension and extension[1:] not in IMAGE_FORMATS:
+            self.fail(f"{flag} {path}: expected an image file name ending "
+                      f"{', '.join('.' + f for f in IMAGE_FORMATS)}, found '{extension}'")
 
 
 def _atomic_write(path, write):
@@ -44,14 +61,21 @@ def _atomic_write(path, write):
         raise
 
 
+# Per format, the metadata that would carry the matplotlib version or a
+# date: left out, so that the same input gives the same bytes.
+UNDATED = {
+    ".png": {"Software": None},
+    ".svg": {"Creator": None, "Date": None},
+    ".pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+}
+
+
 def save_figure(fig, path, dpi=120):
-    """Writes `fig` to `path` atomically. The metadata that would carry the
-    matplotlib version and a date is left out, so the same input gives the
-    same bytes."""
-    metadata = {"Software": None}
-    if path.lower().endswith((".pdf", ".svg")):
-        metadata["Date"] = None
-    _atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, metadata=metadata))
+    """Writes `fig` to `path` atomically, the same bytes for the same input."""
+    extension = os.path.splitext(path)[1].lower()
+    matplotlib.rcParams["svg.hashsalt"] = "clustersim"  # else SVG ids are random
+    _atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=extension[1:] or "png",
+                                                metadata=UNDATED.get(extension)))
 
 
 def figure_pixels(fig, dpi=120):

@@ -509,6 +509,9 @@ def main():
                         f"(default {TOP_DEFAULT}; 0: all)")
     parser.add_argument("--data", help="write what was drawn to this JSON file")
     args = parser.parse_args()
+    SCRIPT.check_output(args.output)
+    if args.data:
+        SCRIPT.check_output(args.data, "--data")
     if args.top < 0:
         SCRIPT.fail(f"--top: expected 0 (all) or a positive number of points, found {args.top}")
 
@@ -531,6 +534,8 @@ def main():
         for flag, key in (("--x", args.x), ("--y", args.y)):
             if key is not None and key not in keys:
                 SCRIPT.fail(f"{flag}: expected a swept key ({', '.join(keys)}), found '{key}'")
+        if args.x is not None and args.x == args.y:
+            SCRIPT.fail(f"--y: expected a swept key other than --x, found '{args.y}' for both")
         require_values(rows, args.metric, args.csv)
         x = args.x or keys[0]
         y = args.y or next((k for k in keys if k != x), None)

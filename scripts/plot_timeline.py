@@ -174,7 +174,8 @@ def intervals(bars, tracks, row_of, ranks, path):
             if wait > 0:
                 spans.setdefault((row, WAIT + kind), []).append((start - wait, start))
         if track == "compute" and isinstance(args.get("phase"), str):
-            for table, name in ((phases, args["phase"]), (units, (args["phase"], args.get("unit")))):
+            phase = args["phase"]
+            for table, name in ((phases, phase), (units, (phase, args.get("unit")))):
                 lo, hi = table.get(name, (start, start + dur))
                 table[name] = (min(lo, start), max(hi, start + dur))
     return {k: np.array(v, dtype=float) for k, v in spans.items()}, phases, units
@@ -338,6 +339,9 @@ def main():
     parser.add_argument("--title")
     parser.add_argument("--data", help="write what was drawn to this JSON file")
     args = parser.parse_args()
+    SCRIPT.check_output(args.output)
+    if args.data:
+        SCRIPT.check_output(args.data, "--data")
     began = time.monotonic()
 
     tracks, bars = read_trace(args.trace)

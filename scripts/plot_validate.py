@@ -150,6 +150,9 @@ def main():
     parser.add_argument("--title")
     parser.add_argument("--data", help="write what was drawn to this JSON file")
     args = parser.parse_args()
+    SCRIPT.check_output(args.output)
+    if args.data:
+        SCRIPT.check_output(args.data, "--data")
     rows = [r for path in args.csv for r in read_rows(path)]
     if not rows:
         fail(f"{', '.join(args.csv)}: expected at least one run, found none")

@@ -25,17 +25,21 @@ done
   2> "$out/err" || { cat "$out/err"; exit 1; }
 expect_png_size "$out/c.png" 1560 600
 grep -q "4 campaigns: 2 job sizes x 2 policies from 4 files" "$out/err" || { cat "$out/err"; exit 1; }
-results="[load(f) for f in args]"
-expect_drawn "$out/c.data" \
-  "sorted((p['gpus'], p['policy'], round(p['ettr_pct'], 9)) for p in d['ettr']) == sorted((r['job_gpus'], r['policy'], round(100 * r['ettr_mean'], 9)) for r in $results)" \
-  "each campaign's ETTR at its file's value" "$out"/*.json
-expect_drawn "$out/c.data" \
-  "all(close(p['interval_pct'][0], 100 * r['ettr_ci95_low']) and close(p['interval_pct'][1], 100 * r['ettr_ci95_high']) for p in d['ettr'] for r in $results if (r['job_gpus'], r['policy']) == (p['gpus'], p['policy']))" \
-  "each interval at its file's 95% bounds" "$out"/*.json
+# The result files by (job GPUs, policy), and the one a point or bar was drawn from.
+of="{(r['job_gpus'], r['policy']): r for r in map(load, args)}"
+expect_drawn "$out/c.data" "len(d['ettr']) == 4 and all(
+    close(p['ettr_pct'], 100 * $of[(p['gpus'], p['policy'])]['ettr_mean'])
+    and close(p['interval_pct'][0], 100 * $of[(p['gpus'], p['policy'])]['ettr_ci95_low'])
+    and close(p['interval_pct'][1], 100 * $of[(p['gpus'], p['policy'])]['ettr_ci95_high'])
+    for p in d['ettr'])" \
+  "each campaign's ETTR and 95% interval at its file's values" "$out"/*.json
 expect_drawn "$out/c.data" "d['ettr_ylim'][0] == 0 and d['share_ylim'] == [0, 100]" "axes from 0"
-expect_drawn "$out/c.data" \
-  "all(close(b['total_pct'], 100) and close(b['shares_pct']['productive_s'], 100 * r['breakdown']['productive_s'] / sum(r['breakdown'].values())) for b in d['bars'] for r in $results if (r['job_gpus'], r['policy']) == (b['gpus'], b['policy']))" \
-  "bars of 100% with the productive share of each file" "$out"/*.json
+share="lambda r: 100 * r['breakdown']['productive_s'] / sum(r['breakdown'].values())"
+expect_drawn "$out/c.data" "len(d['bars']) == 4 and all(
+    close(b['total_pct'], 100)
+    and close(b['shares_pct']['productive_s'], ($share)($of[(b['gpus'], b['policy'])]))
+    for b in d['bars'])" \
+  "bars of 100%, each with its file's productive share" "$out"/*.json
 echo '{"ettr": 1}' > "$out/bad.json"
 expect_refused "$repo/scripts/plot_campaigns.py" "$out/bad.json" "expected a .clustersim campaign --json. result"
 echo ok

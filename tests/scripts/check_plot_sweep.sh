@@ -40,10 +40,12 @@ plot "$here/sweep_fixture.csv" -o "$out/heat.png" --data "$out/heat.json"
 expect_drawn "$out/heat.json" "d['colour_limits'][0] == 0 and close(d['colour_limits'][1], 0.41)" \
   "a colour scale from 0 to the best MFU"
 expect_drawn "$out/heat.json" \
-  "[(c['x'], c['y'], c['status'], c['text']) for c in d['cells'] if c['status'] != 'ok'] == [('8', '1', 'oom', 'OOM\n0.38'), ('32', '2', 'skipped', 'skipped')]" \
+  "[(c['x'], c['y'], c['status'], c['text']) for c in d['cells'] if c['status'] != 'ok']
+   == [('8', '1', 'oom', 'OOM\n0.38'), ('32', '2', 'skipped', 'skipped')]" \
   "the out-of-memory cell labelled with its MFU and the skipped cell as such"
 expect_drawn "$out/heat.json" \
-  "{(c['x'], c['y']): c['colour_value'] for c in d['cells'] if c['status'] == 'ok'} == {('16','1'): 0.40, ('32','1'): 0.41, ('8','2'): 0.39, ('16','2'): 0.41}" \
+  "{(c['x'], c['y']): c['colour_value'] for c in d['cells'] if c['status'] == 'ok'}
+   == {('16', '1'): 0.40, ('32', '1'): 0.41, ('8', '2'): 0.39, ('16', '2'): 0.41}" \
   "each fitting cell coloured at its MFU"
 plot "$here/sweep_fixture.csv" -o "$out/step.png" --x workload.parallelism.shard_group_size \
   --metric step_time_s --data "$out/step.json"
@@ -71,7 +73,8 @@ expect_drawn "$out/b72.json" \
 expect_drawn "$out/b72.json" "'42 more points' in d['note'] and '--top 0' in d['note']" \
   "a note on the 42 points not drawn"
 expect_drawn "$out/b72.json" \
-  "close(d['bars'][0]['total_s'], float(max((r for r in rows(args[0]) if r['status'] == 'ok'), key=lambda r: float(r['mfu']))['step_time_s']), 1e-9)" \
+  "close(d['bars'][0]['total_s'], float(max((r for r in rows(args[0]) if r['status'] == 'ok'),
+                                            key=lambda r: float(r['mfu']))['step_time_s']), 1e-9)" \
   "the first bar as long as the best fitting point's step" "$here/sweep_72_points.csv"
 plot "$here/sweep_72_points.csv" -o "$out/all72.png" --breakdown --top 0 --data "$out/all72.json"
 expect_drawn "$out/all72.json" "d['drawn'] == 72 and d['figure_px'][0] <= 1400" \

@@ -38,7 +38,7 @@ names = {
     "rows": lambda p: list(csv.DictReader(l for l in open(p) if not l.startswith("#"))),
     "load": lambda p: json.load(open(p)),
 }
-if not eval(sys.argv[2], names):
+if not eval("(" + sys.argv[2] + "\n)", names):  # parenthesised: EXPR may span lines
     print(json.dumps(d, indent=1)[:4000])
     sys.exit(1)
 PY
