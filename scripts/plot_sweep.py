@@ -15,8 +15,10 @@ below the plot.
 
 With one swept key it draws --metric (default mfu; any numeric column after
 `status`) against it: fitted points filled and joined, out-of-memory points
-hollow red circles labelled OOM, points not simulated grey crosses on the
-axis. The y axis starts at zero, so that a 2% difference looks like one.
+hollow red circles labelled OOM and their peak memory, points not simulated
+crosses on the axis (red: out of memory under --fitting-only; grey: skipped
+or failed). Every point is labelled with its value. The y axis starts at
+zero, so that a 2% difference looks like one.
 
 With two or more swept keys (or --x and --y) it draws a heatmap of the
 metric over the first two, each cell the best value over any other swept key
@@ -78,7 +80,7 @@ STATUSES = {"ok", "out_of_memory", "skipped", "failed"}
 OOM_RED = "#d62728"
 # How each state is named on the plot.
 STATE_TEXT = {"oom": "OOM", "oom_not_run": "OOM, not run", "skipped": "skipped",
-              "failed": "failed", "missing": "no point"}
+              "failed": "failed", "missing": "no point", "no_value": "no value"}
 VERTICAL_MAX = 16  # --breakdown: upright bars up to this many points
 TOP_DEFAULT = 30
 
@@ -157,7 +159,7 @@ def best_point(rows, metric):
     order = ["oom_not_run", "failed", "skipped", "ok", "oom"]
     r = min(rows, key=lambda r: order.index(state_of(r)))
     state = state_of(r)
-    return (state if state not in ("ok", "oom") else "missing", None, r)
+    return (state if state not in ("ok", "oom") else "no_value", None, r)
 
 
 def gib(r):
@@ -553,8 +555,8 @@ def main():
     ax.set_title(textwrap.fill(title, int(11 * fig.get_size_inches()[0])), fontsize=11)
     if note:
         fig.text(0.01, 0.005, note, fontsize=7, color="0.3", va="bottom", ha="left")
-    fig.tight_layout(rect=(0, 0.025 * (note.count("\n") + 1) * 5.5 / fig.get_size_inches()[1]
-                           if note else 0, 1, 1))
+    note_in = 0.14 * (note.count("\n") + 1) if note else 0.0  # 7-point lines
+    fig.tight_layout(rect=(0, note_in / fig.get_size_inches()[1], 1, 1))
     record.update({"title": ax.get_title(), "note": note, "figure_px": figure_pixels(fig, DPI)})
     save_figure(fig, args.output, dpi=DPI)
     SCRIPT.say(f"wrote {args.output}")
