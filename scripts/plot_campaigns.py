@@ -9,8 +9,8 @@ interval, and `breakdown`, where the wall clock went). The left panel draws
 ETTR against the job's GPUs, one line per recovery policy, with the
 intervals as error bars and each point labelled with its ETTR; the right
 panel stacks each campaign's breakdown (productive, lost work, restart, ...)
-as a share of the wall clock, one bar per (size, policy). Both axes run from
-0 to 100%. Of files of the same size and policy the last one wins (named on
+as a share of the wall clock, one bar per (size, policy). Both axes start
+at 0 and show 0 to 100%. Of files of the same size and policy the last one wins (named on
 stderr). --data FILE.json writes what was drawn, read back from the figure:
 each point's ETTR and interval, each bar's shares, the axis limits.
 Progress and the files written go to stderr.
