@@ -25,8 +25,8 @@ each kind kept the stream busy, stacked from the row's baseline: a kernel
 a column wide or wider is a full-height bar; kernels narrower than a pixel,
 which no picture can draw one by one, add up to their share of the column
 (a column half as tall as the row: a stream busy half that time). So the
-two traced ranks of the 64-GPU TP step (12.7k events) draw in about 2 s,
-and all 64 ranks (250k events on their compute streams) in about 10.
+two traced ranks of the 64-GPU TP step (12.7k events) draw in 2-3 s, all
+64 ranks (250k events on their compute streams) in about 6 s of CPU.
 
 --ranks picks ranks (such as 0,8-15; default: all in the trace), --streams
 streams (default: all; past 32 rows, the compute streams alone, which show
