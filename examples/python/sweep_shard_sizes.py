@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Sweep the shard-group size of Llama-3-70B HSDP on 256 H100 from Python:
 the points as a pandas DataFrame, and tokens/s per GPU against the shard size
-as a plot.
+as a plot: every size at its own value, those that do not fit in memory
+hollow and labelled OOM, on a y axis from zero (the sizes that fit are 0.2%
+apart, and look it).
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/sweep_shard_sizes.py [OUT.png]
 """
@@ -32,12 +34,29 @@ def main(out: str) -> None:
                if row["status"] == "out_of_memory" else row["reason"])
         print(f"shard {row['workload.parallelism.shard_group_size']}: {row['status']} ({why})")
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(ok["workload.parallelism.shard_group_size"], ok["tokens_per_s_per_gpu"], "o-")
+    # Out-of-memory points are simulated too: drawn hollow at their own
+    # value, so that a reader sees what fitting would give and that it does
+    # not fit. The y axis starts at zero: these points are 0.2% apart, and
+    # an axis around the data would make that look like a cliff.
+    key, metric = "workload.parallelism.shard_group_size", "tokens_per_s_per_gpu"
+    oom = frame[frame["status"] == "out_of_memory"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(ok[key], ok[metric], "o-", label="fits in memory")
+    ax.scatter(oom[key], oom[metric], facecolors="none", edgecolors="#d62728",
+               label="out of memory (simulated anyway)")
+    for _, row in frame[frame["status"].isin(["ok", "out_of_memory"])].iterrows():
+        ax.annotate(f"{row[metric]:.0f}" + ("\nOOM" if row["status"] != "ok" else ""),
+                    (row[key], row[metric]), xytext=(0, 6), textcoords="offset points",
+                    ha="center", fontsize=7, color="#d62728" if row["status"] != "ok" else "k")
     ax.set_xscale("log", base=2)
+    ax.set_xticks(frame[key], [str(v) for v in frame[key]])
+    ax.minorticks_off()
+    ax.set_ylim(0, 1.2 * frame[metric].max())
     ax.set_xlabel("shard group size (GPUs)")
     ax.set_ylabel("tokens/s per GPU")
-    ax.set_title("Llama-3-70B HSDP on 256 H100")
+    ax.set_title("Llama-3-70B HSDP on 256 H100: tokens/s per GPU by shard group size",
+                 fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     tmp = out + ".tmp.png"
     fig.savefig(tmp, dpi=100)

@@ -20,3 +20,26 @@ expect_refused() {
   grep -q "$message" "$out/err" || { cat "$out/err"; exit 1; }
   [[ ! -e "$out/refused.png" ]] || { echo "an image was written for $input"; exit 1; }
 }
+
+# Fails unless the Python expression EXPR is true of `d`, the record of what
+# a plot script drew (its --data FILE.json), and prints WHAT and the record
+# when it is not. EXPR may use close(a, b, rel=1e-6), rows(CSV) (a sweep or
+# validate CSV's rows, '#' lines skipped), load(JSON) and args, the
+# arguments after WHAT.
+expect_drawn() {
+  local file=$1 expr=$2 what=$3
+  shift 3
+  "$python" - "$file" "$expr" "$@" <<'PY' || { echo "expected the plot to draw $what"; exit 1; }
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+names = {
+    "d": d, "args": sys.argv[3:],
+    "close": lambda a, b, rel=1e-6: a is not None and abs(a - b) <= rel * max(abs(b), 1e-12),
+    "rows": lambda p: list(csv.DictReader(l for l in open(p) if not l.startswith("#"))),
+    "load": lambda p: json.load(open(p)),
+}
+if not eval("(" + sys.argv[2] + "\n)", names):  # parenthesised: EXPR may span lines
+    print(json.dumps(d, indent=1)[:4000])
+    sys.exit(1)
+PY
+}
