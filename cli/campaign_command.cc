@@ -22,13 +22,13 @@
 #include "failures/checkpoint_interval.h"
 #include "failures/failure_config.h"
 #include "failures/recovery_policy.h"
-#include "workloads/model/memory_model.h"
-#include "workloads/model/workload_config.h"
 #include "scenario/campaign_inputs.h"
 #include "scenario/network_scenario.h"
 #include "scenario/step_config.h"
-#include "workloads/schedules/step_simulator.h"
 #include "topology/cluster_config.h"
+#include "workloads/model/memory_model.h"
+#include "workloads/model/workload_config.h"
+#include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::cli {
 
@@ -276,6 +276,37 @@ std::string optimize_interval(const CampaignInputs& in, int threads) {
   return text;
 }
 
+// Every problem of the file that can be known before simulating, in one
+// pass: the keys, the campaign's settings, the failure model on the cluster
+// and, when the campaign simulates its step (no campaign.step_time), the
+// hardware profile and the workload. The recovery policy is read later, with
+// the step's time. The scenario when the step is simulated; nothing when a
+// step time is given (the cluster graph and profile are then not needed).
+std::optional<NetworkScenario> load_campaign_scenario(const std::string& path,
+                                                      const std::vector<std::string>& overrides) {
+  ScenarioProblems problems;
+  NetworkParts parts{load_scenario_values_keeping_going(path, overrides, problems), std::nullopt,
+                     std::nullopt};
+  const sim::ConfigValues& values = parts.values;
+  const auto settings = problems.attempt([&] { return failures::read_campaign_settings(values); });
+  const bool simulates_step = !settings || !settings->step_time;
+  if (const auto spec = problems.attempt([&] { return topology::read_cluster_spec(values); })) {
+    problems.check([&] {
+      failures::read_failure_model(values, *spec, spec->nodes * spec->node.gpus_per_node);
+    });
+  }
+  if (simulates_step && values.has("workload.model")) {
+    add_network_parts(path, parts, problems);
+    if (parts.cluster && parts.profile) {
+      step_config_parts(values, *parts.cluster, *parts.profile, problems);
+    }
+  }
+  problems.throw_if_any();
+  if (!parts.cluster || !parts.profile) return std::nullopt;
+  return NetworkScenario{std::move(parts.values), std::move(*parts.cluster),
+                         std::move(*parts.profile)};
+}
+
 }  // namespace
 
 CommandSpec campaign_command_spec() {
@@ -309,8 +340,8 @@ int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::os
   // be simulated (campaign.step_time not given).
   const std::string& path = parsed.positionals[0];
   const std::vector<std::string> overrides = parsed.values("--set");
-  std::optional<NetworkScenario> net;
-  const sim::ConfigValues values = load_scenario_values(path, overrides);
+  std::optional<NetworkScenario> net = load_campaign_scenario(path, overrides);
+  const sim::ConfigValues values = net ? net->values : load_scenario_values(path, overrides);
   std::shared_ptr<const StepCache> cache;
   if (parsed.has("--step-cache")) {
     const std::string dir = parsed.value_or("--step-cache", "");
@@ -321,14 +352,13 @@ int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::os
   const CampaignInputs in = read_campaign_inputs(
       path, values,
       [&]() -> StepPlatform {
-        net.emplace(load_network_scenario(path, overrides));
+        if (!net) net.emplace(load_network_scenario(path, overrides));
         return {net->cluster, net->profile};
       },
       nullptr, cache, work_limits_from(parsed),
-      progress.enabled() ? std::function<void(uint64_t)>([&progress](uint64_t events) {
-        progress(events);
-      })
-                         : nullptr);
+      progress.enabled()
+          ? std::function<void(uint64_t)>([&progress](uint64_t events) { progress(events); })
+          : nullptr);
   progress.done();
   const CampaignResult result = failures::run_campaign(in.model, in.policy, in.spec, threads);
   std::string text = summary(in, result);

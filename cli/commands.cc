@@ -6,6 +6,7 @@
 
 #include "cli/calibrate_command.h"
 #include "cli/campaign_command.h"
+#include "cli/check_command.h"
 #include "cli/collective_command.h"
 #include "cli/command_line.h"
 #include "cli/export_chakra_command.h"
@@ -17,7 +18,6 @@
 #include "cli/validate_command.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
-#include "config/scenario_loader.h"
 #include "config/suggest.h"
 #include "scenario/scenario_schema.h"
 #include "sim/check.h"
@@ -38,19 +38,6 @@ struct Command {
   Handler handler;
 };
 
-OptionSpec set_option() {
-  return {"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"};
-}
-
-int check_command(const ParsedCommand& parsed, Io& io) {
-  const sim::ConfigSchema schema = build_scenario_schema();
-  const std::vector<std::string> overrides = parsed.values("--set");
-  const sim::ConfigValues values =
-      sim::load_scenario_file(parsed.positionals[0], schema, overrides);
-  io.out << "ok: " << values.get_string("name") << "\n";
-  return kExitOk;
-}
-
 int describe_config_command(const ParsedCommand& parsed, Io& io) {
   const std::string text = build_scenario_schema().describe_markdown();
   const std::string output = parsed.value_or("-o", "");
@@ -64,13 +51,8 @@ int describe_config_command(const ParsedCommand& parsed, Io& io) {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kTable = {
-      {{"check",
-        "Validate a scenario file and print 'ok: <name>'.",
-        {"SCENARIO"},
-        {set_option()},
-        "Every problem in the file is reported at once as FILE:LINE:COL: error: KEY: ...,\n"
-        "and the command exits 1."},
-       check_command},
+      {check_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_check_command(p, io.out, io.err); }},
       {{"describe-config",
         "Print every scenario key with its type, unit, default and description (Markdown).",
         {},

@@ -140,8 +140,9 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
   const std::string prefix_option = parsed.has("--prefix") ? prefix_text(parsed) : "";
 
   const std::string& scenario_path = parsed.positionals[0];
-  const NetworkScenario net = load_network_scenario(scenario_path, parsed.values("--set"));
-  const workloads::StepConfig config = step_config_from_scenario(net);
+  const StepScenario step = load_step_scenario(scenario_path, parsed.values("--set"));
+  const NetworkScenario& net = step.net;
+  const workloads::StepConfig& config = step.config;
   const int64_t world = config.workload.world_size;
   std::vector<int64_t> ranks;
   if (rank_list.empty()) {

@@ -205,8 +205,9 @@ CommandSpec kernels_command_spec() {
 }
 
 int run_kernels_command(const ParsedCommand& parsed, std::ostream& out) {
-  const NetworkScenario net = load_network_scenario(parsed.positionals[0], parsed.values("--set"));
-  workloads::StepConfig config = step_config_from_scenario(net);
+  StepScenario step = load_step_scenario(parsed.positionals[0], parsed.values("--set"));
+  const NetworkScenario& net = step.net;
+  workloads::StepConfig& config = step.config;
   const int64_t pp = config.workload.pp;
   const int64_t stage = parsed.non_negative_int_or("--stage", -1, "a pipeline stage");
   if (stage >= pp) {

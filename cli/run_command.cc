@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_schema.h"
+#include "cli/step_preflight.h"
 #include "cli/step_report.h"
 #include "cli/table_text.h"
 #include "cli/work_guard.h"
@@ -18,12 +19,12 @@
 #include "config/config_error.h"
 #include "config/json_writer.h"
 #include "config/rank_list.h"
+#include "scenario/network_scenario.h"
+#include "scenario/step_config.h"
 #include "workloads/model/compute_model.h"
 #include "workloads/model/memory_model.h"
 #include "workloads/model/model_spec.h"
 #include "workloads/model/workload_config.h"
-#include "scenario/network_scenario.h"
-#include "scenario/step_config.h"
 #include "workloads/schedules/step_simulator.h"
 #include "workloads/schedules/step_work.h"
 #include "workloads/schedules/straggler_config.h"
@@ -38,8 +39,6 @@ using workloads::WorkloadSpec;
 
 constexpr size_t kLabel = kStepLabelWidth;  // width of the label column
 
-double gib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
-std::string gib_text(int64_t bytes) { return fixed(gib(bytes), 2) + " GiB"; }
 std::string on_off(bool flag) { return flag ? "on" : "off"; }
 std::string str(int64_t n) { return std::to_string(n); }
 
@@ -81,35 +80,6 @@ std::string stragglers_text(const workloads::StepConfig& config) {
   slowdown << config.stragglers.front().slowdown;
   return str(static_cast<int64_t>(ranks.size())) + " rank(s) " + sim::format_rank_list(ranks) +
          ", compute x" + slowdown.str();
-}
-
-// With pp > 1 the figures are the ranks of the stage that peaks highest.
-std::string memory_table(const MemoryBreakdown& m, int64_t capacity, int64_t pp) {
-  std::string text = columns_row("peak memory per GPU", {"GiB", "% of GPU"});
-  if (pp > 1) text += figures("stage (highest of " + str(pp) + ")", {str(m.stage)});
-  const auto part = [&](std::string_view label, int64_t bytes) {
-    text += figures(label, {fixed(gib(bytes), 2),
-                            percent(static_cast<double>(bytes), static_cast<double>(capacity))});
-  };
-  part("params", m.params);
-  part("grads", m.grads);
-  part("optimizer", m.optimizer);
-  part("unsharded params", m.unsharded_params);
-  part("activations", m.activations);
-  part("comm buffers", m.comm_buffers);
-  part("reserve", m.reserve);
-  part("total", m.total());
-  if (capacity > 0) {
-    part("capacity", capacity);
-    part("headroom", capacity - m.total());
-  }
-  if (m.host_bytes > 0) text += figures("on the host (offload)", {fixed(gib(m.host_bytes), 2)});
-  return text;
-}
-
-std::string out_of_memory_text(const MemoryBreakdown& m, int64_t capacity) {
-  return "out of memory: needs " + gib_text(m.total()) + " per GPU, has " + gib_text(capacity) +
-         " (" + str(m.total()) + " > " + str(capacity) + " bytes)";
 }
 
 std::string summary(const RunInputs& in, const StepResult& r) {
@@ -272,13 +242,9 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
       tracing || parsed.has("--trace-ranks") ? trace_ranks_text(parsed, "--trace") : "";
   const bool kineto = kineto_format(parsed, "--trace");
 
-  RunInputs in{parsed.positionals[0],
-               load_network_scenario(parsed.positionals[0], parsed.values("--set")),
-               {},
-               {}};
+  StepScenario step = load_step_scenario(parsed.positionals[0], parsed.values("--set"));
+  RunInputs in{parsed.positionals[0], std::move(step.net), step.config.workload, step.config};
   const topology::Cluster& cluster = in.net.cluster;
-  in.config = step_config_from_scenario(in.net);
-  in.workload = in.config.workload;
   workloads::StepConfig& config = in.config;
   if (tracing) {
     config.trace_ranks =
@@ -286,24 +252,9 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   }
   const collectives::HardwareProfile& profile = in.net.profile;
 
-  // The memory model needs no simulation: a step that cannot run is
-  // reported before spending the time to replay it.
-  const bool allow_oom = parsed.has("--allow-oom");
-  const MemoryBreakdown memory = workloads::memory_breakdown(in.workload);
-  const bool fits = workloads::fits(memory, config.memory_capacity_bytes);
-  if (!fits && !allow_oom) {
-    err << memory_table(memory, config.memory_capacity_bytes, in.workload.pp)
-        << "clustersim run: error: " << out_of_memory_text(memory, config.memory_capacity_bytes)
-        << "\n(--allow-oom simulates the step anyway)\n";
-    return kExitError;
-  }
-  if (!fits) {
-    err << "clustersim run: warning: " << out_of_memory_text(memory, config.memory_capacity_bytes)
-        << "; simulating anyway (--allow-oom)\n";
-  }
-
-  check_step_work(workloads::estimate_step_work(in.workload, config.schedule_options), in.workload,
-                  in.net.values, work_limits_from(parsed));
+  const StepPreflight preflight = preflight_step(in.net.values, config, work_limits_from(parsed),
+                                                 parsed.has("--allow-oom"), "clustersim run", err);
+  if (!preflight.ok) return kExitError;
   EventProgress progress(err, "clustersim run");
   if (progress.enabled()) config.progress = [&progress](uint64_t events) { progress(events); };
   const StepResult result = workloads::simulate_step(cluster, profile, config);

@@ -58,6 +58,7 @@ class DiagnosticSink {
     diagnostics_.push_back(Diagnostic{std::move(where), std::move(key_path), std::move(message)});
   }
   bool empty() const { return diagnostics_.empty(); }
+  const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
   // Moves every diagnostic of `other` to the end of this sink.
   void append(DiagnosticSink&& other) {
     diagnostics_.insert(diagnostics_.end(), std::make_move_iterator(other.diagnostics_.begin()),

@@ -206,6 +206,10 @@ KeySpec& KeySpec::required() {
   is_required = true;
   return *this;
 }
+KeySpec& KeySpec::required_by(std::string commands) {
+  needed_by = std::move(commands);
+  return *this;
+}
 KeySpec& KeySpec::positive() {
   limit = Limit::kPositive;
   return *this;
@@ -343,6 +347,8 @@ std::string ConfigSchema::describe_markdown() const {
       std::string default_text = "(optional)";
       if (spec.is_required) {
         default_text = "required";
+      } else if (!spec.needed_by.empty()) {
+        default_text = "required by " + spec.needed_by;
       } else if (spec.default_value) {
         const std::string shown = format_value(spec, *spec.default_value);
         default_text = shown.empty() ? "`\"\"`" : "`" + shown + "`";

@@ -43,6 +43,10 @@ struct KeySpec {
   std::string unit;                          // bare-number unit and docs; may be empty
   std::optional<ConfigValue> default_value;  // used when the key is absent
   bool is_required = false;                  // absent is an error
+  // The commands that need the key although the file may leave it out for
+  // others (`hardware` for run but not topo), as describe-config shows it:
+  // "run, sweep, ...". The command that needs it reports it missing.
+  std::string needed_by;
   std::vector<std::string> choices;          // kEnum
   Limit limit = Limit::kNone;
   bool non_empty = false;  // kString
@@ -53,6 +57,7 @@ struct KeySpec {
 
   KeySpec& default_to(ConfigValue value);
   KeySpec& required();
+  KeySpec& required_by(std::string commands);
   KeySpec& positive();
   KeySpec& non_negative();
   KeySpec& fraction();

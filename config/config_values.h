@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "config/config_error.h"
 #include "config/config_schema.h"
@@ -46,11 +47,17 @@ class ConfigValues {
   // Sorted by path.
   const std::map<std::string, Entry, std::less<>>& entries() const { return entries_; }
 
+  // The file the values were read from ("" when built in memory), where a
+  // check reports a key the file lacks and that has no default.
+  const std::string& file() const { return file_; }
+  void set_file(std::string file) { file_ = std::move(file); }
+
  private:
   template <class T>
   const T& get(std::string_view path) const;
 
   std::map<std::string, Entry, std::less<>> entries_;
+  std::string file_;
 };
 
 }  // namespace clustersim::sim

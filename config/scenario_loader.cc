@@ -159,7 +159,12 @@ class Loader {
     }
   }
 
-  ConfigValues take_values() { return std::move(values_); }
+  ConfigValues take_values() {
+    values_.set_file(file_);
+    return std::move(values_);
+  }
+  // The top level is not a mapping: there are no keys to check.
+  bool file_unusable() const { return invalid_.contains(""); }
 
   // Where a check that fails on the default of an absent key points: the
   // innermost of its sections that the file has, else the file.
@@ -366,6 +371,22 @@ ConfigValues load_scenario_text(std::string_view yaml, const std::string& file_n
 ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& schema,
                                 std::span<const std::string> overrides) {
   return load_scenario_text(read_scenario_text(path), path, schema, overrides);
+}
+
+ConfigValues load_scenario_file_keeping_going(const std::string& path, const ConfigSchema& schema,
+                                              std::span<const std::string> overrides,
+                                              DiagnosticSink& problems) {
+  const std::string yaml = read_scenario_text(path);
+  DiagnosticSink sink;
+  Loader loader(path, schema, sink);
+  loader.parse_overrides(overrides);
+  const bool follow_extends = schema.find_key(kExtendsKey) != nullptr;
+  const std::vector<YamlLayer> files = read_yaml_layers(yaml, path, follow_extends, sink);
+  loader.walk_root(files);
+  loader.finish();
+  if (loader.file_unusable()) sink.throw_if_any();
+  problems.append(std::move(sink));
+  return loader.take_values();
 }
 
 std::string read_scenario_text(const std::string& path) {

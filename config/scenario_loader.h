@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "config/config_error.h"
 #include "config/config_schema.h"
 #include "config/config_values.h"
 
@@ -40,6 +41,16 @@ void add_extends_key(ConfigSchema& schema);
 
 ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& schema,
                                 std::span<const std::string> overrides = {});
+
+// The same, going on past the problems of single keys so that the checks of
+// what the keys mean can run too (one pass reports everything): the keys'
+// problems are added to `problems`, and the values hold every key that
+// passed, with the default of a key reported invalid in its place. Throws
+// ConfigError only when the file as a whole is unusable (unreadable, not
+// YAML, not a mapping), where nothing else can be checked.
+ConfigValues load_scenario_file_keeping_going(const std::string& path, const ConfigSchema& schema,
+                                              std::span<const std::string> overrides,
+                                              DiagnosticSink& problems);
 
 // The scenario file's text, as load_scenario_file reads it: a ConfigError at
 // the path worded for a scenario ("cannot open the scenario: no such file")

@@ -7,6 +7,7 @@
 
 #include "config/config_values.h"
 #include "config/scenario_loader.h"
+#include "hardware/shipped_profiles.h"
 
 namespace clustersim::collectives {
 
@@ -395,17 +396,24 @@ void add_hardware_keys(sim::ConfigSchema& schema) {
   schema
       .add_key(
           "hardware", ValueType::kString,
-          "Hardware profile (collective cost constants, GPU compute figures, host costs): a YAML "
-          "file, relative to the scenario file's directory unless absolute, e.g. "
-          "../hardware/h100.yaml. A profile may start from another with its own top-level "
-          "`extends: <file>` (relative to the profile's directory): that profile is read first, "
-          "then this one's keys override it key by key (mappings merge, a scalar or a list "
-          "replaces).")
-      .not_empty();
+          "Hardware profile (collective cost constants, GPU compute figures, host costs): a "
+          "shipped profile by its bare name (h100, h100_96gb_500w, h200, a100, ...: the files of "
+          "scenarios/hardware/), or the path of a YAML profile, relative to the scenario file's "
+          "directory unless absolute (e.g. mine.yaml, ../hardware/h100.yaml). A profile may start "
+          "from another with its own top-level `extends: <file>` (relative to the profile's "
+          "directory): that profile is read first, then this one's keys override it key by key "
+          "(mappings merge, a scalar or a list replaces). topo alone does without it.")
+      .not_empty()
+      .required_by(
+          "run, sweep, campaign (without campaign.step_time), collective, validate, calibrate, "
+          "replay, export-chakra, kernels");
 }
 
 std::string resolve_hardware_path(const std::string& scenario_path,
                                   const std::string& hardware_value) {
+  if (is_bare_profile_name(hardware_value)) {
+    return (std::filesystem::path(shipped_profiles_dir()) / (hardware_value + ".yaml")).string();
+  }
   const std::filesystem::path hw(hardware_value);
   if (hw.is_absolute()) return hw.lexically_normal().string();
   return (std::filesystem::path(scenario_path).parent_path() / hw).lexically_normal().string();

@@ -196,11 +196,13 @@ HardwareProfile load_hardware_profile(const std::string& path);
 // `extends` is resolved against.
 HardwareProfile parse_hardware_profile(std::string_view text, const std::string& path);
 
-// Declares the scenario's top-level `hardware` key: the path of a profile
-// file, relative to the scenario file's directory unless absolute.
+// Declares the scenario's top-level `hardware` key: a shipped profile's bare
+// name, or the path of a profile file, relative to the scenario file's
+// directory unless absolute.
 void add_hardware_keys(sim::ConfigSchema& schema);
 
-// The profile path a scenario means: `hardware_value` as written, resolved
+// The profile path a scenario means: the shipped profile of a bare name
+// (hardware/shipped_profiles.h), else `hardware_value` as written, resolved
 // against the directory holding `scenario_path` unless it is absolute.
 std::string resolve_hardware_path(const std::string& scenario_path,
                                   const std::string& hardware_value);

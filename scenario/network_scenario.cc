@@ -2,9 +2,11 @@
 
 #include <filesystem>
 #include <system_error>
+#include <utility>
 
 #include "config/file_text.h"
 #include "config/scenario_loader.h"
+#include "hardware/shipped_profiles.h"
 #include "scenario/scenario_schema.h"
 #include "topology/cluster_config.h"
 
@@ -12,7 +14,7 @@ namespace clustersim::cli {
 
 std::string shipped_profile_hint(const std::string& value) {
   if (value.find('/') != std::string::npos) return "";
-  const std::filesystem::path dir(CLUSTERSIM_PROFILES_DIR);
+  const std::filesystem::path dir(collectives::shipped_profiles_dir());
   for (const std::string& name : {value, value + ".yaml"}) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(dir / name, ec)) {
@@ -24,9 +26,31 @@ std::string shipped_profile_hint(const std::string& value) {
 
 namespace {
 
-std::string with_path_advice(const std::string& hint) {
-  return hint.empty() ? hint
-                      : hint + " (give its path, absolute or relative to the scenario's folder)";
+// The profile the scenario's `hardware` names; a problem is at that key.
+collectives::HardwareProfile read_profile(const std::string& path,
+                                          const sim::ConfigValues& values) {
+  sim::DiagnosticSink sink;
+  if (!values.has("hardware") || values.get_string("hardware").empty()) {
+    sink.add(sim::SourceLocation{path, 1, 1}, "hardware",
+             "missing; expected " + collectives::shipped_profiles_phrase() +
+                 ": it holds the part's compute figures and the collective model's constants");
+    sink.throw_if_any();
+  }
+  const std::string& value = values.get_string("hardware");
+  const std::string profile_path = collectives::resolve_hardware_path(path, value);
+  if (const sim::ReadOutcome file = sim::check_input_file(profile_path);
+      file.failure != sim::ReadFailure::kNone) {
+    const std::string found = collectives::is_bare_profile_name(value)
+                                  ? "'" + value + "', which this build does not ship"
+                                  : sim::found_phrase(file, profile_path);
+    std::string hint = shipped_profile_hint(value);
+    if (!hint.empty())
+      hint += " (or name it bare: 'hardware: " + value.substr(0, value.rfind('.')) + "')";
+    sink.add(values.where("hardware"), "hardware",
+             "expected " + collectives::shipped_profiles_phrase() + ", found " + found + hint);
+    sink.throw_if_any();
+  }
+  return collectives::load_hardware_profile(profile_path);
 }
 
 }  // namespace
@@ -36,31 +60,39 @@ sim::ConfigValues load_scenario_values(const std::string& path,
   return sim::load_scenario_file(path, build_scenario_schema(), overrides);
 }
 
+sim::ConfigValues load_scenario_values_keeping_going(const std::string& path,
+                                                     std::span<const std::string> overrides,
+                                                     ScenarioProblems& problems) {
+  sim::DiagnosticSink key_problems;
+  sim::ConfigValues values =
+      sim::load_scenario_file_keeping_going(path, build_scenario_schema(), overrides, key_problems);
+  problems.add_all(std::move(key_problems));
+  return values;
+}
+
+void add_network_parts(const std::string& path, NetworkParts& parts, ScenarioProblems& problems) {
+  const sim::ConfigValues& values = parts.values;
+  if (const auto spec = problems.attempt([&] { return topology::read_cluster_spec(values); })) {
+    parts.cluster = problems.attempt([&] { return topology::build_cluster(*spec); });
+  }
+  parts.profile = problems.attempt([&] { return read_profile(path, values); });
+}
+
+NetworkParts load_network_parts(const std::string& path, std::span<const std::string> overrides,
+                                ScenarioProblems& problems) {
+  NetworkParts parts{load_scenario_values_keeping_going(path, overrides, problems), std::nullopt,
+                     std::nullopt};
+  add_network_parts(path, parts, problems);
+  return parts;
+}
+
 NetworkScenario load_network_scenario(const std::string& path,
                                       std::span<const std::string> overrides) {
-  sim::ConfigValues values = load_scenario_values(path, overrides);
-  const topology::ClusterSpec spec = topology::read_cluster_spec(values);
-  if (!values.has("hardware") || values.get_string("hardware").empty()) {
-    sim::DiagnosticSink sink;
-    sink.add(sim::SourceLocation{path, 1, 1}, "hardware",
-             "missing; expected the path of a hardware profile (e.g. "
-             "'hardware/h100.yaml'), which holds the collective model's constants");
-    sink.throw_if_any();
-  }
-  const std::string profile_path =
-      collectives::resolve_hardware_path(path, values.get_string("hardware"));
-  if (const sim::ReadOutcome file = sim::check_input_file(profile_path);
-      file.failure != sim::ReadFailure::kNone) {
-    sim::DiagnosticSink sink;
-    sink.add(values.where("hardware"), "hardware",
-             "expected a hardware profile file (resolved against the scenario's folder), found " +
-                 sim::found_phrase(file, profile_path) +
-                 with_path_advice(shipped_profile_hint(values.get_string("hardware"))));
-    sink.throw_if_any();
-  }
-  collectives::HardwareProfile profile = collectives::load_hardware_profile(profile_path);
-  topology::Cluster cluster = topology::build_cluster(spec);
-  return NetworkScenario{std::move(values), std::move(cluster), std::move(profile)};
+  ScenarioProblems problems;
+  NetworkParts parts = load_network_parts(path, overrides, problems);
+  problems.throw_if_any();
+  return NetworkScenario{std::move(parts.values), std::move(*parts.cluster),
+                         std::move(*parts.profile)};
 }
 
 }  // namespace clustersim::cli

@@ -1,14 +1,18 @@
 // What the network commands (collective, validate) need from a scenario:
 // its validated values, the cluster built from its `cluster` section, and
 // the hardware profile its `hardware` key names.
-// Errors: sim::ConfigError naming the scenario (or profile) file and line.
+// Errors: sim::ConfigError naming the scenario (or profile) file and line,
+// with every problem of the keys, the cluster and the profile at once
+// (scenario/scenario_problems.h).
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 
 #include "config/config_values.h"
 #include "hardware/hardware_profile.h"
+#include "scenario/scenario_problems.h"
 #include "topology/cluster.h"
 
 namespace clustersim::cli {
@@ -22,8 +26,25 @@ struct NetworkScenario {
 NetworkScenario load_network_scenario(const std::string& path,
                                       std::span<const std::string> overrides);
 
+// The stages of load_network_scenario with their problems added to
+// `problems` rather than thrown: what each could build (nothing where a
+// stage failed). For loaders that check more of the file in the same pass.
+struct NetworkParts {
+  sim::ConfigValues values;
+  std::optional<topology::Cluster> cluster;
+  std::optional<collectives::HardwareProfile> profile;
+};
+NetworkParts load_network_parts(const std::string& path, std::span<const std::string> overrides,
+                                ScenarioProblems& problems);
+// The stages one at a time: the keys (their values, with the default of a
+// key reported invalid), then the cluster and profile of `parts.values`.
+sim::ConfigValues load_scenario_values_keeping_going(const std::string& path,
+                                                     std::span<const std::string> overrides,
+                                                     ScenarioProblems& problems);
+void add_network_parts(const std::string& path, NetworkParts& parts, ScenarioProblems& problems);
+
 // For a hardware value or --base that names no file: when it is the bare
-// name ("h100", "h100.yaml") of a profile this build ships, "; a shipped
+// file name ("h100.yaml") of a profile this build ships, "; a shipped
 // profile of that name is 'PATH'" to end the error with; "" otherwise.
 std::string shipped_profile_hint(const std::string& value);
 

@@ -1,5 +1,8 @@
 #include "scenario/step_config.h"
 
+#include <optional>
+#include <utility>
+
 #include "collectives/tuner.h"
 #include "config/config_error.h"
 #include "workloads/model/compute_model.h"
@@ -83,14 +86,32 @@ workloads::StepConfig step_config_from_scenario(const NetworkScenario& net) {
 workloads::StepConfig step_config_from_scenario(const sim::ConfigValues& values,
                                                 const topology::Cluster& cluster,
                                                 const collectives::HardwareProfile& profile) {
+  ScenarioProblems problems;
+  std::optional<workloads::StepConfig> config =
+      step_config_parts(values, cluster, profile, problems);
+  problems.throw_if_any();
+  return std::move(*config);
+}
+
+std::optional<workloads::StepConfig> step_config_parts(const sim::ConfigValues& values,
+                                                       const topology::Cluster& cluster,
+                                                       const collectives::HardwareProfile& profile,
+                                                       ScenarioProblems& problems) {
+  std::optional<workloads::WorkloadSpec> workload = problems.attempt([&] {
+    return workloads::read_workload_spec(values, cluster.gpu_count(), cluster.gpus_per_node());
+  });
+  if (!workload) return std::nullopt;
   workloads::StepConfig config;
-  config.workload =
-      workloads::read_workload_spec(values, cluster.gpu_count(), cluster.gpus_per_node());
-  check_mesh_groups(values, cluster, config.workload);
+  config.workload = std::move(*workload);
+  // The checks below are independent of one another: each runs, so that
+  // one pass reports all of their problems.
+  bool ok = problems.check([&] { check_mesh_groups(values, cluster, config.workload); });
   config.schedule_options.separate_reduce_stream = config.workload.separate_reduce_stream;
   config.schedule_options.no_sync = config.workload.no_sync;
-  check_float8(values, profile, config.workload);
-  config.stragglers = workloads::read_stragglers(values, config.workload.world_size);
+  ok = problems.check([&] { check_float8(values, profile, config.workload); }) && ok;
+  ok = problems.check([&] {
+    config.stragglers = workloads::read_stragglers(values, config.workload.world_size);
+  }) && ok;
   config.seed = static_cast<uint64_t>(values.get_int("seed"));
   config.compute = workloads::compute_spec_from_profile(profile);
   config.memory_capacity_bytes = profile.gpu.memory_bytes;
@@ -102,8 +123,31 @@ workloads::StepConfig step_config_from_scenario(const sim::ConfigValues& values,
       profile.host.cpu_adam_params_per_s / static_cast<double>(cluster.spec().node.gpus_per_node);
   config.forced = collectives::read_forced_choice(values);
   config.routing = collectives::read_routing(values);
-  check_forced_choice(values, cluster, profile, config);
+  // A forced choice is checked against the step's collectives: only once
+  // the step is otherwise sound.
+  if (ok) ok = problems.check([&] { check_forced_choice(values, cluster, profile, config); });
+  if (!ok) return std::nullopt;
   return config;
+}
+
+StepScenario load_step_scenario(const std::string& path, std::span<const std::string> overrides) {
+  ScenarioProblems problems;
+  NetworkParts parts = load_network_parts(path, overrides, problems);
+  std::optional<workloads::StepConfig> config;
+  if (parts.cluster && parts.profile) {
+    config = step_config_parts(parts.values, *parts.cluster, *parts.profile, problems);
+  } else if (parts.cluster) {
+    // Without a profile the workload's own checks (mesh, batch, schedule)
+    // can still run: their problems belong to this pass too.
+    problems.check([&] {
+      workloads::read_workload_spec(parts.values, parts.cluster->gpu_count(),
+                                    parts.cluster->gpus_per_node());
+    });
+  }
+  problems.throw_if_any();
+  return StepScenario{NetworkScenario{std::move(parts.values), std::move(*parts.cluster),
+                                      std::move(*parts.profile)},
+                      std::move(*config)};
 }
 
 }  // namespace clustersim::cli

@@ -7,7 +7,12 @@
 // the key to blame, so that no command meets it first inside the simulation.
 #pragma once
 
+#include <optional>
+#include <span>
+#include <string>
+
 #include "scenario/network_scenario.h"
+#include "scenario/scenario_problems.h"
 #include "workloads/schedules/step_simulator.h"
 
 namespace clustersim::cli {
@@ -20,5 +25,21 @@ workloads::StepConfig step_config_from_scenario(const NetworkScenario& net);
 workloads::StepConfig step_config_from_scenario(const sim::ConfigValues& values,
                                                 const topology::Cluster& cluster,
                                                 const collectives::HardwareProfile& profile);
+
+// The same with its problems added to `problems` (scenario_problems.h):
+// nothing when any check failed.
+std::optional<workloads::StepConfig> step_config_parts(const sim::ConfigValues& values,
+                                                       const topology::Cluster& cluster,
+                                                       const collectives::HardwareProfile& profile,
+                                                       ScenarioProblems& problems);
+
+// A scenario for a training step (run, export-chakra, kernels): its keys,
+// cluster, hardware profile and workload, checked in one pass: a ConfigError
+// holds every problem of every stage.
+struct StepScenario {
+  NetworkScenario net;
+  workloads::StepConfig config;
+};
+StepScenario load_step_scenario(const std::string& path, std::span<const std::string> overrides);
 
 }  // namespace clustersim::cli

@@ -6,6 +6,7 @@
 #include "config/config_error.h"
 #include "config/file_text.h"
 #include "config/scenario_loader.h"
+#include "hardware/shipped_profiles.h"
 #include "scenario/scenario_schema.h"
 #include "scenario/step_config.h"
 #include "sweep/sweep_rows.h"
@@ -113,15 +114,17 @@ const topology::Cluster& PointLoader::cluster_for(const sim::ConfigValues& v) {
 const collectives::HardwareProfile* PointLoader::profile_for(const sim::ConfigValues& v,
                                                              std::string& reason) {
   if (!v.has("hardware") || v.get_string("hardware").empty()) {
-    reason = "hardware: missing; expected the path of a hardware profile";
+    reason = "hardware: missing; expected " + collectives::shipped_profiles_phrase();
     return nullptr;
   }
-  const std::string profile_path =
-      collectives::resolve_hardware_path(path_, v.get_string("hardware"));
+  const std::string& value = v.get_string("hardware");
+  const std::string profile_path = collectives::resolve_hardware_path(path_, value);
   if (const sim::ReadOutcome file = sim::check_input_file(profile_path);
       file.failure != sim::ReadFailure::kNone) {
-    reason = "hardware: expected a hardware profile file, found " +
-             sim::found_phrase(file, profile_path);
+    reason = "hardware: expected " + collectives::shipped_profiles_phrase() + ", found " +
+             (collectives::is_bare_profile_name(value)
+                  ? "'" + value + "', which this build does not ship"
+                  : sim::found_phrase(file, profile_path));
     return nullptr;
   }
   std::unique_ptr<collectives::HardwareProfile>& profile = profiles_[profile_path];

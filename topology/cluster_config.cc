@@ -103,7 +103,11 @@ int fabric_tiers(FabricType type, int64_t endpoints, int64_t radix) {
 void add_cluster_keys(sim::ConfigSchema& schema) {
   using sim::ValueType;
   schema.add_section("cluster", "The GPU cluster: nodes and the network between them.");
-  schema.add_key("cluster.nodes", ValueType::kInt, "Number of nodes (NVLink domains).").positive();
+  schema.add_key("cluster.nodes", ValueType::kInt, "Number of nodes (NVLink domains).")
+      .positive()
+      .required_by(
+          "run, sweep, campaign, topo, collective, validate, calibrate, replay, export-chakra, "
+          "kernels");
   schema
       .add_key("cluster.node", ValueType::kEnum,
                "Node preset (figures from vendor datasheets), or custom (see cluster.custom_node).")
@@ -179,7 +183,7 @@ ClusterSpec read_cluster_spec(const sim::ConfigValues& values) {
   sim::DiagnosticSink sink;
   ClusterSpec spec;
   if (!values.has("cluster.nodes")) {
-    sim::SourceLocation file_only{values.has("name") ? values.where("name").file : "", 0, 0};
+    sim::SourceLocation file_only{values.file(), 0, 0};
     sink.add(file_only, "cluster.nodes",
              "expected a positive integer (this command needs a cluster), found nothing");
     sink.throw_if_any();

@@ -176,6 +176,12 @@ def cli(*args: str, check: bool = True) -> Completed:
     return Completed(code, out, err)
 
 
+def _is_bare_profile_name(value: str) -> bool:
+    """As a scenario's `hardware` key reads it: no folder and no .yaml/.yml
+    suffix means a shipped profile (hardware/shipped_profiles.h)."""
+    return bool(value) and "/" not in value and not value.endswith((".yaml", ".yml"))
+
+
 def hardware_profile(name: str) -> str:
     """The path of a shipped hardware profile: hardware_profile("h100")."""
     path = os.path.join(_SOURCE_DIR, "scenarios", "hardware", name + ".yaml")
@@ -278,7 +284,9 @@ class _Scratch:
             return os.fspath(scenario)
         data = dict(scenario)
         hw = data.get("hardware")
-        if isinstance(hw, str) and not os.path.isabs(hw):
+        # A bare name ("h100") is a shipped profile wherever the file is; a
+        # relative path is the caller's, not the temporary folder's.
+        if isinstance(hw, str) and not os.path.isabs(hw) and not _is_bare_profile_name(hw):
             data["hardware"] = os.path.abspath(os.path.join(directory or os.getcwd(), hw))
         path = self.path("scenario.yaml")
         with open(path, "w", encoding="utf-8") as f:

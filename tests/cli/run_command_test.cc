@@ -119,25 +119,45 @@ TEST(RunCommand, SummaryOnStdout) {
   EXPECT_EQ(lines_of(quiet.out), without);
 }
 
-// A scenario that names a shipped profile by its bare name gets the path of
-// that profile in the error; a name no profile has gets none.
-TEST(RunCommand, AHardwareProfileNamedByItsBareNameGetsThePathOfTheShippedOne) {
+// `hardware: h100` (a bare name) is the shipped profile, wherever the
+// scenario is: the same step as its path gives. A path is relative to the
+// scenario's folder; one that is missing but names a shipped profile's file
+// gets that profile's path and bare name, and an unknown bare name the list
+// of shipped names.
+TEST(RunCommand, AHardwareProfileNamedByItsBareNameIsTheShippedOne) {
   const ScratchDir dir;
   const std::string body =
       "cluster:\n  nodes: 1\n  node: hgx_h100\nworkload:\n  model: llama3-8b\n"
       "  seq_len: 1024\n  local_batch: 1\n";
-  Outcome r = run({"run", dir.write("a.yaml", "name: a\nhardware: h100\n" + body)});
+  const Outcome bare =
+      run({"run", dir.write("a.yaml", "name: a\nhardware: h100\n" + body), "--no-wall-time"});
+  ASSERT_EQ(bare.code, cli::kExitOk) << bare.err;
+  const Outcome by_path = run({"run",
+                               dir.write("p.yaml", "name: a\nhardware: " CLUSTERSIM_SOURCE_DIR
+                                                   "/scenarios/hardware/h100.yaml\n" +
+                                                       body),
+                               "--no-wall-time"});
+  ASSERT_EQ(by_path.code, cli::kExitOk) << by_path.err;
+  EXPECT_EQ(bare.out.substr(bare.out.find('\n')), by_path.out.substr(by_path.out.find('\n')));
+  EXPECT_NE(bare.out.find("hardware profile h100\n"), std::string::npos) << bare.out;
+
+  Outcome r = run({"run", dir.write("b.yaml", "name: b\nhardware: h100.yaml\n" + body)});
   EXPECT_EQ(r.code, cli::kExitError);
-  EXPECT_NE(r.err.find("a.yaml:2:11: error: hardware: expected a hardware profile file"),
+  EXPECT_NE(r.err.find("b.yaml:2:11: error: hardware: expected one of the shipped profiles by its "
+                       "bare name (a100, a100_calibrated, h100, h100_96gb_500w, h100_calibrated, "
+                       "h200, h200_measured; e.g. 'hardware: h100') or the path of a profile "
+                       "file, relative to the scenario's folder unless absolute, found no file at"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("; a shipped profile of that name is '" CLUSTERSIM_SOURCE_DIR
-                       "/scenarios/hardware/h100.yaml'"),
+                       "/scenarios/hardware/h100.yaml' (or name it bare: 'hardware: h100')"),
             std::string::npos)
       << r.err;
-  r = run({"run", dir.write("b.yaml", "name: b\nhardware: h1000\n" + body)});
+  r = run({"run", dir.write("c.yaml", "name: c\nhardware: h1000\n" + body)});
   EXPECT_EQ(r.code, cli::kExitError);
-  EXPECT_EQ(r.err.find("shipped profile"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("found 'h1000', which this build does not ship"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("shipped profile of that name"), std::string::npos) << r.err;
 }
 
 TEST(RunCommand, UnknownFlagIsAUsageError) {

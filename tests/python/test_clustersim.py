@@ -283,6 +283,13 @@ def test_validate_of_collective_measurements_keeps_the_report():
     assert "median_abs_error=" in cases.report
 
 
+def test_a_dict_scenario_names_a_shipped_profile_by_its_bare_name():
+    bare = clustersim.run(dict(SMALL, hardware="h100"))
+    by_path = clustersim.run(dict(SMALL, hardware=os.path.join(HARDWARE_DIR, "h100.yaml")))
+    assert bare["step_time_s"] == by_path["step_time_s"]
+    assert bare["cluster"]["hardware_profile"] == "h100"
+
+
 def test_hardware_profile_names_the_shipped_ones():
     assert clustersim.hardware_profile("h100").endswith("scenarios/hardware/h100.yaml")
     with pytest.raises(ValueError, match="expected one of: .*h100"):

@@ -163,7 +163,7 @@ void add_workload_model_keys(sim::ConfigSchema& schema) {
 ModelSpec read_model_spec(const sim::ConfigValues& values) {
   sim::DiagnosticSink sink;
   if (!values.has("workload.model")) {
-    sim::SourceLocation file_only{values.has("name") ? values.where("name").file : "", 0, 0};
+    sim::SourceLocation file_only{values.file(), 0, 0};
     sink.add(file_only, "workload.model",
              "expected a model preset or custom (this command needs a model), found nothing");
     sink.throw_if_any();

@@ -361,10 +361,9 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   }
   for (const char* key : {kSeqLen, kLocalBatch}) {
     if (values.has(key)) continue;
-    sim::SourceLocation at =
-        values.has("workload.model")
-            ? values.where("workload.model")
-            : sim::SourceLocation{values.has("name") ? values.where("name").file : "", 0, 0};
+    sim::SourceLocation at = values.has("workload.model")
+                                 ? values.where("workload.model")
+                                 : sim::SourceLocation{values.file(), 0, 0};
     sink.add(at, key, "expected a value (the workload needs it), found nothing");
   }
   sink.throw_if_any();
