@@ -1,5 +1,6 @@
 #include "scenario/network_scenario.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -10,16 +11,29 @@
 
 namespace clustersim::cli {
 
-std::string shipped_profile_hint(const std::string& value) {
-  if (value.find('/') != std::string::npos) return "";
+std::string shipped_profile_path(const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos) return "";
   const std::filesystem::path dir(CLUSTERSIM_PROFILES_DIR);
-  for (const std::string& name : {value, value + ".yaml"}) {
+  for (const std::string& file : {name, name + ".yaml"}) {
     std::error_code ec;
-    if (std::filesystem::is_regular_file(dir / name, ec)) {
-      return "; a shipped profile of that name is '" + (dir / name).string() + "'";
-    }
+    if (std::filesystem::is_regular_file(dir / file, ec)) return (dir / file).string();
   }
   return "";
+}
+
+std::vector<std::string> shipped_profile_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(CLUSTERSIM_PROFILES_DIR, ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string shipped_profile_hint(const std::string& value) {
+  const std::string path = shipped_profile_path(value);
+  return path.empty() ? "" : "; a shipped profile of that name is '" + path + "'";
 }
 
 namespace {
@@ -38,7 +52,10 @@ sim::ConfigValues load_scenario_values(const std::string& path,
 
 NetworkScenario load_network_scenario(const std::string& path,
                                       std::span<const std::string> overrides) {
-  sim::ConfigValues values = load_scenario_values(path, overrides);
+  return network_scenario_from_values(load_scenario_values(path, overrides), path);
+}
+
+NetworkScenario network_scenario_from_values(sim::ConfigValues values, const std::string& path) {
   const topology::ClusterSpec spec = topology::read_cluster_spec(values);
   if (!values.has("hardware") || values.get_string("hardware").empty()) {
     sim::DiagnosticSink sink;
