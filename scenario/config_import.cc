@@ -50,6 +50,12 @@ void ConfigImport::report(const std::string& path, std::string message) {
   reader_.report(path, root_.find(path), std::move(message));
 }
 
+bool ConfigImport::missing(const std::string& path) const {
+  if (reader_.has(path)) return false;
+  const sim::ConfigNode* node = root_.find(path);
+  return node == nullptr || !node->text.starts_with("${");
+}
+
 int64_t ConfigImport::int_or(const std::string& path, int64_t fallback) {
   return reader_.take_int(path).value_or(fallback);
 }

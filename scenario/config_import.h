@@ -54,6 +54,9 @@ class ConfigImport {
   // leaves it out.
   std::string absent(const std::string& path, const std::string& value) const;
   void report(const std::string& path, std::string message);
+  // The config does not give `path` (absent, or null) and no problem with
+  // it was reported yet (an interpolation that named nothing leaves null).
+  bool missing(const std::string& path) const;
   void approximate(std::string what) { scenario_.approximations.push_back(std::move(what)); }
 
   int64_t int_or(const std::string& path, int64_t fallback);

@@ -102,8 +102,9 @@ class NemoImport : public ConfigImport {
                                     {"heads", heads_path},
                                     {"ffn_hidden", ffn_path}}) {
       const std::optional<int64_t> n = reader_.take_int(path);
-      if (!n && !reader_.has(path))
+      if (!n && missing(path)) {
         report(path, "expected the model's " + std::string(key) + " (an integer), found none");
+      }
       if (n) put("workload.custom_model." + std::string(key), str(*n), path);
       if (n && path == layers_path) layers_ = *n;
       if (n && path == heads_path) heads_ = *n;
@@ -231,7 +232,7 @@ class NemoImport : public ConfigImport {
          {std::pair{"workload.local_batch", micro_path}, {"workload.global_batch", global_path}}) {
       if (const auto n = reader_.take_int(path)) {
         put(key, str(*n), path);
-      } else if (!reader_.has(path)) {
+      } else if (missing(path)) {
         report(path, "expected a number of sequences (NeMo needs it), found none");
       }
     }
@@ -247,7 +248,7 @@ class NemoImport : public ConfigImport {
         approximate("model.data.seq_length differs from " + shown(seq_path) + ": " +
                     shown(seq_path) + " is the one modelled");
       }
-    } else if (!reader_.has(seq_path)) {
+    } else if (missing(seq_path)) {
       report(seq_path, "expected the sequence length, found none");
     }
     pp_ = pp;

@@ -398,11 +398,11 @@ class TorchtitanImport : public ConfigImport {
       } else if (every && *every == 1) {
         written = "full";  // every block checkpointed whole
       } else if (every && *every > 1) {
-        approximate("[activation_checkpoint] selective_ac_option = '" + option + "' (every " +
-                    option +
-                    "th block checkpointed whole, the others not): modelled as "
-                    "op-level selective checkpointing of every block; --set "
-                    "workload.activation_checkpointing=full or none brackets it");
+        approximate("[activation_checkpoint] selective_ac_option = '" + option +
+                    "' (one block in " + option +
+                    " checkpointed whole, the others not): modelled as op-level selective "
+                    "checkpointing of every block; --set workload.activation_checkpointing=full "
+                    "or none brackets it");
       } else {
         report(option_path, "expected 'op' or a positive block interval, found '" + option + "'");
       }
