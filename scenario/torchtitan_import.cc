@@ -23,6 +23,9 @@ using sim::ConfigNode;
 
 std::string str(int64_t x) { return std::to_string(x); }
 
+// The largest degree or batch taken from a config: 2^20, so that products of a few stay exact.
+constexpr int64_t kMostGpus = int64_t{1} << 20;
+
 struct Flavor {
   std::string_view model;  // [model] name
   std::string_view flavor;
@@ -129,8 +132,9 @@ class TorchtitanImport : public ConfigImport {
          {std::tuple{rep_path, rep, true}, std::tuple{shard_path, shard, true},
           std::tuple{tp_path, tp_, false}, std::tuple{pp_path_, pp_, false},
           std::tuple{cp_path, cp_, false}}) {
-      if (degree >= 1 || (may_be_left && degree == -1)) continue;
-      report(path, "expected a degree of at least 1" +
+      // A degree past a million GPUs is a typo, and products of such would overflow.
+      if ((degree >= 1 && degree <= kMostGpus) || (may_be_left && degree == -1)) continue;
+      report(path, "expected a degree from 1 to " + str(kMostGpus) +
                        std::string(may_be_left ? " or -1 (the GPUs left over)" : "") + ", found " +
                        str(degree));
       ok = false;
@@ -218,14 +222,16 @@ class TorchtitanImport : public ConfigImport {
     const int64_t local = int_or(local_path, 8);
     const std::string global_path = "training.global_batch_size";
     const int64_t global = int_or(global_path, -1);
-    if (local < 1) report(local_path, "expected at least 1 sequence, found " + str(local));
+    if (local < 1 || local > kMostGpus) {
+      report(local_path, "expected 1 to " + str(kMostGpus) + " sequences, found " + str(local));
+    }
     if (global == 0 || global < -1) {
       report(global_path,
              "expected a positive number of sequences or -1 (local_batch_size x "
              "the data-parallel degree), found " +
                  str(global));
     }
-    if (local < 1 || global == 0 || global < -1) return;
+    if (local < 1 || local > kMostGpus || global == 0 || global < -1) return;
     if (pp_ == 1) {
       put("workload.local_batch", str(local), local_path, absent(local_path, "8"));
       if (global > 0) put("workload.global_batch", str(global), global_path);
@@ -332,7 +338,14 @@ class TorchtitanImport : public ConfigImport {
         const int64_t input_weight = int_or(first_path, 1);
         const int64_t output_weight = int_or(last_path, 1);
         int64_t stages = pp_ * stages_per_rank;
-        if (const auto per_stage = reader_.take_int(per_stage_path); per_stage && *per_stage > 0) {
+        if (const auto per_stage = reader_.take_int(per_stage_path)) {
+          if (*per_stage < 1 || input_weight < 0 || output_weight < 0) {
+            report(per_stage_path,
+                   "expected at least 1 block per stage (and stage weights of 0 "
+                   "or more), found " +
+                       str(*per_stage));
+            return;
+          }
           stages = (layers_ + input_weight + output_weight + *per_stage - 1) / *per_stage;
         }
         counts = torchtitan_2025_split(layers_, stages, input_weight, output_weight);

@@ -1,5 +1,6 @@
 #include "workloads/model/global_batch.h"
 
+#include <limits>
 #include <string>
 
 namespace clustersim::workloads {
@@ -34,6 +35,12 @@ std::optional<int64_t> micro_batches_from_global_batch(const sim::ConfigValues& 
   if (w.world_size % mesh != 0) return std::nullopt;
   const int64_t global = values.get_int(kGlobalBatch);
   const int64_t replicas = w.world_size / mesh;
+  if (w.local_batch > std::numeric_limits<int64_t>::max() / replicas) {
+    sink.add(values.where(kGlobalBatch), kGlobalBatch,
+             "expected local_batch " + str(w.local_batch) + " x " + str(replicas) +
+                 " data-parallel replicas to fit in 64 bits, found them past it");
+    return std::nullopt;
+  }
   const int64_t per_micro_batch = w.local_batch * replicas;
   const std::string product = "local_batch " + str(w.local_batch) + " x " + str(replicas) +
                               " data-parallel replicas (world_size " + str(w.world_size) +
@@ -41,8 +48,10 @@ std::optional<int64_t> micro_batches_from_global_batch(const sim::ConfigValues& 
                               "))";
   if (global % per_micro_batch != 0) {
     const int64_t below = global / per_micro_batch * per_micro_batch;
-    const std::string nearest =
-        below == 0 ? str(per_micro_batch) : str(below) + " or " + str(below + per_micro_batch);
+    const bool above_fits = below <= std::numeric_limits<int64_t>::max() - per_micro_batch;
+    const std::string nearest = below == 0   ? str(per_micro_batch)
+                                : above_fits ? str(below) + " or " + str(below + per_micro_batch)
+                                             : str(below);
     sink.add(values.where(kGlobalBatch), kGlobalBatch,
              "expected a multiple of " + product + " = " + str(per_micro_batch) +
                  " sequences, found " + str(global) + " (nearest: " + nearest + ")");
