@@ -23,6 +23,10 @@
 
 namespace clustersim::cli {
 
+// The largest count (GPUs, a degree, sequences) an import takes from a config:
+// 2^20, so that products of a few stay exact in 64 bits.
+inline constexpr int64_t kMostConfigCount = int64_t{1} << 20;
+
 class ConfigImport {
  public:
   enum class KeyStyle {

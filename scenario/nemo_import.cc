@@ -59,11 +59,12 @@ class NemoImport : public ConfigImport {
     const std::string devices_path = "trainer.devices";
     const int64_t nodes = int_or(nodes_path, 1);
     const int64_t devices = int_or(devices_path, 1);
-    if (nodes < 1 || devices < 1) {
-      report(nodes < 1 ? nodes_path : devices_path,
-             "expected at least 1, found " + str(nodes < 1 ? nodes : devices));
-      return;
+    for (const auto& [path, n] : {std::pair{nodes_path, nodes}, {devices_path, devices}}) {
+      if (n < 1 || n > kMostConfigCount) {
+        report(path, "expected 1 to " + str(kMostConfigCount) + ", found " + str(n));
+      }
     }
+    if (nodes < 1 || devices < 1 || nodes > kMostConfigCount || devices > kMostConfigCount) return;
     gpus_ = {nodes * devices,
              "trainer.num_nodes " + str(nodes) + " x trainer.devices " + str(devices),
              where_of(nodes_path), nodes_path};
@@ -115,7 +116,7 @@ class NemoImport : public ConfigImport {
     put("workload.custom_model.kv_heads", str(kv_heads), groups_path,
         absent(groups_path, "null: multi-head attention"));
     if (const auto channels = reader_.take_int("model.kv_channels");
-        channels && heads_ > 0 && *channels * heads_ != hidden_) {
+        channels && heads_ > 0 && (hidden_ % heads_ != 0 || *channels != hidden_ / heads_)) {
       approximate("model.kv_channels " + str(*channels) + ": heads of hidden_size / " +
                   "num_attention_heads = " + str(hidden_ / heads_) + " channels here");
     }
@@ -166,7 +167,12 @@ class NemoImport : public ConfigImport {
     }
     const int64_t vocab = tokenizer_vocabulary(library, type);
     if (vocab_set) return;
-    if (vocab == 0 || divisible < 1) {
+    if (divisible < 1 || divisible > kMostConfigCount) {
+      report(divisible_path,
+             "expected 1 to " + str(kMostConfigCount) + ", found " + str(divisible));
+      return;
+    }
+    if (vocab == 0) {
       report(type_path,
              "expected a tokenizer whose vocabulary the importer knows (megatron "
              "GPT2BPETokenizer, huggingface Llama 2 or Llama 3), found library '" +
@@ -192,14 +198,23 @@ class NemoImport : public ConfigImport {
     const int64_t vp = int_or(vp_path, 1);
     const int64_t cp = int_or(cp_path, 1);
     put("workload.parallelism.tp", str(tp_), tp_path, absent(tp_path, "1"));
-    if (tp_ < 1) return;  // the scenario's check reports it at tensor_model_parallel_size
+    for (const auto& [path, n] :
+         {std::pair{tp_path, tp_}, {pp_path, pp}, {vp_path, vp}, {cp_path, cp}}) {
+      if (n < 1 || n > kMostConfigCount) {
+        report(path, "expected a size from 1 to " + str(kMostConfigCount) + ", found " + str(n));
+      }
+    }
+    if (tp_ < 1 || pp < 1 || vp < 1 || cp < 1 || tp_ > kMostConfigCount || pp > kMostConfigCount ||
+        vp > kMostConfigCount || cp > kMostConfigCount) {
+      return;
+    }
     read_vocabulary();
     if (pp > 1) {
       put("workload.parallelism.pp", str(pp), pp_path);
       put("workload.pipeline.schedule", vp > 1 ? "interleaved_1f1b" : "1f1b", vp_path,
           vp > 1 ? shown(vp_path) : "Megatron-Core's 1F1B (no " + shown(vp_path) + ")");
       if (vp > 1) put("workload.pipeline.virtual_stages", str(vp), vp_path);
-      if (layers_ > 0 && vp >= 1 && layers_ % (pp * vp) != 0) {
+      if (layers_ > 0 && layers_ % (pp * vp) != 0) {
         report(pp_path, "expected a divisor of num_layers " + str(layers_) +
                             " / virtual_pipeline_model_parallel_size " + str(vp) +
                             " (Megatron-Core splits the layers evenly), found " + str(pp));

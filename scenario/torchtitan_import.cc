@@ -23,9 +23,6 @@ using sim::ConfigNode;
 
 std::string str(int64_t x) { return std::to_string(x); }
 
-// The largest degree or batch taken from a config: 2^20, so that products of a few stay exact.
-constexpr int64_t kMostGpus = int64_t{1} << 20;
-
 struct Flavor {
   std::string_view model;  // [model] name
   std::string_view flavor;
@@ -133,8 +130,8 @@ class TorchtitanImport : public ConfigImport {
           std::tuple{tp_path, tp_, false}, std::tuple{pp_path_, pp_, false},
           std::tuple{cp_path, cp_, false}}) {
       // A degree past a million GPUs is a typo, and products of such would overflow.
-      if ((degree >= 1 && degree <= kMostGpus) || (may_be_left && degree == -1)) continue;
-      report(path, "expected a degree from 1 to " + str(kMostGpus) +
+      if ((degree >= 1 && degree <= kMostConfigCount) || (may_be_left && degree == -1)) continue;
+      report(path, "expected a degree from 1 to " + str(kMostConfigCount) +
                        std::string(may_be_left ? " or -1 (the GPUs left over)" : "") + ", found " +
                        str(degree));
       ok = false;
@@ -222,8 +219,9 @@ class TorchtitanImport : public ConfigImport {
     const int64_t local = int_or(local_path, 8);
     const std::string global_path = "training.global_batch_size";
     const int64_t global = int_or(global_path, -1);
-    if (local < 1 || local > kMostGpus) {
-      report(local_path, "expected 1 to " + str(kMostGpus) + " sequences, found " + str(local));
+    if (local < 1 || local > kMostConfigCount) {
+      report(local_path,
+             "expected 1 to " + str(kMostConfigCount) + " sequences, found " + str(local));
     }
     if (global == 0 || global < -1) {
       report(global_path,
@@ -231,7 +229,8 @@ class TorchtitanImport : public ConfigImport {
              "the data-parallel degree), found " +
                  str(global));
     }
-    if (local < 1 || local > kMostGpus || global == 0 || global < -1) return;
+    if (local < 1 || local > kMostConfigCount || global == 0 || global < -1) return;
+    if (pp_ < 1) return;  // the degree's error is reported
     if (pp_ == 1) {
       put("workload.local_batch", str(local), local_path, absent(local_path, "8"));
       if (global > 0) put("workload.global_batch", str(global), global_path);
