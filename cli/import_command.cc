@@ -3,6 +3,7 @@
 #include <array>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "config/atomic_file.h"

@@ -111,7 +111,8 @@ TEST(TorchtitanImport, TheLateTwentyTwentyFourLayoutTakesItsDefaults) {
   // mode 'selective' with option '2' by default: layer-level, only approximated.
   EXPECT_EQ(value_of(s, "workload.activation_checkpointing"), "selective");
   ASSERT_EQ(s.approximations.size(), 1u);
-  EXPECT_THAT(s.approximations[0], HasSubstr("selective_ac_option = '2' (one block in 2 checkpointed"));
+  EXPECT_THAT(s.approximations[0],
+              HasSubstr("selective_ac_option = '2' (one block in 2 checkpointed"));
 }
 
 TEST(TorchtitanImport, PipelineOfDecember2024SplitsTheBatchAndTheLayersAsTorchtitanDid) {
