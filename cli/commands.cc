@@ -10,6 +10,7 @@
 #include "cli/collective_command.h"
 #include "cli/command_line.h"
 #include "cli/export_chakra_command.h"
+#include "cli/import_command.h"
 #include "cli/kernels_command.h"
 #include "cli/replay_command.h"
 #include "cli/run_command.h"
@@ -61,6 +62,8 @@ const std::vector<Command>& commands() {
        describe_config_command},
       {run_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_run_command(p, io.out, io.err); }},
+      {import_command_spec(),
+       [](const ParsedCommand& p, Io& io) { return run_import_command(p, io.out, io.err); }},
       {campaign_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_campaign_command(p, io.out, io.err); }},
       {sweep_command_spec(),

@@ -95,7 +95,8 @@ std::string summary(const RunInputs& in, const StepResult& r) {
   const std::string steps = w.pp > 1 ? " per micro-batch, " + str(w.grad_accum) + " micro-batches"
                                      : ", grad_accum " + str(w.grad_accum);
   text += row("batch", "seq_len " + str(w.seq_len) + ", local_batch " + str(w.local_batch) + steps +
-                           ", " + std::string(workloads::dtype_name(w.dtype)));
+                           ", global_batch " + str(w.global_batch()) + ", " +
+                           std::string(workloads::dtype_name(w.dtype)));
   text += row("strategy", strategy_text(w));
   text +=
       row("fsdp", "backward_prefetch " +
@@ -139,6 +140,7 @@ void write_inputs_json(sim::JsonWriter& json, const RunInputs& in) {
   json.key("seq_len").int64(w.seq_len);
   json.key("local_batch").int64(w.local_batch);
   json.key("grad_accum").int64(w.grad_accum);
+  json.key("global_batch").int64(w.global_batch());
   json.key("dtype").str(workloads::dtype_name(w.dtype));
   json.key("strategy").str(workloads::sharding_strategy_name(w.strategy));
   json.key("world_size").int64(w.world_size);

@@ -4,11 +4,11 @@
 
 #include "failures/campaign_config.h"
 #include "failures/failure_config.h"
+#include "scenario/step_config.h"
+#include "topology/cluster_config.h"
 #include "workloads/model/memory_model.h"
 #include "workloads/model/workload_config.h"
-#include "scenario/step_config.h"
 #include "workloads/schedules/step_work.h"
-#include "topology/cluster_config.h"
 
 namespace clustersim::cli {
 
@@ -78,13 +78,11 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
                       config.workload, values, limits);
     }
     const double full_s =
-        simulated != nullptr
-            ? simulated->step_time_s
-            : cached_step(step_cache.get(), "full", [&] {
-                workloads::StepConfig watched = config;
-                watched.progress = progress;
-                return workloads::simulate_step(on.cluster, on.profile, watched).step_time_s;
-              });
+        simulated != nullptr ? simulated->step_time_s : cached_step(step_cache.get(), "full", [&] {
+          workloads::StepConfig watched = config;
+          watched.progress = progress;
+          return workloads::simulate_step(on.cluster, on.profile, watched).step_time_s;
+        });
     spec.step_time = SimTime::from_seconds_rounded(full_s);
     in.degraded =
         std::make_shared<DegradedSteps>(on.cluster, on.profile, config, full_s, step_cache);

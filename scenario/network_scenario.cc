@@ -12,16 +12,21 @@
 
 namespace clustersim::cli {
 
-std::string shipped_profile_hint(const std::string& value) {
-  if (value.find('/') != std::string::npos) return "";
+std::string shipped_profile_path(const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos) return "";
   const std::filesystem::path dir(collectives::shipped_profiles_dir());
-  for (const std::string& name : {value, value + ".yaml"}) {
+  for (const std::string& file : {name, name + ".yaml"}) {
     std::error_code ec;
-    if (std::filesystem::is_regular_file(dir / name, ec)) {
-      return "; a shipped profile of that name is '" + (dir / name).string() + "'";
-    }
+    if (std::filesystem::is_regular_file(dir / file, ec)) return (dir / file).string();
   }
   return "";
+}
+
+std::vector<std::string> shipped_profile_names() { return collectives::shipped_profile_names(); }
+
+std::string shipped_profile_hint(const std::string& value) {
+  const std::string path = shipped_profile_path(value);
+  return path.empty() ? "" : "; a shipped profile of that name is '" + path + "'";
 }
 
 namespace {
@@ -90,6 +95,15 @@ NetworkScenario load_network_scenario(const std::string& path,
                                       std::span<const std::string> overrides) {
   ScenarioProblems problems;
   NetworkParts parts = load_network_parts(path, overrides, problems);
+  problems.throw_if_any();
+  return NetworkScenario{std::move(parts.values), std::move(*parts.cluster),
+                         std::move(*parts.profile)};
+}
+
+NetworkScenario network_scenario_from_values(sim::ConfigValues values, const std::string& path) {
+  ScenarioProblems problems;
+  NetworkParts parts{std::move(values), std::nullopt, std::nullopt};
+  add_network_parts(path, parts, problems);
   problems.throw_if_any();
   return NetworkScenario{std::move(parts.values), std::move(*parts.cluster),
                          std::move(*parts.profile)};

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "config/config_values.h"
 #include "hardware/hardware_profile.h"
@@ -25,6 +26,9 @@ struct NetworkScenario {
 
 NetworkScenario load_network_scenario(const std::string& path,
                                       std::span<const std::string> overrides);
+// The same from values already loaded from the scenario at `path` (which
+// locates a relative hardware profile).
+NetworkScenario network_scenario_from_values(sim::ConfigValues values, const std::string& path);
 
 // The stages of load_network_scenario with their problems added to
 // `problems` rather than thrown: what each could build (nothing where a
@@ -47,6 +51,11 @@ void add_network_parts(const std::string& path, NetworkParts& parts, ScenarioPro
 // file name ("h100.yaml") of a profile this build ships, "; a shipped
 // profile of that name is 'PATH'" to end the error with; "" otherwise.
 std::string shipped_profile_hint(const std::string& value);
+// The path of the profile this build ships under the bare name `name`
+// ("h100" or "h100.yaml"), or "" when there is none.
+std::string shipped_profile_path(const std::string& name);
+// The bare names of the profiles this build ships, sorted ("a100", "h100", ...).
+std::vector<std::string> shipped_profile_names();
 
 // The validated values alone (commands that need neither the cluster graph
 // nor the profile, or build them only when they do).

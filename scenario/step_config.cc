@@ -33,7 +33,8 @@ void check_mesh_groups(const sim::ConfigValues& values, const topology::Cluster&
   sim::DiagnosticSink sink;
   sink.add(values.where(key), key,
            "expected an order that puts as many members of each group on every node it uses, "
-           "found \"" + values.get_string(key) + "\", whose " +
+           "found \"" +
+               values.get_string(key) + "\", whose " +
                std::string(workloads::group_role_name(uneven->role)) + " group of rank " +
                std::to_string(gpus.front()) + " (ranks " + ranks + "...) does not with " +
                std::to_string(cluster.gpus_per_node()) + " GPUs per node");

@@ -11,9 +11,9 @@
 #include "scenario/network_scenario.h"
 #include "scenario/step_config.h"
 #include "scenario/work_limits.h"
+#include "sim/check.h"
 #include "workloads/schedules/step_simulator.h"
 #include "workloads/schedules/step_work.h"
-#include "sim/check.h"
 
 namespace clustersim::cli {
 
@@ -82,12 +82,13 @@ struct LoadedRun {
   NetworkScenario net;
 };
 
-double median_log_error(const std::vector<LoadedRun>& runs, double clock, const StepDone& step_done) {
+double median_log_error(const std::vector<LoadedRun>& runs, double clock,
+                        const StepDone& step_done) {
   std::vector<double> e;
   e.reserve(runs.size());
   for (const LoadedRun& r : runs) {
-    e.push_back(
-        std::log(predict_loaded(r.net, clock, step_done).tokens_per_s_per_gpu / r.run->tokens_per_s_per_gpu));
+    e.push_back(std::log(predict_loaded(r.net, clock, step_done).tokens_per_s_per_gpu /
+                         r.run->tokens_per_s_per_gpu));
   }
   std::sort(e.begin(), e.end());
   const size_t n = e.size();
@@ -323,8 +324,8 @@ ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDo
 }
 
 std::vector<std::optional<CrossValidated>> cross_validate_runs(
-    const std::vector<TrainingRun>& runs, const std::vector<std::string>& profile_paths,
-    int folds, const StepDone& step_done) {
+    const std::vector<TrainingRun>& runs, const std::vector<std::string>& profile_paths, int folds,
+    const StepDone& step_done) {
   CLUSTERSIM_CHECK(folds >= 2 && profile_paths.size() == runs.size(),
                    "cross_validate_runs: " + std::to_string(folds) + " folds");
   std::vector<std::optional<CrossValidated>> out(runs.size());
@@ -345,7 +346,9 @@ std::vector<std::optional<CrossValidated>> cross_validate_runs(
         clock[t->first] = fit_sustained_clock(t->second, step_done).sustained_clock;
       const double c = clock[t->first];
       out[i] = CrossValidated{
-          predict_run(runs[i], c, step_done).tokens_per_s_per_gpu / runs[i].tokens_per_s_per_gpu - 1, c};
+          predict_run(runs[i], c, step_done).tokens_per_s_per_gpu / runs[i].tokens_per_s_per_gpu -
+              1,
+          c};
     }
   }
   return out;
@@ -388,9 +391,10 @@ ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
   }
   out.fit = fit_sustained_clock(mine, step_done);
   for (const TrainingRun& run : mine) {
-    out.in_sample.push_back(predict_run(run, out.fit.sustained_clock, step_done).tokens_per_s_per_gpu /
-                                run.tokens_per_s_per_gpu -
-                            1);
+    out.in_sample.push_back(
+        predict_run(run, out.fit.sustained_clock, step_done).tokens_per_s_per_gpu /
+            run.tokens_per_s_per_gpu -
+        1);
   }
   if (folds >= 2 && mine.size() >= 2) {
     const std::vector<std::string> paths(mine.size(), profile_path);

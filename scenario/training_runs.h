@@ -76,7 +76,7 @@ std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::s
 struct RunPrediction {
   double tokens_per_s_per_gpu = 0;
   double memory_gib = 0;
-  double capacity_gib = 0;   // the profile's gpu.memory; memory_gib above it: does not fit
+  double capacity_gib = 0;  // the profile's gpu.memory; memory_gib above it: does not fit
   double step_time_s = 0;
   double tokens_per_step_per_gpu = 0;  // the workload's, whatever the clock
   workloads::StepBreakdown breakdown;  // where the step's time goes, mean per rank

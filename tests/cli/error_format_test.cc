@@ -51,6 +51,7 @@ std::vector<std::string> valid_arguments(const CommandSpec& spec, const std::str
             "-o",      ::testing::TempDir() + "error_format_profile.yaml"};
   }
   if (spec.positionals.empty()) return {spec.name};
+  if (spec.name == "import") return {spec.name, "torchtitan", scenario, "--hardware", "h100"};
   std::vector<std::string> args = {spec.name, scenario};
   if (spec.name == "replay") args.insert(args.end(), {"--trace", "absent-prefix"});
   if (spec.name == "export-chakra") {
@@ -82,9 +83,9 @@ std::vector<std::string> valid_arguments(const CommandSpec& spec, const std::str
 TEST(ErrorFormat, TheCommandTableListsEveryCommand) {
   std::vector<std::string> names;
   for (const CommandSpec& spec : command_specs()) names.push_back(spec.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"check", "describe-config", "run", "campaign", "sweep",
-                                             "topo", "collective", "validate", "calibrate",
-                                             "kernels", "export-chakra", "replay"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"check", "describe-config", "run", "import",
+                                             "campaign", "sweep", "topo", "collective", "validate",
+                                             "calibrate", "kernels", "export-chakra", "replay"}));
 }
 
 TEST(ErrorFormat, AnUnknownOptionIsAUsageErrorOfItsCommand) {

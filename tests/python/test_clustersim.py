@@ -294,3 +294,23 @@ def test_hardware_profile_names_the_shipped_ones():
     assert clustersim.hardware_profile("h100").endswith("scenarios/hardware/h100.yaml")
     with pytest.raises(ValueError, match="expected one of: .*h100"):
         clustersim.hardware_profile("h1000")
+
+
+def test_import_writes_a_scenario_and_reports_the_configs_lines(tmp_path):
+    config = os.path.join(SOURCE, "scenarios", "published", "configs", "tt_8b_h100.toml")
+    done = clustersim.cli("import", "torchtitan", config, "--gpus", "8",
+                          "--hardware", "h100_96gb_500w")
+    assert "  local_batch: 2  # [training] batch_size\n" in done.stdout
+    scenario = tmp_path / "tt8b.yaml"
+    scenario.write_text(done.stdout)
+    # The hardware path is relative to the folder the command ran in, not tmp_path's.
+    result = clustersim.run(str(scenario), {"hardware": clustersim.hardware_profile(
+        "h100_96gb_500w")})
+    assert result["workload"]["global_batch"] == 16
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[model]\nname = "llama3"\nflavor = "1B"\n')
+    with pytest.raises(clustersim.ConfigError) as caught:
+        clustersim.cli("import", "torchtitan", str(bad), "--gpus", "8", "--hardware", "h100")
+    e = caught.value
+    assert (e.file, e.line, e.column, e.key) == (str(bad), 3, 10, "model.flavor")
+    assert e.found == "'1B'"

@@ -35,6 +35,7 @@ const char* const kPp = "workload.parallelism.pp";
 const char* const kGradAccum = "workload.grad_accum";
 const char* const kPipelineSchedule = "workload.pipeline.schedule";
 const char* const kMicrobatches = "workload.pipeline.microbatches";
+const char* const kGlobalBatch = "workload.global_batch";
 const char* const kVirtualStages = "workload.pipeline.virtual_stages";
 const char* const kLayersPerStage = "workload.pipeline.layers_per_stage";
 const char* const kGradReduction = "workload.pipeline.grad_reduction";
@@ -77,7 +78,7 @@ void read_layer_split(const sim::ConfigValues& values, WorkloadSpec& w, bool mod
 // Pipeline parallelism: pp splits the stages' ranks and the layers; its
 // micro-batches take grad_accum's place.
 void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model_ok,
-                    sim::DiagnosticSink& sink) {
+                    std::optional<int64_t> from_global_batch, sim::DiagnosticSink& sink) {
   if (w.pp == 1) {
     if (values.has(kMicrobatches)) {
       sink.add(values.where(kMicrobatches), kMicrobatches,
@@ -141,17 +142,21 @@ void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model
              "expected false with pp " + str(w.pp) +
                  " (CPU offload under pipeline parallelism is not modelled), found true");
   }
-  w.grad_accum = values.has(kMicrobatches) ? values.get_int(kMicrobatches) : w.pp;
+  w.grad_accum =
+      values.has(kMicrobatches) ? values.get_int(kMicrobatches) : from_global_batch.value_or(w.pp);
+  // Where the count came from: the key, the global batch, or pp's default.
+  const char* const count_key = values.has(kMicrobatches) ? kMicrobatches
+                                : from_global_batch      ? kGlobalBatch
+                                                         : kPp;
   if (values.has(kLayersPerStage)) read_layer_split(values, w, model_ok, sink);
   if (interleaved && w.grad_accum % w.pp != 0) {
-    sink.add(values.where(kMicrobatches), kMicrobatches,
+    sink.add(values.where(count_key), kMicrobatches,
              "expected a multiple of pp " + str(w.pp) +
                  " with interleaved_1f1b (micro-batches run in rounds of one per stage), found " +
                  str(w.grad_accum));
   }
   if (w.pipeline_schedule == PipelineSchedule::kDualPipeV && w.grad_accum < 2 * w.pp) {
-    sink.add(values.has(kMicrobatches) ? values.where(kMicrobatches) : values.where(kPp),
-             kMicrobatches,
+    sink.add(values.where(count_key), kMicrobatches,
              "expected at least 2 x pp = " + str(2 * w.pp) +
                  " with dualpipev (its warm-up sends 2 (pp - 1) micro-batches down the V before "
                  "the first backward), found " +
@@ -184,8 +189,8 @@ void add_pipeline_keys(sim::ConfigSchema& schema) {
   schema
       .add_key(kMicrobatches, ValueType::kInt,
                "Micro-batches of local_batch sequences each per step (torchtitan: local_batch_size "
-               "/ pipeline_parallel_microbatch_size); default pp. Replaces grad_accum, which "
-               "stays 1.")
+               "/ pipeline_parallel_microbatch_size); default: derived from global_batch when "
+               "that is given, else pp. Replaces grad_accum, which stays 1.")
       .positive();
   schema
       .add_key(kVirtualStages, ValueType::kInt,

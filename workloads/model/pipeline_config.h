@@ -8,6 +8,9 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+
 #include "config/config_error.h"
 #include "config/config_schema.h"
 #include "config/config_values.h"
@@ -23,8 +26,10 @@ void read_pipeline_keys(const sim::ConfigValues& values, WorkloadSpec& w);
 
 // With the rest of `w` read (pp, tp, world size, grad_accum, torch.compile;
 // the model when model_ok): checks the pipeline keys, then sets grad_accum to
-// the pipeline's micro-batches and layers_per_chunk to the split, if any.
+// the pipeline's micro-batches (workload.pipeline.microbatches, else
+// `from_global_batch`, the count workload.global_batch asks for, else pp) and
+// layers_per_chunk to the split, if any.
 void check_pipeline(const sim::ConfigValues& values, WorkloadSpec& w, bool model_ok,
-                    sim::DiagnosticSink& sink);
+                    std::optional<int64_t> from_global_batch, sim::DiagnosticSink& sink);
 
 }  // namespace clustersim::workloads

@@ -1,12 +1,14 @@
 #include "workloads/model/workload_config.h"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "config/config_error.h"
 #include "config/named_choices.h"
+#include "workloads/model/global_batch.h"
 #include "workloads/model/pipeline_config.h"
 #include "workloads/model/transformer_kernels.h"
 #include "sim/check.h"
@@ -157,10 +159,16 @@ void add_workload_keys(sim::ConfigSchema& schema) {
   using sim::ValueType;
   add_workload_model_keys(schema);
   schema.add_key(kSeqLen, ValueType::kInt, "Tokens per sequence.").positive();
-  schema.add_key(kLocalBatch, ValueType::kInt, "Sequences per GPU per micro-batch.").positive();
+  schema
+      .add_key(kLocalBatch, ValueType::kInt,
+               "Sequences per GPU per micro-batch (torchtitan's local_batch_size, Megatron's "
+               "micro-batch size).")
+      .positive();
+  add_global_batch_key(schema);
   schema
       .add_key("workload.grad_accum", ValueType::kInt,
-               "Micro-batches per step (gradient accumulation).")
+               "Micro-batches per step (gradient accumulation); derived from global_batch when "
+               "that is given.")
       .positive()
       .default_to(int64_t{1});
   schema
@@ -432,6 +440,8 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   }
 
   read_context_parallel(values, w, sink);
+  const std::optional<int64_t> from_global = micro_batches_from_global_batch(values, w, sink);
+  if (from_global && w.pp == 1) w.grad_accum = *from_global;
   // Tensor parallelism stays inside a node and must split the model and,
   // with sequence parallelism, the micro-batch's tokens.
   if (gpus_per_node % w.tp != 0 || world_size_gpus % w.tp != 0) {
@@ -448,7 +458,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
                  (w.cp > 1 ? " / cp " + str(w.cp) : "") + " = " + str(w.rank_tokens()) +
                  "; sequence parallelism splits them), found " + str(w.tp));
   }
-  check_pipeline(values, w, model_ok, sink);
+  check_pipeline(values, w, model_ok, w.pp > 1 ? from_global : std::nullopt, sink);
   sink.throw_if_any();
 
   w.dp_size = world_size_gpus / (w.tp * w.pp);

@@ -11,6 +11,9 @@
 // file:line (sim::ConfigError, every problem found at once):
 //  * workload.seq_len and workload.local_batch are given (the section is
 //    optional, so neither key is required by the schema);
+//  * workload.global_batch, when given, is local_batch x micro-batches x
+//    data-parallel replicas (workloads/model/global_batch.h), which sets
+//    grad_accum (or, with pp > 1, the pipeline's micro-batches);
 //  * tp divides the GPUs of a node (TP stays inside the NVLink domain), can
 //    split the model (tensor_parallel_problem()) and, with sequence
 //    parallelism, divides the tokens of a micro-batch (local_batch * seq_len);
@@ -148,10 +151,12 @@ struct WorkloadSpec {
   int64_t rank_tokens() const { return local_batch * seq_len / cp; }
   // Distinct micro-batches per step across the job (cp ranks share theirs).
   int64_t batch_replicas() const { return dp_size / cp; }
+  // Sequences per optimizer step over the job (workload.global_batch, given or derived).
+  int64_t global_batch() const { return local_batch * grad_accum * batch_replicas(); }
 };
 
 // Declares section `workload` (via add_workload_model_keys()) with
-// seq_len, local_batch, grad_accum, dtype, activation_checkpointing,
+// seq_len, local_batch, global_batch, grad_accum, dtype, activation_checkpointing,
 // cpu_offload, torch_compile, cuda_graphs, attention, rotary_embedding; section
 // `workload.parallelism` (strategy, shard_group_size, replica_group_size, tp, tp_sequence_dim, pp);
 // section `workload.pipeline` (via add_pipeline_keys(), workloads/model/pipeline_config.h); section
