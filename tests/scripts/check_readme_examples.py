@@ -21,7 +21,8 @@ What it checks in README.md:
   the last command before it prints on stdout, run again with ARG... added
   (e.g. --no-wall-time, so that the report cannot go stale).
 * A code block after `<!-- readme-test: output-lines -->`: each of its
-  lines is among the lines the last command printed (stdout and stderr).
+  lines is among the lines the last command printed (stdout and stderr);
+  a line ending in " ..." is the start of one.
 
 And in README.md, CHANGELOG.md and docs/*.md: every relative link points to
 a file or folder that exists, and every #anchor to a heading of its page.
@@ -30,6 +31,7 @@ Prints `ok` when everything passed; otherwise each failure, and exits 1.
 """
 
 import argparse
+import difflib
 import os
 import re
 import shlex
@@ -217,12 +219,22 @@ def main():
                     r = subprocess.run(["bash", "-c", again], cwd=work, env={**env, **variables},
                                        capture_output=True, text=True, timeout=args.budget)
                     if r.stdout.rstrip("\n") != body.rstrip("\n"):
-                        failures.append(f"{where}: `{again}` now prints something else:\n"
-                                        f"--- README\n{body}\n--- now\n{r.stdout}")
+                        diff = difflib.unified_diff(body.rstrip("\n").split("\n"),
+                                                    r.stdout.rstrip("\n").split("\n"),
+                                                    "README.md", "now", lineterm="")
+                        failures.append(f"{where}: `{again}` now prints something else "
+                                        "(update the README):\n" + "\n".join(diff))
                 else:
-                    printed = set(l.rstrip() for l in (out + err).split("\n"))
+                    printed = [l.rstrip() for l in (out + err).split("\n")]
                     for want in body.split("\n"):
-                        if want.strip() and want.rstrip() not in printed:
+                        want = want.rstrip()
+                        if not want:
+                            continue
+                        if want.endswith(" ..."):  # the line shown is the start of one printed
+                            found = any(l.startswith(want[:-3]) for l in printed)
+                        else:
+                            found = want in printed
+                        if not found:
                             failures.append(f"{where}: `{cmd}` no longer prints: {want}")
                 continue
             failures.append(f"{where}: unknown readme-test marker '{kind}'")
