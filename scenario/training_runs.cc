@@ -291,6 +291,45 @@ RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock,
   return predict_loaded(load_run_scenario(run), clock, step_done);
 }
 
+namespace {
+
+// The sustained clock is searched in [kLowestClock, kHighestClock] until the
+// bracket is below kClockResolution (the profile keeps three decimals).
+constexpr double kLowestClock = 0.2;
+constexpr double kHighestClock = 1.0;
+constexpr double kClockResolution = 2e-4;
+
+// The most times fit_sustained_clock evaluates its runs: both bounds, then
+// each halving of the bracket.
+int64_t fit_evaluations_at_most() {
+  int64_t evaluations = 2;
+  for (double width = kHighestClock - kLowestClock; width > kClockResolution; width /= 2) {
+    ++evaluations;
+  }
+  return evaluations;
+}
+
+// cross_validate_runs: per fold, a fit on at most the other folds' runs and
+// a prediction of each of its own.
+int64_t cross_validation_steps_at_most(int64_t runs, int folds) {
+  if (folds < 2 || runs < 2) return 0;
+  const int64_t used = std::min<int64_t>(folds, runs);
+  return fit_evaluations_at_most() * runs * (used - 1) + runs;
+}
+
+}  // namespace
+
+int64_t validation_steps_at_most(int64_t runs, int folds) {
+  return runs + cross_validation_steps_at_most(runs, folds);
+}
+
+int64_t profile_fit_steps_at_most(int64_t runs, int folds) {
+  // The measured step times' throughput, the fit, the in-sample errors,
+  // then the cross-validation.
+  return runs + fit_evaluations_at_most() * runs + runs +
+         cross_validation_steps_at_most(runs, folds);
+}
+
 ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDone& step_done) {
   CLUSTERSIM_CHECK(!given.empty(), "fit_sustained_clock needs runs");
   for (const TrainingRun& run : given) {
@@ -301,8 +340,8 @@ ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDo
   for (const TrainingRun& run : given) {
     runs.push_back({&run, load_run_scenario(run)});
   }
-  double lo = 0.2;
-  double hi = 1.0;
+  double lo = kLowestClock;
+  double hi = kHighestClock;
   ClockFit fit;
   for (const TrainingRun& run : given) fit.fitted_to.push_back(run.id);
   if (median_log_error(runs, hi, step_done) <= 0) {
@@ -313,8 +352,7 @@ ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDo
     fit.sustained_clock = lo;
     return fit;
   }
-  // The profile keeps three decimals; stop once the bracket is below that.
-  while (hi - lo > 2e-4) {
+  while (hi - lo > kClockResolution) {
     const double mid = 0.5 * (lo + hi);
     (median_log_error(runs, mid, step_done) > 0 ? hi : lo) = mid;
   }
