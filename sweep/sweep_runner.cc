@@ -167,8 +167,10 @@ class PointsTally {
 
  private:
   void update() {
-    tally_.work_done =
-        total_ > 0 ? std::clamp((finished_sum_ + credited_sum_) / total_, 0.0, 1.0) : 1.0;
+    // Every point finished is all the work, whatever the sums' rounding.
+    tally_.work_done = tally_.points_done == tally_.points
+                           ? 1.0
+                           : std::clamp((finished_sum_ + credited_sum_) / total_, 0.0, 1.0);
   }
 
   SweepTally tally_;

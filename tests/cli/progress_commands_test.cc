@@ -161,6 +161,14 @@ TEST(Estimate, ALargeStepIsAnnouncedBeforeItRuns) {
   EXPECT_NE(r.out.find("21208 tasks per rank"), std::string::npos) << r.out;
 }
 
+// A sweep's estimate is the sum over its points to simulate.
+TEST(Estimate, ASweepOfLargeStepsIsAnnouncedWithItsPoints) {
+  const Outcome r = run({"sweep", kScenarios + "llama3_70b_hsdp_256xh100.yaml", "--grid",
+                         "seed=1,2,3,4", "--threads", "2", "--no-wall-time"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "clustersim sweep: simulating 4 points on 2 threads, 21.7 M tasks in all\n");
+}
+
 // Every command that may run long or writes files takes --quiet.
 TEST(Quiet, EveryCommandThatReportsTakesIt) {
   std::vector<std::string> with;

@@ -172,13 +172,30 @@ TEST(TrainingRuns, TheFitRecoversTheClockBehindSyntheticMeasurements) {
   TrainingRun compiled = run_of("compiled", {"workload.torch_compile=true"});
   eager.tokens_per_s_per_gpu = predict_run(eager, 0.6).tokens_per_s_per_gpu;
   compiled.tokens_per_s_per_gpu = predict_run(compiled, 0.6).tokens_per_s_per_gpu;
-  const ClockFit fit = fit_sustained_clock({eager, compiled});
+  int64_t steps = 0;
+  const ClockFit fit = fit_sustained_clock({eager, compiled}, [&steps] { ++steps; });
   EXPECT_NEAR(fit.sustained_clock, 0.6, 0.0011);
+  // Both bounds, then 12 halvings of [0.2, 1] to below 2e-4: 14 evaluations
+  // of the two runs, all that the progress line's "at most" allows a fit.
+  EXPECT_EQ(steps, 2 * 14);
+  EXPECT_EQ(profile_fit_steps_at_most(2, 0), 2 + steps + 2);
   EXPECT_EQ(fit.fitted_to, (std::vector<std::string>{"eager", "compiled"}));
   // Faster measurements need a higher clock.
   eager.tokens_per_s_per_gpu *= 1.05;
   compiled.tokens_per_s_per_gpu *= 1.05;
   EXPECT_GT(fit_sustained_clock({eager, compiled}).sustained_clock, 0.61);
+}
+
+// The totals of calibrate's and validate's progress lines, by hand: a
+// prediction per run; per fold a fit (14 evaluations) of the other folds'
+// runs and a prediction of its own; folds beyond the runs are empty.
+TEST(TrainingRuns, TheMostStepsValidationAndTheFitSimulate) {
+  EXPECT_EQ(validation_steps_at_most(5, 0), 5);
+  EXPECT_EQ(validation_steps_at_most(5, 1), 5);
+  EXPECT_EQ(validation_steps_at_most(5, 2), 5 + 14 * 5 * 1 + 5);
+  EXPECT_EQ(validation_steps_at_most(3, 10), 3 + 14 * 3 * 2 + 3);
+  EXPECT_EQ(validation_steps_at_most(1, 5), 1);
+  EXPECT_EQ(profile_fit_steps_at_most(4, 2), 4 + 14 * 4 + 4 + 14 * 4 * 1 + 4);
 }
 
 TEST(TrainingRuns, PredictionNamesTheKindAndTheProfile) {
