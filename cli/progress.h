@@ -50,9 +50,10 @@ enum class StatusMode {
 inline constexpr std::chrono::milliseconds kRedrawInterval{500};
 inline constexpr std::chrono::seconds kLineInterval{5};
 // A step of this many tasks x ranks or more gets its estimate printed before
-// it runs: 0.05 to 0.5 engine events per task-rank at 1 to 5 M events/s is
-// one second or more (the shipped 64-GPU and 256-GPU examples, 0.3 M and
-// 5.4 M, stay silent; Llama 3 405B 3D on 16,384 GPUs, 122 M, takes 26 s).
+// it runs: at 0.05 to 0.5 engine events per task-rank that is 1 to 10 M
+// events, seconds at the engine's few M events/s (docs/progress.md: the
+// shipped 64- and 256-GPU examples, 0.3 M and 5.4 M, stay silent; Llama 3
+// 405B 3D on 16,384 GPUs, 122 M, took 26 s).
 inline constexpr int64_t kLargeTaskRanks = 20'000'000;
 
 // The --quiet option, for a CommandSpec.

@@ -82,13 +82,13 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
                       std::ostream& out, std::ostream& err) {
   std::vector<TrainingRun> runs = read_training_runs(files);
   for (TrainingRun& run : runs) run.command_line_overrides = options.overrides;
+  // Progress: the runs predicted, then the cross-validation's steps, whose
+  // most is known once the runs' profiles are.
   StatusLine status(err, "clustersim validate", options.status);
-  CountMeter meter(status,
-                   validation_steps_at_most(static_cast<int64_t>(runs.size()), options.folds),
-                   "steps", /*at_most=*/true);
+  CountMeter predicted(status, static_cast<int64_t>(runs.size()), "runs predicted");
   int64_t steps = 0;
   StepDone step_done;
-  if (!status.quiet()) step_done = [&] { meter.update(++steps); };
+  if (!status.quiet()) step_done = [&] { predicted.update(++steps); };
   std::vector<Row> rows;
   for (TrainingRun& run : runs) {
     Row row{&run,
@@ -104,19 +104,24 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
     row.label = fitted_ids(row.prediction.profile).contains(run.id) ? "fitted" : "held out";
     rows.push_back(std::move(row));
   }
+  predicted.finish(steps);
   const bool cv = options.folds > 1;
   if (cv) {
     std::vector<std::string> paths;
     for (const Row& r : rows) paths.push_back(r.prediction.profile_path);
+    CountMeter meter(status, cross_validation_steps_at_most(paths, options.folds), "steps",
+                     /*at_most=*/true, "cross-validation ");
+    steps = 0;
+    if (!status.quiet()) step_done = [&] { meter.update(++steps); };
     const std::vector<std::optional<CrossValidated>> cvs =
         cross_validate_runs(runs, paths, options.folds, step_done);
+    meter.finish(steps);
     for (size_t i = 0; i < rows.size(); ++i) {
       if (!cvs[i]) continue;
       rows[i].cv_error = cvs[i]->error;
       rows[i].cv_clock = cvs[i]->clock;
     }
   }
-  meter.finish(steps);
 
   out << "# clustersim validate: training runs";
   for (const std::string& f : files) out << " " << f;

@@ -34,8 +34,8 @@ struct RunsValidationOptions {
   // KEY=VALUE overrides (--set) applied to every run's scenario before the
   // run's own overrides, e.g. hardware=PROFILE to check a calibrated profile.
   std::vector<std::string> overrides;
-  // Progress (steps simulated of at most validation_steps_at_most) and the
-  // CSV written, on `err` (cli/progress.h).
+  // Progress (runs predicted, then the cross-validation's steps) and the CSV
+  // written, on `err` (cli/progress.h).
   StatusMode status = StatusMode::kLines;
 };
 

@@ -309,25 +309,39 @@ int64_t fit_evaluations_at_most() {
   return evaluations;
 }
 
-// cross_validate_runs: per fold, a fit on at most the other folds' runs and
-// a prediction of each of its own.
-int64_t cross_validation_steps_at_most(int64_t runs, int folds) {
-  if (folds < 2 || runs < 2) return 0;
-  const int64_t used = std::min<int64_t>(folds, runs);
-  return fit_evaluations_at_most() * runs * (used - 1) + runs;
-}
-
 }  // namespace
 
-int64_t validation_steps_at_most(int64_t runs, int folds) {
-  return runs + cross_validation_steps_at_most(runs, folds);
+int64_t cross_validation_steps_at_most(const std::vector<std::string>& profile_paths, int folds) {
+  if (folds < 2) return 0;
+  // cross_validate_runs' folds: per fold, a fit of each profile of its runs
+  // to the other folds' runs on it, then a prediction of each of its runs
+  // that has such a fit.
+  int64_t steps = 0;
+  const auto fold_of = [folds](size_t i) { return static_cast<int>(i % static_cast<size_t>(folds)); };
+  for (int k = 0; k < folds; ++k) {
+    std::map<std::string, int64_t> training;  // profile path -> runs
+    for (size_t i = 0; i < profile_paths.size(); ++i) {
+      if (fold_of(i) != k) ++training[profile_paths[i]];
+    }
+    std::set<std::string> fitted;
+    for (size_t i = 0; i < profile_paths.size(); ++i) {
+      if (fold_of(i) != k) continue;
+      const auto t = training.find(profile_paths[i]);
+      if (t == training.end()) continue;
+      if (fitted.insert(t->first).second) steps += fit_evaluations_at_most() * t->second;
+      ++steps;
+    }
+  }
+  return steps;
 }
 
 int64_t profile_fit_steps_at_most(int64_t runs, int folds) {
   // The measured step times' throughput, the fit, the in-sample errors,
-  // then the cross-validation.
-  return runs + fit_evaluations_at_most() * runs + runs +
-         cross_validation_steps_at_most(runs, folds);
+  // then the cross-validation (every run on the one profile).
+  const int64_t used = std::min<int64_t>(folds, runs);
+  const int64_t cross_validation =
+      folds >= 2 && runs >= 2 ? fit_evaluations_at_most() * runs * (used - 1) + runs : 0;
+  return runs + fit_evaluations_at_most() * runs + runs + cross_validation;
 }
 
 ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDone& step_done) {

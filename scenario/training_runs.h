@@ -90,10 +90,9 @@ struct RunPrediction {
 // empty: not called.
 using StepDone = std::function<void()>;
 
-// The most steps `validate` of `runs` training runs simulates: a prediction
-// of each, and with folds >= 2 the cross-validation (cross_validate_runs).
-// A total for progress lines; a fit clamped at a bound simulates fewer.
-int64_t validation_steps_at_most(int64_t runs, int folds);
+// The most steps cross_validate_runs simulates for runs on `profile_paths`
+// (a total for progress lines; a fit clamped at a bound simulates fewer).
+int64_t cross_validation_steps_at_most(const std::vector<std::string>& profile_paths, int folds);
 // The same for fit_profile_clock with `runs` runs in its files (those on
 // other profiles are not simulated: fewer still).
 int64_t profile_fit_steps_at_most(int64_t runs, int folds);

@@ -12,7 +12,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 python=/usr/bin/python3
 source "$here/plot_checks.sh"
-"$clustersim" run "$repo/scenarios/llama3_8b_fsdp_8xh100.yaml" --trace "$out/t.json" --no-wall-time > /dev/null
+"$clustersim" run "$repo/scenarios/llama3_8b_fsdp_8xh100.yaml" --trace "$out/t.json" --no-wall-time --quiet > /dev/null
 "$python" "$repo/scripts/plot_timeline.py" "$out/t.json" -o "$out/t.png" --ranks 0 --end 500
 expect_png_size "$out/t.png" 1440 283
 echo '{"traceEvents": 3}' > "$out/bad.json"
