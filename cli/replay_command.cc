@@ -302,8 +302,8 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   in.form = job.form;
   StatusLine status(err, "clustersim replay", status_mode(parsed, err));
   if (work.task_ranks() >= kLargeTaskRanks) {
-    status.note("replaying " + with_separators(in.ranks) + " ranks of up to " +
-                with_separators(in.max_nodes) + " nodes (" +
+    status.note("replaying " + with_separators(in.ranks) + " ranks x up to " +
+                with_separators(in.max_nodes) + " trace nodes (" +
                 count_text(static_cast<double>(work.task_ranks())) + " nodes)");
   }
   EngineMeter meter(status);

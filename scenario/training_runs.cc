@@ -317,7 +317,9 @@ int64_t cross_validation_steps_at_most(const std::vector<std::string>& profile_p
   // to the other folds' runs on it, then a prediction of each of its runs
   // that has such a fit.
   int64_t steps = 0;
-  const auto fold_of = [folds](size_t i) { return static_cast<int>(i % static_cast<size_t>(folds)); };
+  const auto fold_of = [folds](size_t i) {
+    return static_cast<int>(i % static_cast<size_t>(folds));
+  };
   for (int k = 0; k < folds; ++k) {
     std::map<std::string, int64_t> training;  // profile path -> runs
     for (size_t i = 0; i < profile_paths.size(); ++i) {
