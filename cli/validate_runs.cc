@@ -112,9 +112,10 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
     CountMeter meter(status, cross_validation_steps_at_most(paths, options.folds), "steps",
                      /*at_most=*/true, "cross-validation ");
     steps = 0;
-    if (!status.quiet()) step_done = [&] { meter.update(++steps); };
+    StepDone cv_step_done;
+    if (!status.quiet()) cv_step_done = [&] { meter.update(++steps); };
     const std::vector<std::optional<CrossValidated>> cvs =
-        cross_validate_runs(runs, paths, options.folds, step_done);
+        cross_validate_runs(runs, paths, options.folds, cv_step_done);
     meter.finish(steps);
     for (size_t i = 0; i < rows.size(); ++i) {
       if (!cvs[i]) continue;
