@@ -16,8 +16,8 @@
 #include "calibration/compute_fit.h"
 #include "calibration/measurement_files.h"
 #include "calibration/profile_writer.h"
+#include "cli/progress.h"
 #include "cli/table_text.h"
-#include "cli/work_guard.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
 #include "config/file_text.h"
@@ -227,7 +227,8 @@ CommandSpec calibrate_command_spec() {
        {"--op", "OP", false, "the collective of nccl-tests files whose name does not say"},
        {"--folds", "K", false, "report K-fold cross-validated errors"},
        {"--holdout", "F", false, "report errors on a held-out fraction F of the cases"},
-       {"--set", "KEY=VALUE", true, "override a key of a scenario --base"}},
+       {"--set", "KEY=VALUE", true, "override a key of a scenario --base"},
+       quiet_option()},
       "Measurements: GEMM and attention CSVs (scripts/microbench/gemm.py, attention.py),\n"
       "collective CSVs or nccl-tests output (scripts/microbench/collectives.py). Every fit\n"
       "is least squares on the relative error of the predicted time, robust to outliers\n"
@@ -239,7 +240,10 @@ CommandSpec calibrate_command_spec() {
       "step_time_s; see `validate --help`) fit gpu.sustained_clock to the runs whose\n"
       "scenario uses the base profile (the clock at which their median log error is zero)\n"
       "and record their ids in gpu.sustained_clock_fitted_to, which `validate` labels\n"
-      "fitted. Set SOURCE_DATE_EPOCH for a reproducible date in the output."};
+      "fitted. Set SOURCE_DATE_EPOCH for a reproducible date in the output.\n"
+      "On stderr: while training runs' steps are simulated, the steps done of at most so\n"
+      "many with a percentage and an ETA (redrawn on a terminal, else a line every 5 s),\n"
+      "and 'wrote FILE' for the profile; --quiet prints none of these."};
 }
 
 int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
@@ -326,10 +330,16 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   // The sustained clock from end-to-end runs on the base profile (with the
   // base's curves: fit curves first, then the clock on the written profile).
   std::optional<ProfileClockFit> clock;
+  StatusLine status(err, "clustersim calibrate", status_mode(parsed, err));
   if (!runs_files.empty()) {
-    StepCountProgress progress(err, "clustersim calibrate");
-    clock = fit_profile_clock(runs_files, base.profile_path, split.folds, progress.callback());
-    progress.done();
+    const auto runs = static_cast<int64_t>(read_training_runs(runs_files).size());
+    CountMeter meter(status, profile_fit_steps_at_most(runs, split.folds), "steps",
+                     /*at_most=*/true);
+    int64_t steps = 0;
+    StepDone step_done;
+    if (!status.quiet()) step_done = [&] { meter.update(++steps); };
+    clock = fit_profile_clock(runs_files, base.profile_path, split.folds, step_done);
+    meter.finish(steps);
     fitted.gpu.sustained_clock = clock->fit.sustained_clock;
     std::string ids;
     for (const std::string& id : clock->fit.fitted_to) ids += (ids.empty() ? "" : " ") + id;
@@ -466,6 +476,7 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   }
   const std::string output = parsed.value_or("-o", "");
   sim::write_file_atomically(output, calibration::hardware_profile_yaml(fitted, provenance));
+  status.note("wrote " + output);
 
   // The report.
   out << "# clustersim calibrate: base " << base_path << " (profile " << base.profile.name

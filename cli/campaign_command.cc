@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_schema.h"
+#include "cli/progress.h"
 #include "cli/table_text.h"
 #include "cli/work_guard.h"
 #include "config/atomic_file.h"
@@ -241,12 +242,31 @@ std::string trials_csv(const CampaignResult& r) {
   return text;
 }
 
-// Scans checkpoint intervals around Daly's and reports the best, with
-// Young's and Daly's (job MTBF, the restart cost, the blocking save).
-std::string optimize_interval(const CampaignInputs& in, int threads) {
-  const double rate = in.model.total_rate_per_hour();
-  if (rate <= 0) return "checkpoint interval: no failures, nothing to optimise\n";
-  const SimTime mtbf = SimTime::from_seconds_rounded(3600.0 / rate);
+SimTime job_mtbf(const CampaignInputs& in) {
+  return SimTime::from_seconds_rounded(3600.0 / in.model.total_rate_per_hour());
+}
+
+// The checkpoint intervals --optimize-checkpoint-interval scans: around
+// Daly's, a factor 2^(1/3) apart (none without failures).
+std::vector<SimTime> scanned_intervals(const CampaignInputs& in) {
+  if (in.model.total_rate_per_hour() <= 0) return {};
+  const SimTime daly = failures::daly_interval(in.policy.checkpoint_save_blocking, job_mtbf(in));
+  std::vector<SimTime> intervals;
+  for (int i = -6; i <= 6; ++i) {
+    const SimTime t = SimTime::from_seconds_rounded(daly.to_seconds() * std::pow(2.0, i / 3.0));
+    if (t > SimTime::zero()) intervals.push_back(t);
+  }
+  return intervals;
+}
+
+// Scans the checkpoint intervals and reports the best, with Young's and
+// Daly's (job MTBF, the restart cost, the blocking save).
+std::string optimize_interval(const CampaignInputs& in, int threads,
+                              const failures::TrialsDone& trials_done) {
+  if (in.model.total_rate_per_hour() <= 0) {
+    return "checkpoint interval: no failures, nothing to optimise\n";
+  }
+  const SimTime mtbf = job_mtbf(in);
   const SimTime save = in.policy.checkpoint_save_blocking;
   const SimTime young = failures::young_interval(save, mtbf);
   const SimTime daly = failures::daly_interval(save, mtbf);
@@ -254,12 +274,10 @@ std::string optimize_interval(const CampaignInputs& in, int threads) {
                      " trials each)\n" + row("  interval (min)", pad("ETTR", 10));
   double best_ettr = -1;
   SimTime best;
-  for (int i = -6; i <= 6; ++i) {
+  for (const SimTime interval : scanned_intervals(in)) {
     RecoveryPolicy p = in.policy;
-    p.checkpoint_interval =
-        SimTime::from_seconds_rounded(daly.to_seconds() * std::pow(2.0, i / 3.0));
-    if (p.checkpoint_interval <= SimTime::zero()) continue;
-    const CampaignResult r = failures::run_campaign(in.model, p, in.spec, threads);
+    p.checkpoint_interval = interval;
+    const CampaignResult r = failures::run_campaign(in.model, p, in.spec, threads, trials_done);
     text += row("  " + fixed(p.checkpoint_interval.to_seconds() / 60, 1),
                 pad(fixed(100 * r.ettr_mean, 2) + "%", 10));
     if (r.ettr_mean > best_ettr) {
@@ -328,8 +346,12 @@ CommandSpec campaign_command_spec() {
           "(with campaign.tokens), breakdown, interruptions_by_category, restart_pieces_s (with\n"
           "ft_hsdp also ft_stall_pieces_s, replica_recovery_pieces_s), step_time_s, wall_s.\n"
           "A step to simulate over the work limits below is refused at the key that drives\n"
-          "it; its engine progress is shown on stderr when it is a terminal."};
+          "it. On stderr: the step's estimated work when it is 20 M tasks or more, the step's\n"
+          "then the trials' percentage done and ETA while they run (redrawn on a terminal, else\n"
+          "a line every 5 s, none for what ends sooner), and 'wrote FILE' for each file\n"
+          "written; --quiet prints none of these."};
   for (OptionSpec& o : work_limit_options()) spec.options.push_back(std::move(o));
+  spec.options.push_back(quiet_option());
   return spec;
 }
 
@@ -348,28 +370,47 @@ int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::os
     if (dir.empty()) throw UsageError("option '--step-cache' expects a directory, found ''");
     cache = std::make_shared<StepCache>(dir, step_cache_key(path, values));
   }
-  EventProgress progress(err, "clustersim campaign");
+  StatusLine status(err, "clustersim campaign", status_mode(parsed, err));
+  EngineMeter step_meter(status, "step ");
+  StepWatch watch;
+  watch.starting = [&](const workloads::StepWork& work) {
+    if (work.task_ranks() >= kLargeTaskRanks) {
+      status.note(step_work_text(work) + ", then the trials");
+    }
+  };
+  watch.progress = step_meter.callback();
+  watch.finished = [&](uint64_t events) { step_meter.finish(events); };
   const CampaignInputs in = read_campaign_inputs(
       path, values,
       [&]() -> StepPlatform {
         if (!net) net.emplace(load_network_scenario(path, overrides));
         return {net->cluster, net->profile};
       },
-      nullptr, cache, work_limits_from(parsed),
-      progress.enabled()
-          ? std::function<void(uint64_t)>([&progress](uint64_t events) { progress(events); })
-          : nullptr);
-  progress.done();
-  const CampaignResult result = failures::run_campaign(in.model, in.policy, in.spec, threads);
+      nullptr, cache, work_limits_from(parsed), watch);
+
+  // Every campaign's trials, the scan's too, on one progress line.
+  const bool scan = parsed.has("--optimize-checkpoint-interval");
+  const int64_t campaigns = 1 + (scan ? static_cast<int64_t>(scanned_intervals(in).size()) : 0);
+  CountMeter trial_meter(status, in.spec.trials * campaigns, "trials");
+  int64_t trials_finished = 0;  // of every campaign
+  failures::TrialsDone trial_done;
+  if (!status.quiet()) trial_done = [&](int64_t) { trial_meter.update(++trials_finished); };
+  const CampaignResult result =
+      failures::run_campaign(in.model, in.policy, in.spec, threads, trial_done);
   std::string text = summary(in, result);
-  if (parsed.has("--optimize-checkpoint-interval")) text += optimize_interval(in, threads);
+  if (scan) text += optimize_interval(in, threads, trial_done);
+  trial_meter.finish(in.spec.trials * campaigns);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (parsed.has("--json")) {
-    sim::write_file_atomically(parsed.value_or("--json", ""), report_json(in, result, wall_s));
+    const std::string json = parsed.value_or("--json", "");
+    sim::write_file_atomically(json, report_json(in, result, wall_s));
+    status.note("wrote " + json);
   }
   if (parsed.has("--csv")) {
-    sim::write_file_atomically(parsed.value_or("--csv", ""), trials_csv(result));
+    const std::string csv = parsed.value_or("--csv", "");
+    sim::write_file_atomically(csv, trials_csv(result));
+    status.note("wrote " + csv);
   }
   out << text;
   if (!parsed.has("--no-wall-time")) out << row("wall time", fixed(wall_s, 3) + " s");

@@ -21,6 +21,10 @@
 // --threads N: trials in parallel (default: every core); results are the
 // same for any N. --optimize-checkpoint-interval: also scans the checkpoint
 // interval and prints the best one next to Young's and Daly's.
+// stderr besides errors and warnings (cli/progress.h, docs/progress.md): a
+// simulated step's estimated work when large, the step's then the trials'
+// progress with a percentage and ETA, and "wrote FILE" for each file; none
+// of it with --quiet.
 // Exit codes: 0 ok, 1 bad scenario or unwritable output, 2 usage errors.
 #pragma once
 

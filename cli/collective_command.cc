@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cli/progress.h"
 #include "cli/table_text.h"
 #include "collectives/group_collectives.h"
 #include "config/atomic_file.h"
@@ -94,14 +95,16 @@ CommandSpec collective_command_spec() {
            {"--algo", "ALGO", false, "force ring, tree or nvls"},
            {"--proto", "PROTO", false, "force LL, LL128 or Simple"},
            {"--csv", "FILE", false, "also write the table as CSV (atomically)"},
-           {"--set", "KEY=VALUE", true, "override a scenario key"}},
+           {"--set", "KEY=VALUE", true, "override a scenario key"},
+           quiet_option()},
           "Sizes follow nccl-tests: all_reduce and broadcast count the buffer, all_gather the\n"
           "total output, reduce_scatter the total input; busbw = algbw x 2(n-1)/n for\n"
           "all_reduce, x (n-1)/n for all_gather and reduce_scatter, x 1 for broadcast.\n"
-          "With --concurrent, the time shown is the slowest group's."};
+          "With --concurrent, the time shown is the slowest group's. With --csv, 'wrote FILE'\n"
+          "on stderr (not with --quiet)."};
 }
 
-int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
+int run_collective_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
   const CollectiveOp op = parse_op(parsed.value_or("--op", "all_reduce"));
   const int64_t stride = positive_int("--stride", parsed.value_or("--stride", "1"));
   const int64_t concurrent = positive_int("--concurrent", parsed.value_or("--concurrent", "1"));
@@ -215,7 +218,11 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out) {
     if (size > max_bytes / factor) break;
   }
   table << "# Avg bus bandwidth    : " << fixed(busbw_sum / rows, 3) << "\n";
-  if (parsed.has("--csv")) sim::write_file_atomically(parsed.value_or("--csv", ""), csv.str());
+  if (parsed.has("--csv")) {
+    const std::string path = parsed.value_or("--csv", "");
+    sim::write_file_atomically(path, csv.str());
+    StatusLine(err, "clustersim collective", status_mode(parsed, err)).note("wrote " + path);
+  }
   out << table.str();
   return 0;
 }

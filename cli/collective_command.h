@@ -10,6 +10,7 @@
 namespace clustersim::cli {
 
 CommandSpec collective_command_spec();
-int run_collective_command(const ParsedCommand& parsed, std::ostream& out);
+// With --csv, names the file written on `err` (cli/progress.h).
+int run_collective_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err);
 
 }  // namespace clustersim::cli

@@ -12,6 +12,7 @@
 #include "cli/export_chakra_command.h"
 #include "cli/import_command.h"
 #include "cli/kernels_command.h"
+#include "cli/progress.h"
 #include "cli/replay_command.h"
 #include "cli/run_command.h"
 #include "cli/sweep_command.h"
@@ -46,6 +47,8 @@ int describe_config_command(const ParsedCommand& parsed, Io& io) {
     io.out << text;
   } else {
     sim::write_file_atomically(output, text);
+    StatusLine(io.err, "clustersim describe-config", status_mode(parsed, io.err))
+        .note("wrote " + output);
   }
   return kExitOk;
 }
@@ -57,8 +60,8 @@ const std::vector<Command>& commands() {
       {{"describe-config",
         "Print every scenario key with its type, unit, default and description (Markdown).",
         {},
-        {{"-o", "FILE", false, "write to FILE (atomically) instead of stdout"}},
-        ""},
+        {{"-o", "FILE", false, "write to FILE (atomically) instead of stdout"}, quiet_option()},
+        "With -o, 'wrote FILE' on stderr (not with --quiet)."},
        describe_config_command},
       {run_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_run_command(p, io.out, io.err); }},
@@ -71,13 +74,13 @@ const std::vector<Command>& commands() {
       {topo_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_topo_command(p, io.out, io.err); }},
       {collective_command_spec(),
-       [](const ParsedCommand& p, Io& io) { return run_collective_command(p, io.out); }},
+       [](const ParsedCommand& p, Io& io) { return run_collective_command(p, io.out, io.err); }},
       {validate_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_validate_command(p, io.out, io.err); }},
       {calibrate_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_calibrate_command(p, io.out, io.err); }},
       {kernels_command_spec(),
-       [](const ParsedCommand& p, Io& io) { return run_kernels_command(p, io.out); }},
+       [](const ParsedCommand& p, Io& io) { return run_kernels_command(p, io.out, io.err); }},
       {export_chakra_command_spec(),
        [](const ParsedCommand& p, Io& io) { return run_export_chakra_command(p, io.out, io.err); }},
       {replay_command_spec(),

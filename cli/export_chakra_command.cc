@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
 #include "config/config_error.h"
@@ -120,7 +121,8 @@ CommandSpec export_chakra_command_spec() {
        {"--prefix", "NAME", false, "file name prefix (default: the scenario's name)"},
        {"--no-host-nodes", "", false,
         "write only GPU, communication and memory nodes (no launches, no CPU optimizer)"},
-       {"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"}},
+       {"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"},
+       quiet_option()},
       "Files: DIR/NAME.<rank>.et (length-delimited Chakra ET protobuf: GlobalMetadata,\n"
       "then the nodes) and DIR/NAME.comm_groups.json (process group id -> ranks), each\n"
       "written atomically. One node per schedule task (kernels COMP_NODE with their\n"
@@ -129,7 +131,11 @@ CommandSpec export_chakra_command_spec() {
       "for the host's kernel launches; see workloads/chakra/chakra_export.h. Chakra's standard\n"
       "conventions: pg_name \"0\", \"1\", ... (\"0\" the whole world; each node's\n"
       "clustersim_pg_desc names it), all-gather comm_size each rank's input shard.\n"
-      "`clustersim replay` and ASTRA-sim run the files (docs/chakra-traces.md)."};
+      "`clustersim replay` and ASTRA-sim run the files (docs/chakra-traces.md).\n"
+      "On stderr: a warning with the count and size first when writing more than 1024\n"
+      "files, the files written so far with a percentage and ETA while it runs (redrawn on\n"
+      "a terminal, else a line every 5 s), and 'wrote N files DIR/NAME.*.et and\n"
+      "DIR/NAME.comm_groups.json' at the end; --quiet prints none but the warnings."};
 }
 
 int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
@@ -185,12 +191,17 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
   chakra::GroupDescs descs;
   int64_t total_bytes = 0;
   int64_t largest = 0;
+  StatusLine status(err, "clustersim export-chakra", status_mode(parsed, err));
+  CountMeter meter(status, static_cast<int64_t>(ranks.size()), "files");
+  std::vector<std::string> written;
   for (size_t i = 0; i < ranks.size(); ++i) {
+    meter.update(static_cast<int64_t>(i));
     const std::string path = chakra::rank_trace_path(base, ranks[i]);
     chakra::write_trace_file(path, exporter.trace(ranks[i]));
     std::error_code ec;
     const auto bytes = static_cast<int64_t>(std::filesystem::file_size(path, ec));
     if (ec) throw sim::OutputError("cannot read the size of '" + path + "': " + ec.message());
+    written.push_back(path);
     total_bytes += bytes;
     largest = std::max(largest, bytes);
     exporter.add_groups(ranks[i], groups, &descs);
@@ -201,8 +212,10 @@ int run_export_chakra_command(const ParsedCommand& parsed, std::ostream& out, st
           << " in all (--ranks picks a subset)\n";
     }
   }
+  meter.finish(static_cast<int64_t>(ranks.size()));
   const std::string groups_path = base + ".comm_groups.json";
   sim::write_file_atomically(groups_path, chakra::comm_groups_json(groups));
+  status.note("wrote " + files_text(written, base + ".*.et") + " and " + groups_path);
 
   out << "# clustersim export-chakra: " << scenario_path << "\n";
   out << row("scenario", scenario_name + " (" + str(world) + " ranks)");

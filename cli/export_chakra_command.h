@@ -18,6 +18,9 @@
 // (id, name, size).
 // Exporting thousands of ranks writes thousands of files: past 1024 ranks a
 // warning on stderr gives the count and the estimated size first.
+// While writing, the files written with a percentage and ETA, then "wrote N
+// files DIR/NAME.*.et and DIR/NAME.comm_groups.json" on stderr (not with
+// --quiet; cli/progress.h).
 //
 // Exit codes: 0 ok; 1 bad scenario, ranks beyond the world size, a
 // directory or file that cannot be written; 2 usage errors (no -o, a

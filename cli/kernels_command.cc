@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
 #include "workloads/model/workload_config.h"
@@ -193,7 +194,8 @@ CommandSpec kernels_command_spec() {
            {"--csv", "", false, "print CSV (the input of scripts/microbench/gemm.py --shapes)"},
            {"--stage", "S", false,
             "with pipeline stages: one rank of stage S only (default: one rank of each stage)"},
-           {"-o", "FILE", false, "write to FILE (atomically) instead of stdout"}},
+           {"-o", "FILE", false, "write to FILE (atomically) instead of stdout"},
+           quiet_option()},
           "Per rank and step: every micro-batch, recomputation under activation checkpointing\n"
           "and tensor-parallel slices count; with pipeline stages, one rank of each stage (the\n"
           "embedding is on the first, the output layer on the last), or of --stage S alone.\n"
@@ -201,10 +203,11 @@ CommandSpec kernels_command_spec() {
           "equal configuration and pass are one row; names are joined by '+'; FP8 GEMMs\n"
           "(workload.float8) are rows of their own, dtype fp8, marked (fp8) in the table.\n"
           "CSV columns: kind,name,dtype,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,pass,\n"
-          "count_per_step,flops (flops of one call; columns that do not apply are empty)."};
+          "count_per_step,flops (flops of one call; columns that do not apply are empty).\n"
+          "With -o, 'wrote FILE' on stderr (not with --quiet)."};
 }
 
-int run_kernels_command(const ParsedCommand& parsed, std::ostream& out) {
+int run_kernels_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
   StepScenario step = load_step_scenario(parsed.positionals[0], parsed.values("--set"));
   const NetworkScenario& net = step.net;
   workloads::StepConfig& config = step.config;
@@ -235,6 +238,7 @@ int run_kernels_command(const ParsedCommand& parsed, std::ostream& out) {
     out << text;
   } else {
     sim::write_file_atomically(output, text);
+    StatusLine(err, "clustersim kernels", status_mode(parsed, err)).note("wrote " + output);
   }
   return kExitOk;
 }

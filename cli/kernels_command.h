@@ -74,6 +74,7 @@ std::string kernel_shapes_csv(std::span<const KernelShape> shapes, const std::st
                               const std::string& counted = "per rank and step");
 
 CommandSpec kernels_command_spec();
-int run_kernels_command(const ParsedCommand& parsed, std::ostream& out);
+// With -o, names the file written on `err` (cli/progress.h).
+int run_kernels_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err);
 
 }  // namespace clustersim::cli

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_schema.h"
+#include "cli/progress.h"
 #include "cli/step_report.h"
 #include "cli/table_text.h"
 #include "cli/work_guard.h"
@@ -203,9 +204,12 @@ CommandSpec replay_command_spec() {
       "'trace form' line says which and why (docs/chakra-traces.md). JSON keys:\n"
       "step_time_s, tflops_per_gpu, hfu, breakdown, events, collectives, ranks, wall_s,\n"
       "and the inputs; only wall_s varies between runs. A replay of more nodes x ranks\n"
-      "than --max-events is refused before it starts; engine progress is shown on stderr\n"
-      "when it is a terminal."};
+      "than --max-events is refused before it starts. On stderr: the nodes x ranks to\n"
+      "replay when they are 20 M or more, then while it runs its percentage done, events and\n"
+      "ETA (redrawn on a terminal, else a line every 5 s), and 'wrote FILE' for each file\n"
+      "written; --quiet prints none of these."};
   spec.options.push_back(engine_stats_option());
+  spec.options.push_back(quiet_option());
   spec.options.push_back(work_limit_options().back());  // --max-events
   return spec;
 }
@@ -296,24 +300,35 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   }
   const chakra::ReplayJob job = chakra::build_replay_job(traces.view(), in.groups, in.ranks);
   in.form = job.form;
-  EventProgress progress(err, "clustersim replay");
-  if (progress.enabled()) options.progress = [&progress](uint64_t events) { progress(events); };
+  StatusLine status(err, "clustersim replay", status_mode(parsed, err));
+  if (work.task_ranks() >= kLargeTaskRanks) {
+    status.note("replaying " + with_separators(in.ranks) + " ranks x up to " +
+                with_separators(in.max_nodes) + " trace nodes (" +
+                count_text(static_cast<double>(work.task_ranks())) + " nodes)");
+  }
+  EngineMeter meter(status);
+  options.progress = meter.callback();
   const StepResult result = chakra::replay_job(cluster, in.net.profile, job, options);
   options.progress = nullptr;
-  progress.done();
+  meter.finish(result.events);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   if (parsed.has("--json")) {
-    sim::write_file_atomically(parsed.value_or("--json", ""),
-                               report_json(in, result, wall_s, parsed.has("--engine-stats")));
+    const std::string path = parsed.value_or("--json", "");
+    sim::write_file_atomically(path, report_json(in, result, wall_s, parsed.has("--engine-stats")));
+    status.note("wrote " + path);
   }
   if (tracing && kineto) {
-    write_kineto_trace_files(parsed.value_or("--trace-out", ""), result.trace, options.trace_ranks,
-                             in.ranks, cluster.gpus_per_node(),
-                             sim::SimTime::from_seconds_rounded(result.step_time_s));
+    const std::string path = parsed.value_or("--trace-out", "");
+    const std::vector<std::string> files = write_kineto_trace_files(
+        path, result.trace, options.trace_ranks, in.ranks, cluster.gpus_per_node(),
+        sim::SimTime::from_seconds_rounded(result.step_time_s));
+    status.note("wrote " + files_text(files, kineto_trace_pattern(path)));
   } else if (tracing) {
-    write_chrome_trace_file(parsed.value_or("--trace-out", ""), result.trace);
+    const std::string path = parsed.value_or("--trace-out", "");
+    write_chrome_trace_file(path, result.trace);
+    status.note("wrote " + path);
   }
   out << summary(in, result);
   if (parsed.has("--engine-stats")) out << "\n" << engine_stats_table(result.engine, result.events);

@@ -31,6 +31,10 @@
 // --trace-out FILE: a Chrome/Perfetto trace of the ranks of --trace-ranks
 // (default "0"; ranks of the replayed job).
 //
+// stderr besides errors and warnings (cli/progress.h, docs/progress.md): the
+// nodes x ranks to replay when large, progress with a percentage and ETA while
+// it runs, and "wrote FILE" for each file; none of it with --quiet.
+//
 // Exit codes: 0 ok; 1 missing rank files ("expected PREFIX.3.et: no such
 // file", with the files found), bad traces or groups, more ranks than the
 // cluster's GPUs, --scale-to not a multiple of the traced ranks, deadlocks,

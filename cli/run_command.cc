@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/output_schema.h"
+#include "cli/progress.h"
 #include "cli/step_preflight.h"
 #include "cli/step_report.h"
 #include "cli/table_text.h"
@@ -230,9 +231,12 @@ CommandSpec run_command_spec() {
       "mfu, peak_memory_bytes, fits_in_memory, exposed_comm_s, compute_s, events, wall_s,\n"
       "breakdown, memory and the inputs; only wall_s varies between identical runs.\n"
       "Before simulating, the step's work is estimated (tasks per rank, tasks x ranks) and a\n"
-      "step over the limits below is refused at the key that drives it; engine progress\n"
-      "is shown on stderr when it is a terminal."};
+      "step over the limits below is refused at the key that drives it. On stderr: the\n"
+      "estimate when it is 20 M tasks or more, then while the step runs its percentage done,\n"
+      "events and ETA (redrawn on a terminal, else a line every 5 s, none for a step that\n"
+      "ends sooner), and 'wrote FILE' for each file written; --quiet prints none of these."};
   spec.options.push_back(engine_stats_option());
+  spec.options.push_back(quiet_option());
   for (OptionSpec& o : work_limit_options()) spec.options.push_back(std::move(o));
   return spec;
 }
@@ -257,24 +261,31 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   const StepPreflight preflight = preflight_step(in.net.values, config, work_limits_from(parsed),
                                                  parsed.has("--allow-oom"), "clustersim run", err);
   if (!preflight.ok) return kExitError;
-  EventProgress progress(err, "clustersim run");
-  if (progress.enabled()) config.progress = [&progress](uint64_t events) { progress(events); };
+  StatusLine status(err, "clustersim run", status_mode(parsed, err));
+  if (preflight.work.task_ranks() >= kLargeTaskRanks) status.note(step_work_text(preflight.work));
+  EngineMeter meter(status);
+  config.progress = meter.callback();
   const StepResult result = workloads::simulate_step(cluster, profile, config);
   config.progress = nullptr;
-  progress.done();
+  meter.finish(result.events);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   if (parsed.has("--json")) {
-    sim::write_file_atomically(parsed.value_or("--json", ""),
-                               report_json(in, result, wall_s, parsed.has("--engine-stats")));
+    const std::string path = parsed.value_or("--json", "");
+    sim::write_file_atomically(path, report_json(in, result, wall_s, parsed.has("--engine-stats")));
+    status.note("wrote " + path);
   }
   if (tracing && kineto) {
-    write_kineto_trace_files(parsed.value_or("--trace", ""), result.trace, config.trace_ranks,
-                             in.workload.world_size, cluster.gpus_per_node(),
-                             sim::SimTime::from_seconds_rounded(result.step_time_s));
+    const std::string path = parsed.value_or("--trace", "");
+    const std::vector<std::string> files = write_kineto_trace_files(
+        path, result.trace, config.trace_ranks, in.workload.world_size, cluster.gpus_per_node(),
+        sim::SimTime::from_seconds_rounded(result.step_time_s));
+    status.note("wrote " + files_text(files, kineto_trace_pattern(path)));
   } else if (tracing) {
-    write_chrome_trace_file(parsed.value_or("--trace", ""), result.trace);
+    const std::string path = parsed.value_or("--trace", "");
+    write_chrome_trace_file(path, result.trace);
+    status.note("wrote " + path);
   }
   out << summary(in, result);
   if (parsed.has("--engine-stats")) out << "\n" << engine_stats_table(result.engine, result.events);

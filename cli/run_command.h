@@ -30,6 +30,9 @@
 // --trace FILE writes (atomically) a Chrome/Perfetto trace of the ranks of
 // --trace-ranks (default "0"; ranks below the world size, e.g. "0,8-15").
 //
+// stderr besides errors and warnings (cli/progress.h, docs/progress.md): the
+// step's estimated work when large, progress with a percentage and ETA while
+// it runs, and "wrote FILE" for each file; none of it with --quiet.
 // Exit codes: 0 ok, 1 bad scenario, ranks beyond the world size, out of
 // memory, unwritable output; 2 usage errors (unknown flag, malformed rank
 // list, --trace-ranks without --trace).

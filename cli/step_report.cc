@@ -202,6 +202,20 @@ bool kineto_format(const ParsedCommand& parsed, const std::string& trace_option)
   return format == "kineto";
 }
 
+namespace {
+
+// `path` with `tag` before its extension (t.json, ".rank3" -> t.rank3.json).
+std::string tagged_path(const std::string& path, const std::string& tag) {
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return has_ext ? path.substr(0, dot) + tag + path.substr(dot) : path + tag;
+}
+
+}  // namespace
+
+std::string kineto_trace_pattern(const std::string& path) { return tagged_path(path, ".rank*"); }
+
 std::vector<std::string> write_kineto_trace_files(const std::string& path,
                                                   std::span<const workloads::TraceRecord> records,
                                                   std::span<const int64_t> ranks,
@@ -209,14 +223,8 @@ std::vector<std::string> write_kineto_trace_files(const std::string& path,
                                                   sim::SimTime step_time) {
   std::vector<std::string> files;
   for (const int64_t r : ranks) {
-    std::string file = path;
-    if (ranks.size() > 1) {
-      const size_t slash = path.find_last_of('/');
-      const size_t dot = path.find_last_of('.');
-      const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
-      const std::string tag = ".rank" + std::to_string(r);
-      file = has_ext ? path.substr(0, dot) + tag + path.substr(dot) : path + tag;
-    }
+    const std::string file =
+        ranks.size() > 1 ? tagged_path(path, ".rank" + std::to_string(r)) : path;
     std::ostringstream text;
     workloads::write_kineto_trace(
         records, workloads::KinetoRank{r, world_size, r % std::max<int64_t>(1, gpus_per_node), step_time},

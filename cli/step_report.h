@@ -83,5 +83,7 @@ std::vector<std::string> write_kineto_trace_files(const std::string& path,
                                                   std::span<const int64_t> ranks,
                                                   int64_t world_size, int64_t gpus_per_node,
                                                   sim::SimTime step_time);
+// The files' names with "*" for the rank (t.json -> t.rank*.json).
+std::string kineto_trace_pattern(const std::string& path);
 
 }  // namespace clustersim::cli

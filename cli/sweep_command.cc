@@ -1,16 +1,17 @@
 #include "cli/sweep_command.h"
 
 #include <omp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/mpi_context.h"
+#include "cli/progress.h"
 #include "cli/sweep_report.h"
 #include "cli/table_text.h"
 #include "config/config_schema.h"
@@ -114,26 +115,41 @@ std::vector<SweepAxis> read_sweep_axes(const SweepScenario& scenario, const Pars
   return axes;
 }
 
-// Points done, rate and ETA on stderr, when it is a terminal.
-class Progress {
+// This process's points on stderr: the estimate before the first, then
+// progress weighed by the points' estimated work.
+class SweepStatus {
  public:
-  Progress(std::ostream& err, bool enabled) : err_(err), enabled_(enabled) {}
-  void operator()(size_t done, size_t total) {
-    if (done == 0) started_ = std::chrono::steady_clock::now();
-    if (!enabled_ || done == 0) return;
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
-    const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0;
-    err_ << "\rsweep: " << done << "/" << total << " points, " << fixed(rate, 2)
-         << " points/s, ETA " << fixed(eta, 0) << " s   " << std::flush;
-    if (done == total) err_ << "\n";
+  SweepStatus(StatusLine& line, int threads, const MpiContext& mpi)
+      : line_(line), threads_(threads), mpi_(mpi) {}
+  void operator()(const SweepTally& t) {
+    if (!meter_) {
+      if (t.task_ranks >= kLargeTaskRanks) announce(t);
+      meter_.emplace(line_, static_cast<int64_t>(t.points), "points");
+      return;
+    }
+    points_done_ = t.points_done;
+    meter_->update(static_cast<int64_t>(t.points_done), t.work_done);
+  }
+  void finish() {
+    if (meter_) meter_->finish(static_cast<int64_t>(points_done_));
   }
 
  private:
-  std::ostream& err_;
-  bool enabled_;
-  std::chrono::steady_clock::time_point started_;
+  void announce(const SweepTally& t) {
+    std::string text = "simulating " + with_separators(static_cast<int64_t>(t.points)) +
+                       " points on " + std::to_string(threads_) + " thread" +
+                       (threads_ == 1 ? "" : "s");
+    if (mpi_.size() > 1) {
+      text += " (rank 0's share; " + std::to_string(mpi_.size()) + " MPI ranks in all)";
+    }
+    line_.note(text + ", " + count_text(static_cast<double>(t.task_ranks)) + " tasks in all");
+  }
+
+  StatusLine& line_;
+  int threads_;
+  const MpiContext& mpi_;
+  std::optional<CountMeter> meter_;
+  size_t points_done_ = 0;
 };
 
 // The sweep's ranks are mpirun's (one process without it); a rank that
@@ -183,7 +199,8 @@ CommandSpec sweep_command_spec() {
        {"--trials", "N", false, "campaign trials per point (default 20, or --set campaign.trials)"},
        {"--fitting-only", "", false,
         "do not simulate points that do not fit in GPU memory: skip them with their peak memory"},
-       {"--no-wall-time", "", false, "leave out the last line (wall time)"}},
+       {"--no-wall-time", "", false, "leave out the last line (wall time)"},
+       quiet_option()},
       "Points that fail validation are skipped with the reason; points that do not fit in\n"
       "GPU memory are simulated and marked (with --fitting-only: skipped, their peak memory\n"
       "in peak_memory_bytes and the reason). CSV columns: the swept keys, status (ok |\n"
@@ -194,7 +211,12 @@ CommandSpec sweep_command_spec() {
       "sync_wait_s, launch_bound_s, idle_s: seconds per rank, summing to step_time_s); with\n"
       "--campaign also ettr_mean, time_to_train_days (with campaign.tokens).\n"
       "The ranking: tokens/s per GPU (x ETTR with --campaign), fitting points first.\n"
-      "A point whose step is over the work limits below is skipped with the reason."};
+      "A point whose step is over the work limits below is skipped with the reason.\n"
+      "On stderr (rank 0's under mpirun): the points to simulate and their estimated work\n"
+      "when it is 20 M tasks or more, then while they run the points done, the percentage\n"
+      "of their estimated work and an ETA (redrawn on a terminal, else a line every 5 s,\n"
+      "none for a sweep that ends sooner), and 'wrote FILE' for the CSV; --quiet prints\n"
+      "none of these."};
   for (OptionSpec& o : work_limit_options()) spec.options.push_back(std::move(o));
   return spec;
 }
@@ -209,11 +231,16 @@ int run_sweep_command(const ParsedCommand& parsed, std::ostream& out, std::ostre
   const SweepScenario scenario = load_sweep_scenario(s);
   const std::vector<SweepAxis> axes = read_sweep_axes(scenario, parsed);
   const bool root = mpi.rank() == 0;
-  const SweepOutcome outcome = run_sweep(s, scenario, axes, MpiRanks(mpi, err),
-                                         Progress(err, root && isatty(STDERR_FILENO) == 1));
+  StatusLine line(err, "clustersim sweep", root ? status_mode(parsed, err) : StatusMode::kQuiet);
+  SweepStatus status(line, s.threads, mpi);
+  SweepProgress progress;
+  if (!line.quiet()) progress = [&status](const SweepTally& t) { status(t); };
+  const SweepOutcome outcome = run_sweep(s, scenario, axes, MpiRanks(mpi, err), progress);
+  status.finish();
   if (!root) return kExitOk;
 
   write_sweep_csv(s, outcome);
+  if (!s.output.empty()) line.note("wrote " + s.output);
   out << sweep_report({s.path, axes, outcome.points, outcome.rows, outcome.resumed,
                        s.journal_path(), o.top, s.campaign});
   if (o.wall_time) {

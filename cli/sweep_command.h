@@ -27,7 +27,9 @@
 // stdout: the counts of points, the skipped and the failed ones with their
 // reasons (the first 10 of each), and the best --top N (default 10) by tokens/s per GPU (times
 // ETTR with --campaign), points that fit in memory first (cli/sweep_report.h).
-// stderr: progress (points done, rate, ETA) only when it is a terminal.
+// stderr (cli/progress.h): the points to simulate with their estimated work
+// when large, progress (points done, percentage of the estimated work, ETA),
+// and the CSV written; nothing of it with --quiet.
 // Under mpirun (cli/mpi_context.h): every rank runs the sweep with its own
 // --threads; rank 0 alone keeps the journal, writes FILE and prints: the
 // same bytes as one process. A rank that fails outside its points aborts the

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "config/atomic_file.h"
 #include "config/scenario_loader.h"
 #include "scenario/scenario_schema.h"
@@ -21,13 +22,15 @@ CommandSpec topo_command_spec() {
           {{"--set", "KEY=VALUE", true, "override a scenario key, validated like the file"},
            {"--dot", "FILE", false,
             "also write the graph for GraphViz to FILE (up to " +
-                std::to_string(topology::kMaxDotVertices) + " vertices)"}},
+                std::to_string(topology::kMaxDotVertices) + " vertices)"},
+           quiet_option()},
           "Bisection bandwidth: per direction, at the narrowest tier of a balanced cut of the\n"
           "NICs, summed over all switch trees (rails x planes); NVLink is not counted.\n"
-          "Longest route: most hops (links) on any GPU-to-GPU route, from the structure."};
+          "Longest route: most hops (links) on any GPU-to-GPU route, from the structure.\n"
+          "With --dot, 'wrote FILE' on stderr (not with --quiet)."};
 }
 
-int run_topo_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& /*err*/) {
+int run_topo_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
   const sim::ConfigSchema schema = build_scenario_schema();
   const std::vector<std::string> overrides = parsed.values("--set");
   const sim::ConfigValues values =
@@ -44,6 +47,7 @@ int run_topo_command(const ParsedCommand& parsed, std::ostream& out, std::ostrea
           " for a drawing (use a smaller cluster.nodes)");
     }
     sim::write_file_atomically(dot_path, topology::cluster_to_dot(cluster));
+    StatusLine(err, "clustersim topo", status_mode(parsed, err)).note("wrote " + dot_path);
   }
   out << "scenario: " << values.get_string("name") << "\n";
   out << topology::format_summary(cluster, topology::summarize(cluster));

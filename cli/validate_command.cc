@@ -14,6 +14,7 @@
 #include "calibration/compute_fit.h"
 #include "calibration/kineto_trace.h"
 #include "calibration/measurement_files.h"
+#include "cli/progress.h"
 #include "cli/table_text.h"
 #include "cli/validate_kineto.h"
 #include "cli/validate_runs.h"
@@ -172,7 +173,8 @@ CommandSpec validate_command_spec() {
             "training runs: also write one row per run as CSV (atomically; "
             "scripts/plot_validate.py draws it)"},
            {"--set", "KEY=VALUE", true,
-            "override a scenario key (with a runs file: of every run's scenario)"}},
+            "override a scenario key (with a runs file: of every run's scenario)"},
+           quiet_option()},
           "Files are recognised by content: Kineto traces (torch.profiler JSON), GEMM and\n"
           "attention CSVs (scripts/microbench), collective CSVs or nccl-tests output. Collective\n"
           "rows are predicted on the scenario's cluster for the row's GPU count and GPUs per node\n"
@@ -190,7 +192,11 @@ CommandSpec validate_command_spec() {
           "the rest held out.\n"
           "--set applies to every run, before its own overrides: `--set hardware=/abs/my.yaml`\n"
           "checks the runs against a profile `calibrate` fitted (a relative path is resolved\n"
-          "against each run's scenario folder)."};
+          "against each run's scenario folder).\n"
+          "On stderr: while the steps are simulated (training runs, Kineto traces) the\n"
+          "percentage done and an ETA (of at most so many steps for training runs: a fit that\n"
+          "stops at a bound simulates fewer), redrawn on a terminal, else a line every 5 s,\n"
+          "and 'wrote FILE' for the CSV; --quiet prints none of these."};
 }
 
 int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
@@ -209,6 +215,7 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
         throw UsageError("option '--folds' expects at least 2 folds, found 1");
     }
     options.overrides = parsed.values("--set");
+    options.status = status_mode(parsed, err);
     for (const std::string& f : parsed.positionals) {
       if (!is_training_runs_file(f)) {
         throw UsageError("'" + f + "': every argument after a runs file must be a runs file " +
@@ -317,8 +324,11 @@ int run_validate_command(const ParsedCommand& parsed, std::ostream& out, std::os
       check_trace_world_size(traces.back(), world);
       ranks.insert(compared_rank(traces.back(), kineto_options));
     }
-    const workloads::StepResult simulated =
-        simulate_traced_step(net, std::vector<int64_t>(ranks.begin(), ranks.end()));
+    StatusLine status(err, "clustersim validate", status_mode(parsed, err));
+    EngineMeter meter(status, "step ");
+    const workloads::StepResult simulated = simulate_traced_step(
+        net, std::vector<int64_t>(ranks.begin(), ranks.end()), meter.callback());
+    meter.finish(simulated.events);
     std::vector<double> kineto;
     for (const calibration::KinetoTrace& trace : traces) {
       const std::vector<double> e = validate_kineto_trace(simulated, trace, out, kineto_options);

@@ -86,7 +86,8 @@ std::vector<double> validate_kineto_trace(const workloads::StepResult& simulated
 }
 
 workloads::StepResult simulate_traced_step(const NetworkScenario& net,
-                                           const std::vector<int64_t>& ranks) {
+                                           const std::vector<int64_t>& ranks,
+                                           const workloads::EngineProgressFn& progress) {
   workloads::StepConfig config = step_config_from_scenario(net);
   const int64_t world = config.workload.world_size;
   for (int64_t rank : ranks) {
@@ -99,6 +100,7 @@ workloads::StepResult simulate_traced_step(const NetworkScenario& net,
     }
   }
   config.trace_ranks = ranks;
+  config.progress = progress;
   return workloads::simulate_step(net.cluster, net.profile, config);
 }
 

@@ -46,9 +46,10 @@ struct KinetoValidationOptions {
 };
 
 // The scenario's step simulated with `ranks` traced; ConfigError when one
-// is not below the world size.
+// is not below the world size. `progress`: EngineOptions::progress.
 workloads::StepResult simulate_traced_step(const NetworkScenario& net,
-                                           const std::vector<int64_t>& ranks = {0});
+                                           const std::vector<int64_t>& ranks = {0},
+                                           const workloads::EngineProgressFn& progress = {});
 
 // ConfigError at the trace's distributedInfo.world_size when it gives
 // another world size than `world`: its collectives and shards are another

@@ -6,8 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "cli/progress.h"
 #include "cli/table_text.h"
-#include "cli/work_guard.h"
 #include "config/atomic_file.h"
 #include "config/text_fields.h"
 #include "scenario/training_runs.h"
@@ -80,31 +80,49 @@ std::string rows_csv(const std::vector<Row>& rows) {
 
 int run_validate_runs(const std::vector<std::string>& files, const RunsValidationOptions& options,
                       std::ostream& out, std::ostream& err) {
-  StepCountProgress progress(err, "clustersim validate");
   std::vector<TrainingRun> runs = read_training_runs(files);
   for (TrainingRun& run : runs) run.command_line_overrides = options.overrides;
+  // Progress: the runs predicted, then the cross-validation's steps, whose
+  // most is known once the runs' profiles are.
+  StatusLine status(err, "clustersim validate", options.status);
+  CountMeter predicted(status, static_cast<int64_t>(runs.size()), "runs predicted");
+  int64_t steps = 0;
+  StepDone step_done;
+  if (!status.quiet()) step_done = [&] { predicted.update(++steps); };
   std::vector<Row> rows;
   for (TrainingRun& run : runs) {
-    Row row{&run, predict_run(run, std::nullopt, progress.callback()), 0, std::nullopt, std::nullopt, std::nullopt, ""};
+    Row row{&run,
+            predict_run(run, std::nullopt, step_done),
+            0,
+            std::nullopt,
+            std::nullopt,
+            std::nullopt,
+            ""};
     set_measured_throughput(run, row.prediction);
     row.error = row.prediction.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1;
     if (run.memory_gib) row.memory_error = row.prediction.memory_gib / *run.memory_gib - 1;
     row.label = fitted_ids(row.prediction.profile).contains(run.id) ? "fitted" : "held out";
     rows.push_back(std::move(row));
   }
+  predicted.finish(steps);
   const bool cv = options.folds > 1;
   if (cv) {
     std::vector<std::string> paths;
     for (const Row& r : rows) paths.push_back(r.prediction.profile_path);
+    CountMeter meter(status, cross_validation_steps_at_most(paths, options.folds), "steps",
+                     /*at_most=*/true, "cross-validation ");
+    steps = 0;
+    StepDone cv_step_done;
+    if (!status.quiet()) cv_step_done = [&] { meter.update(++steps); };
     const std::vector<std::optional<CrossValidated>> cvs =
-        cross_validate_runs(runs, paths, options.folds, progress.callback());
+        cross_validate_runs(runs, paths, options.folds, cv_step_done);
+    meter.finish(steps);
     for (size_t i = 0; i < rows.size(); ++i) {
       if (!cvs[i]) continue;
       rows[i].cv_error = cvs[i]->error;
       rows[i].cv_clock = cvs[i]->clock;
     }
   }
-  progress.done();
 
   out << "# clustersim validate: training runs";
   for (const std::string& f : files) out << " " << f;
@@ -176,7 +194,10 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
     }
   }
   out << summary(all) << "\n";
-  if (!options.csv_path.empty()) sim::write_file_atomically(options.csv_path, rows_csv(rows));
+  if (!options.csv_path.empty()) {
+    sim::write_file_atomically(options.csv_path, rows_csv(rows));
+    status.note("wrote " + options.csv_path);
+  }
   sim::Samples abs;
   for (double e : all) abs.add(std::fabs(e) * 100.0);
   if (options.max_error && abs.percentile(50) > *options.max_error) {

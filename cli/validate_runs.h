@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/progress.h"
+
 namespace clustersim::cli {
 
 struct RunsValidationOptions {
@@ -32,11 +34,13 @@ struct RunsValidationOptions {
   // KEY=VALUE overrides (--set) applied to every run's scenario before the
   // run's own overrides, e.g. hardware=PROFILE to check a calibrated profile.
   std::vector<std::string> overrides;
+  // Progress (runs predicted, then the cross-validation's steps) and the CSV
+  // written, on `err` (cli/progress.h).
+  StatusMode status = StatusMode::kLines;
 };
 
 // Returns the exit code (1 when max_error is exceeded). Throws
 // sim::ConfigError for a bad runs file or scenario.
-// Progress (steps simulated) goes to `err` when it is a terminal.
 int run_validate_runs(const std::vector<std::string>& files, const RunsValidationOptions& options,
                       std::ostream& out, std::ostream& err);
 

@@ -44,6 +44,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
     st.p = &job.programs[p];
     stream_base_.push_back(streams);
     overflow_base_.push_back(overflow);
+    ops_total_ += static_cast<int64_t>(st.p->ops.size());
     const auto count = static_cast<int64_t>(st.p->stream_ops.size());
     streams += count;
     overflow += std::max<int64_t>(0, count - kInlineStreams);
@@ -159,7 +160,7 @@ void Engine::run() {
 void Engine::on_event(sim::Simulator& sim, const sim::Event& event) {
   (void)sim;
   if ((sim_.events_processed() & ((uint64_t{1} << 20) - 1)) == 0 && progress_) [[unlikely]] {
-    progress_(events());
+    progress_(EngineProgress{events(), ops_done_, ops_total_});
   }
   const auto channel = static_cast<int32_t>(event.data >> kGroupBits);
   const auto group = static_cast<int64_t>(event.data & ((uint64_t{1} << kGroupBits) - 1));
@@ -300,6 +301,7 @@ void Engine::op_done(int64_t r, int s, const Cause& cause) {
   StreamState& ss = stream(st, s);
   ss.busy = 0;
   ++ss.done;
+  ++ops_done_;
   finished(st, cause);
 }
 

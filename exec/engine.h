@@ -45,6 +45,17 @@ struct Straggler {
   double slowdown = 1;  // compute takes this many times longer (>= 1)
 };
 
+// How far a run is, for EngineOptions::progress. Operations complete in
+// simulated-time order on every rank alike, so ops_done / ops_total is the
+// fraction of the step simulated (events per operation vary too much with
+// the schedule, 0.05 to 0.5 per task, for an event count to say it).
+struct EngineProgress {
+  uint64_t events = 0;    // handled so far (as Engine::events())
+  int64_t ops_done = 0;   // operations completed, over every rank
+  int64_t ops_total = 0;  // operations of every rank's program
+};
+using EngineProgressFn = std::function<void(const EngineProgress&)>;
+
 struct EngineOptions {
   // How collectives' traffic spreads over switch-to-switch links.
   collectives::Routing routing = collectives::Routing::kAdaptive;
@@ -67,9 +78,9 @@ struct EngineOptions {
   // What a rank's time after its finish, up to the step's end, is charged to:
   // idle, or for pipeline stages the bubble.
   step_accounts::Account tail_account = step_accounts::kIdle;
-  // Called with the events handled so far every 2^20 of them (for progress
-  // on a terminal); never changes the run. Empty: not called.
-  std::function<void(uint64_t events)> progress;
+  // Called every 2^20 events with how far the run is (for the commands'
+  // progress lines); never changes the run. Empty: not called.
+  EngineProgressFn progress;
 };
 
 // Where every rank stopped when some could not finish.

@@ -389,7 +389,9 @@ class Engine : public sim::EventHandler {
   SmSharing sm_;
   TunedCollectives tuned_;
   step_accounts::Account tail_account_ = step_accounts::kIdle;  // EngineOptions::tail_account
-  const std::function<void(uint64_t)>& progress_;               // EngineOptions::progress
+  const EngineProgressFn& progress_;                            // EngineOptions::progress
+  int64_t ops_done_ = 0;                                        // over every rank, for progress_
+  int64_t ops_total_ = 0;                                       // every rank's program's ops
   std::vector<P2p> p2ps_;
   std::vector<size_t> free_p2ps_;
   // Looked up, never iterated: the order of a hash map cannot reach results.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <mutex>
 
 #include "failures/failure_sampler.h"
 #include "sim/check.h"
@@ -556,11 +557,13 @@ TrialResult run_trial(const FailureModel& model, const RecoveryPolicy& policy,
 }
 
 CampaignResult run_campaign(const FailureModel& model, const RecoveryPolicy& policy,
-                            const CampaignSpec& spec, int threads) {
+                            const CampaignSpec& spec, int threads, const TrialsDone& trials_done) {
   check_spec(policy, spec);
   CampaignResult out;
   out.trials.resize(static_cast<size_t>(spec.trials));
   const auto n = static_cast<int64_t>(spec.trials);
+  std::mutex finished_lock;
+  int64_t finished = 0;
 #ifdef _OPENMP
   const int use = threads > 0 ? threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(use)
@@ -570,6 +573,10 @@ CampaignResult run_campaign(const FailureModel& model, const RecoveryPolicy& pol
   for (int64_t t = 0; t < n; ++t) {
     out.trials[static_cast<size_t>(t)] =
         TrialEngine(model, policy, spec, static_cast<uint64_t>(t)).run();
+    if (trials_done) {
+      const std::lock_guard<std::mutex> guard(finished_lock);
+      trials_done(++finished);
+    }
   }
 
   // Aggregates in trial order, so the sums do not depend on the threads.

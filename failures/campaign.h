@@ -131,7 +131,12 @@ struct CampaignResult {
 // throughput_by_live of replica_groups + 1 entries in [0, 1] if given.
 TrialResult run_trial(const FailureModel& model, const RecoveryPolicy& policy,
                       const CampaignSpec& spec, uint64_t trial);
+// Told after each trial how many have finished (for progress lines): one
+// call at a time, from whichever thread ran the trial; never changes a result.
+using TrialsDone = std::function<void(int64_t finished)>;
+
 CampaignResult run_campaign(const FailureModel& model, const RecoveryPolicy& policy,
-                            const CampaignSpec& spec, int threads = 0);
+                            const CampaignSpec& spec, int threads = 0,
+                            const TrialsDone& trials_done = {});
 
 }  // namespace clustersim::failures

@@ -19,8 +19,7 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
                                     const StepPlatformOf& platform,
                                     const workloads::StepResult* simulated,
                                     std::shared_ptr<const StepCache> step_cache,
-                                    const WorkLimits& limits,
-                                    std::function<void(uint64_t events)> progress) {
+                                    const WorkLimits& limits, const StepWatch& watch) {
   const failures::CampaignSettings settings = failures::read_campaign_settings(values);
   const topology::ClusterSpec cluster_spec = topology::read_cluster_spec(values);
   const int64_t gpus_per_node = cluster_spec.node.gpus_per_node;
@@ -73,15 +72,19 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
     in.step_simulated = true;
     const StepPlatform on = platform();
     const workloads::StepConfig config = step_config_from_scenario(values, on.cluster, on.profile);
+    workloads::StepWork work;
     if (simulated == nullptr) {
-      check_step_work(workloads::estimate_step_work(config.workload, config.schedule_options),
-                      config.workload, values, limits);
+      work = workloads::estimate_step_work(config.workload, config.schedule_options);
+      check_step_work(work, config.workload, values, limits);
     }
     const double full_s =
         simulated != nullptr ? simulated->step_time_s : cached_step(step_cache.get(), "full", [&] {
+          if (watch.starting) watch.starting(work);
           workloads::StepConfig watched = config;
-          watched.progress = progress;
-          return workloads::simulate_step(on.cluster, on.profile, watched).step_time_s;
+          watched.progress = watch.progress;
+          const workloads::StepResult r = workloads::simulate_step(on.cluster, on.profile, watched);
+          if (watch.finished) watch.finished(r.events);
+          return r.step_time_s;
         });
     spec.step_time = SimTime::from_seconds_rounded(full_s);
     in.degraded =

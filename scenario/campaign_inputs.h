@@ -32,6 +32,7 @@
 #include "scenario/work_limits.h"
 #include "topology/cluster.h"
 #include "workloads/schedules/step_simulator.h"
+#include "workloads/schedules/step_work.h"
 
 namespace clustersim::cli {
 
@@ -64,14 +65,22 @@ using StepPlatformOf = std::function<StepPlatform()>;
 // says.
 // `step_cache`: where simulated steps are kept between runs (null: none;
 // scenario/step_cache.h).
-// A step to simulate is first checked against `limits` (scenario/work_limits.h);
-// `progress` sees the full step's engine events (not the degraded steps',
-// which the campaign may simulate on several threads).
+// What a command is told of the full step while it is simulated (for its
+// progress lines; the degraded steps, which the campaign may simulate on
+// several threads, are not watched). Each may be empty.
+struct StepWatch {
+  // Its estimated work, just before it is simulated (not when cached).
+  std::function<void(const workloads::StepWork&)> starting;
+  workloads::EngineProgressFn progress;  // EngineOptions::progress
+  // After it was simulated, with its events.
+  std::function<void(uint64_t events)> finished;
+};
+
+// A step to simulate is first checked against `limits` (scenario/work_limits.h).
 CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigValues& values,
                                     const StepPlatformOf& platform,
                                     const workloads::StepResult* simulated = nullptr,
                                     std::shared_ptr<const StepCache> step_cache = nullptr,
-                                    const WorkLimits& limits = {},
-                                    std::function<void(uint64_t events)> progress = {});
+                                    const WorkLimits& limits = {}, const StepWatch& watch = {});
 
 }  // namespace clustersim::cli

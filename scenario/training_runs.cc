@@ -292,6 +292,61 @@ RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock,
   return predict_loaded(load_run_scenario(run), clock, step_done);
 }
 
+namespace {
+
+// The sustained clock is searched in [kLowestClock, kHighestClock] until the
+// bracket is below kClockResolution (the profile keeps three decimals).
+constexpr double kLowestClock = 0.2;
+constexpr double kHighestClock = 1.0;
+constexpr double kClockResolution = 2e-4;
+
+// The most times fit_sustained_clock evaluates its runs: both bounds, then
+// each halving of the bracket.
+int64_t fit_evaluations_at_most() {
+  int64_t evaluations = 2;
+  for (double width = kHighestClock - kLowestClock; width > kClockResolution; width /= 2) {
+    ++evaluations;
+  }
+  return evaluations;
+}
+
+}  // namespace
+
+int64_t cross_validation_steps_at_most(const std::vector<std::string>& profile_paths, int folds) {
+  if (folds < 2) return 0;
+  // cross_validate_runs' folds: per fold, a fit of each profile of its runs
+  // to the other folds' runs on it, then a prediction of each of its runs
+  // that has such a fit.
+  int64_t steps = 0;
+  const auto fold_of = [folds](size_t i) {
+    return static_cast<int>(i % static_cast<size_t>(folds));
+  };
+  for (int k = 0; k < folds; ++k) {
+    std::map<std::string, int64_t> training;  // profile path -> runs
+    for (size_t i = 0; i < profile_paths.size(); ++i) {
+      if (fold_of(i) != k) ++training[profile_paths[i]];
+    }
+    std::set<std::string> fitted;
+    for (size_t i = 0; i < profile_paths.size(); ++i) {
+      if (fold_of(i) != k) continue;
+      const auto t = training.find(profile_paths[i]);
+      if (t == training.end()) continue;
+      if (fitted.insert(t->first).second) steps += fit_evaluations_at_most() * t->second;
+      ++steps;
+    }
+  }
+  return steps;
+}
+
+int64_t profile_fit_steps_at_most(int64_t runs, int folds) {
+  // The measured step times' throughput, the fit, the in-sample errors,
+  // then the cross-validation (every run on the one profile).
+  const int64_t used = std::min<int64_t>(folds, runs);
+  const int64_t cross_validation =
+      folds >= 2 && runs >= 2 ? fit_evaluations_at_most() * runs * (used - 1) + runs : 0;
+  return runs + fit_evaluations_at_most() * runs + runs + cross_validation;
+}
+
 ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDone& step_done) {
   CLUSTERSIM_CHECK(!given.empty(), "fit_sustained_clock needs runs");
   for (const TrainingRun& run : given) {
@@ -302,8 +357,8 @@ ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDo
   for (const TrainingRun& run : given) {
     runs.push_back({&run, load_run_scenario(run)});
   }
-  double lo = 0.2;
-  double hi = 1.0;
+  double lo = kLowestClock;
+  double hi = kHighestClock;
   ClockFit fit;
   for (const TrainingRun& run : given) fit.fitted_to.push_back(run.id);
   if (median_log_error(runs, hi, step_done) <= 0) {
@@ -314,8 +369,7 @@ ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDo
     fit.sustained_clock = lo;
     return fit;
   }
-  // The profile keeps three decimals; stop once the bracket is below that.
-  while (hi - lo > 2e-4) {
+  while (hi - lo > kClockResolution) {
     const double mid = 0.5 * (lo + hi);
     (median_log_error(runs, mid, step_done) > 0 ? hi : lo) = mid;
   }

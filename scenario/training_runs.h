@@ -28,6 +28,7 @@
 // simulating is single-threaded.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -85,9 +86,16 @@ struct RunPrediction {
   collectives::HardwareProfile profile;
 };
 
-// Called after every step these functions simulate (for progress on a
-// terminal); empty: not called.
+// Called after every step these functions simulate (for progress lines);
+// empty: not called.
 using StepDone = std::function<void()>;
+
+// The most steps cross_validate_runs simulates for runs on `profile_paths`
+// (a total for progress lines; a fit clamped at a bound simulates fewer).
+int64_t cross_validation_steps_at_most(const std::vector<std::string>& profile_paths, int folds);
+// The same for fit_profile_clock with `runs` runs in its files (those on
+// other profiles are not simulated: fewer still).
+int64_t profile_fit_steps_at_most(int64_t runs, int folds);
 
 // Simulates the run's step; with `clock`, the profile's sustained clock is
 // replaced by it. Scenario errors propagate as sim::ConfigError, among them a

@@ -1,5 +1,6 @@
 #include "sweep/sweep_runner.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -95,8 +96,8 @@ std::string campaign_row(const SweepSettings& s, const SweepPoint& point, const 
 
 // The point's row whatever happens: an error of the input skips it, any
 // other failure (an invariant, memory) marks it failed; the sweep goes on.
-std::string simulate_point(const SweepSettings& s, const SweepPoint& point,
-                           const PreparedPoint& p) {
+std::string simulate_point(const SweepSettings& s, const SweepPoint& point, const PreparedPoint& p,
+                           const workloads::EngineProgressFn& progress) {
   std::optional<workloads::StepResult> r;
   try {
     if (s.fitting_only && p.config.memory_capacity_bytes > 0) {
@@ -105,7 +106,13 @@ std::string simulate_point(const SweepSettings& s, const SweepPoint& point,
         return oversized_row(point, memory, p.config.memory_capacity_bytes, s.campaign);
       }
     }
-    r = workloads::simulate_step(*p.cluster, *p.profile, p.config);
+    if (progress) {
+      workloads::StepConfig watched = p.config;
+      watched.progress = progress;
+      r = workloads::simulate_step(*p.cluster, *p.profile, watched);
+    } else {
+      r = workloads::simulate_step(*p.cluster, *p.profile, p.config);
+    }
     if (!s.campaign) return simulated_row(point, *r, std::nullopt);
     return campaign_row(s, point, p, *r);
   } catch (const sim::ConfigError& e) {
@@ -127,6 +134,53 @@ std::vector<size_t> share_of(const std::vector<size_t>& todo, const SweepRanks& 
   return mine;
 }
 
+// The tally of the points this process simulates, each weighing its
+// estimated work; a running point is credited the fraction of its
+// operations done. Not thread-safe: the caller holds the sweep's lock.
+class PointsTally {
+ public:
+  PointsTally(const std::vector<size_t>& mine, const std::vector<PreparedPoint>& prepared)
+      : credited_(mine.size(), 0) {
+    tally_.points = mine.size();
+    for (const size_t i : mine) {
+      // At least 1, so that a point whose estimate is 0 still counts.
+      weights_.push_back(static_cast<double>(std::max<int64_t>(1, prepared[i].task_ranks)));
+      tally_.task_ranks += prepared[i].task_ranks;
+      total_ += weights_.back();
+    }
+  }
+  const SweepTally& tally() const { return tally_; }
+  // Point `t` of `mine` is at `fraction` of its operations.
+  void running(size_t t, double fraction) {
+    const double credit = weights_[t] * std::clamp(fraction, 0.0, 1.0);
+    credited_sum_ += credit - credited_[t];
+    credited_[t] = credit;
+    update();
+  }
+  void finished(size_t t) {
+    credited_sum_ -= credited_[t];
+    credited_[t] = 0;
+    finished_sum_ += weights_[t];
+    ++tally_.points_done;
+    update();
+  }
+
+ private:
+  void update() {
+    // Every point finished is all the work, whatever the sums' rounding.
+    tally_.work_done = tally_.points_done == tally_.points
+                           ? 1.0
+                           : std::clamp((finished_sum_ + credited_sum_) / total_, 0.0, 1.0);
+  }
+
+  SweepTally tally_;
+  std::vector<double> weights_;
+  std::vector<double> credited_;
+  double total_ = 0;
+  double finished_sum_ = 0;
+  double credited_sum_ = 0;
+};
+
 // Simulates `mine` in parallel; each row goes to the journal as it
 // finishes. What escapes a point (a failure to build its row text) is
 // returned, the first one.
@@ -137,19 +191,30 @@ std::exception_ptr simulate_points(SweepRows& state, SweepJournal& journal,
                                    const SweepProgress& progress) {
   std::mutex lock;
   std::exception_ptr failure;
-  size_t done = 0;
-  if (progress) progress(0, mine.size());
+  PointsTally tally(mine, prepared);
+  if (progress) progress(tally.tally());
   const int64_t n = static_cast<int64_t>(mine.size());
 #pragma omp parallel for schedule(dynamic, 1) num_threads(s.threads)
   for (int64_t t = 0; t < n; ++t) {
     const size_t i = mine[static_cast<size_t>(t)];
+    workloads::EngineProgressFn running;
+    if (progress) {
+      running = [&, t](const workloads::EngineProgress& p) {
+        const double fraction =
+            p.ops_total > 0 ? static_cast<double>(p.ops_done) / static_cast<double>(p.ops_total)
+                            : 0;
+        const std::lock_guard<std::mutex> guard(lock);
+        tally.running(static_cast<size_t>(t), fraction);
+        progress(tally.tally());
+      };
+    }
     try {
-      std::string row = simulate_point(s, points[i], prepared[i]);
+      std::string row = simulate_point(s, points[i], prepared[i], running);
       const std::lock_guard<std::mutex> guard(lock);
       journal.append(i, row);
       state.rows[i] = std::move(row);
-      ++done;
-      if (progress) progress(done, mine.size());
+      tally.finished(static_cast<size_t>(t));
+      if (progress) progress(tally.tally());
     } catch (...) {
       const std::lock_guard<std::mutex> guard(lock);
       if (!failure) failure = std::current_exception();

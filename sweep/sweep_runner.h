@@ -117,10 +117,22 @@ class SingleProcess final : public SweepRanks {
   void fail(const std::exception_ptr&) const override {}
 };
 
-// Told after each point this process simulates: how many are done of its
-// `total` (called once with done = 0 before the first; under a lock, never
-// concurrently).
-using SweepProgress = std::function<void(size_t done, size_t total)>;
+// How far this process's share of a sweep is, for progress lines.
+struct SweepTally {
+  size_t points_done = 0;  // simulated by this process so far
+  size_t points = 0;       // this process's points to simulate
+  // Their work estimated before simulating: tasks x ranks (scenario/work_limits.h).
+  int64_t task_ranks = 0;
+  // The share of that work done, 0 to 1: a finished point counts its
+  // estimate, a running one the part of it its engine's operations have
+  // done (points of very different sizes, cluster.nodes swept, are then
+  // weighed as they cost).
+  double work_done = 0;
+};
+// Told once with points_done = 0 before the first point, after each point,
+// and as points run; under a lock, never concurrently, from any of the
+// sweep's threads. Never changes a result.
+using SweepProgress = std::function<void(const SweepTally&)>;
 
 struct SweepOutcome {
   std::vector<SweepPoint> points;  // in grid order

@@ -307,9 +307,12 @@ TEST(RunClustersim, DescribeConfigToAFile) {
   const Outcome to_file = run({"describe-config", "-o", path});
   EXPECT_EQ(to_file.code, kExitOk) << to_file.err;
   EXPECT_EQ(to_file.out, "");
-  EXPECT_EQ(to_file.err, "");
+  EXPECT_EQ(to_file.err, "clustersim describe-config: wrote " + path + "\n");
   const Outcome to_stdout = run({"describe-config"});
   EXPECT_EQ(read_all(path), to_stdout.out);
+  const Outcome quiet = run({"describe-config", "-o", path, "--quiet"});
+  EXPECT_EQ(quiet.code, kExitOk) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
 }
 
 TEST(RunClustersim, DescribeConfigToAMissingDirectory) {

@@ -76,7 +76,9 @@ TEST(ExportChakraCommand, WritesEveryRankAndTheGroups) {
   const std::string out = dir.file("out");
   const Outcome o = run({"export-chakra", scenario, "-o", out});
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_EQ(o.err, "");
+  // The files are named on stderr, many of them as a pattern.
+  EXPECT_EQ(o.err, "clustersim export-chakra: wrote 16 files " + out + "/tiny_hsdp.*.et and " +
+                       out + "/tiny_hsdp.comm_groups.json\n");
   std::vector<std::string> want;
   for (int r = 0; r < 16; ++r) want.push_back("tiny_hsdp." + std::to_string(r) + ".et");
   want.push_back("tiny_hsdp.comm_groups.json");
@@ -157,6 +159,15 @@ TEST(ExportChakraCommand, RanksSubsetAndPrefix) {
   const chakra::Trace t = chakra::read_trace_file(dir.file("p.3.et"));
   EXPECT_EQ(t.file, dir.file("p.3.et"));
   EXPECT_TRUE(contains(o.out, "ranks written     3,9 (2 of 16)")) << o.out;
+  // Up to three files are named one by one.
+  const std::string base = (std::filesystem::path(dir.path()) / "p").string();
+  EXPECT_EQ(o.err, "clustersim export-chakra: wrote " + base + ".3.et, " + base + ".9.et and " +
+                       base + ".comm_groups.json\n");
+  const Outcome quiet = run(
+      {"export-chakra", scenario, "-o", dir.path(), "--ranks", "3,9", "--prefix", "p", "--quiet"});
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_EQ(quiet.out, o.out);
   // Two ranks of 16 do not replay: no command is suggested.
   EXPECT_FALSE(contains(o.out, "replay with")) << o.out;
 }
@@ -233,7 +244,10 @@ TEST(ExportChakraCommand, NoHostNodesWritesGpuCommunicationAndMemoryNodesThatRep
   ASSERT_EQ(full.code, 0) << full.err;
   const Outcome bare = run({"export-chakra", scenario, "-o", dir.file("bare"), "--no-host-nodes"});
   ASSERT_EQ(bare.code, 0) << bare.err;
-  EXPECT_EQ(bare.err, "");  // no CPU optimizer to leave out
+  // No warning: no CPU optimizer to leave out.
+  EXPECT_EQ(bare.err, "clustersim export-chakra: wrote 16 files " + dir.file("bare") +
+                          "/tiny_hsdp.*.et and " + dir.file("bare") +
+                          "/tiny_hsdp.comm_groups.json\n");
   const chakra::Trace t = chakra::read_trace_file(dir.file("bare/tiny_hsdp.4.et"));
   const chakra::Trace f = chakra::read_trace_file(dir.file("full/tiny_hsdp.4.et"));
   int64_t launches = 0;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <vector>
 
 #include "failures/checkpoint_interval.h"
 #include "failures/job_components.h"
@@ -151,6 +152,25 @@ TEST(Campaign, ResultsDoNotDependOnTheThreadCount) {
     EXPECT_EQ(one.trials[t].seconds, two.trials[t].seconds) << t;
     EXPECT_EQ(one.trials[t].interruptions, two.trials[t].interruptions) << t;
   }
+}
+
+// Progress: told once per trial, one call at a time, counting up to the
+// trials; results the same as unwatched.
+TEST(Campaign, TellsEachTrialFinishedWithoutChangingTheResults) {
+  const JobComponents job = h100_job(32);
+  const FailureModel model = job_mtbf_failure_model(job, SimTime::minutes(30));
+  const RecoveryPolicy policy =
+      fixed_restart(SimTime::minutes(8), SimTime::minutes(1), SimTime::minutes(25), 256);
+  const CampaignSpec spec = spec_for(SimTime::days(5), 16);
+  std::vector<int64_t> told;
+  const CampaignResult watched =
+      run_campaign(model, policy, spec, 2, [&told](int64_t finished) { told.push_back(finished); });
+  std::vector<int64_t> counting(16);
+  std::iota(counting.begin(), counting.end(), 1);
+  EXPECT_EQ(told, counting);
+  const CampaignResult alone = run_campaign(model, policy, spec, 2);
+  EXPECT_EQ(watched.ettr_mean, alone.ettr_mean);
+  EXPECT_EQ(watched.interruptions_mean, alone.interruptions_mean);
 }
 
 // Node failures on an HSDP job of 12 replica groups: fault-tolerant HSDP

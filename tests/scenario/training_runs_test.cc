@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "config/atomic_file.h"
 #include "tests/support/config_errors.h"
@@ -172,13 +173,49 @@ TEST(TrainingRuns, TheFitRecoversTheClockBehindSyntheticMeasurements) {
   TrainingRun compiled = run_of("compiled", {"workload.torch_compile=true"});
   eager.tokens_per_s_per_gpu = predict_run(eager, 0.6).tokens_per_s_per_gpu;
   compiled.tokens_per_s_per_gpu = predict_run(compiled, 0.6).tokens_per_s_per_gpu;
-  const ClockFit fit = fit_sustained_clock({eager, compiled});
+  int64_t steps = 0;
+  const ClockFit fit = fit_sustained_clock({eager, compiled}, [&steps] { ++steps; });
   EXPECT_NEAR(fit.sustained_clock, 0.6, 0.0011);
+  // Both bounds, then 12 halvings of [0.2, 1] to below 2e-4: 14 evaluations
+  // of the two runs, all that the progress line's "at most" allows a fit.
+  EXPECT_EQ(steps, 2 * 14);
+  EXPECT_EQ(profile_fit_steps_at_most(2, 0), 2 + steps + 2);
   EXPECT_EQ(fit.fitted_to, (std::vector<std::string>{"eager", "compiled"}));
   // Faster measurements need a higher clock.
   eager.tokens_per_s_per_gpu *= 1.05;
   compiled.tokens_per_s_per_gpu *= 1.05;
   EXPECT_GT(fit_sustained_clock({eager, compiled}).sustained_clock, 0.61);
+}
+
+// The totals of calibrate's and validate's progress lines, by hand: per
+// fold, a fit (14 evaluations) to the other folds' runs on the profile of
+// each of its runs, then a prediction of those runs; folds beyond the runs
+// are empty.
+TEST(TrainingRuns, TheMostStepsCrossValidationAndTheFitSimulate) {
+  const std::vector<std::string> one = {"a", "a", "a", "a", "a"};
+  EXPECT_EQ(cross_validation_steps_at_most(one, 1), 0);
+  EXPECT_EQ(cross_validation_steps_at_most(one, 2), 14 * 2 + 3 + 14 * 3 + 2);
+  EXPECT_EQ(cross_validation_steps_at_most({"a", "a", "a"}, 10), 3 * (14 * 2 + 1));
+  // Runs 0 and 2 on "a" are in fold 0, run 1 on "b" in fold 1: fold 0's
+  // runs have no other "a" to fit to, fold 1's no other "b".
+  EXPECT_EQ(cross_validation_steps_at_most({"a", "b", "a"}, 2), 0);
+  // With a third fold, fold 2's "a" fits to run 0.
+  EXPECT_EQ(cross_validation_steps_at_most({"a", "b", "a"}, 3), (14 + 1) + (14 + 1));
+  EXPECT_EQ(profile_fit_steps_at_most(4, 2), 4 + 14 * 4 + 4 + 14 * 4 * 1 + 4);
+}
+
+// The bound holds, here exactly: two runs measured as predicted at clock
+// 0.6, two folds, each fit bisecting all the way.
+TEST(TrainingRuns, CrossValidationSimulatesAtMostItsBound) {
+  TrainingRun eager = run_of("eager");
+  TrainingRun compiled = run_of("compiled", {"workload.torch_compile=true"});
+  eager.tokens_per_s_per_gpu = predict_run(eager, 0.6).tokens_per_s_per_gpu;
+  compiled.tokens_per_s_per_gpu = predict_run(compiled, 0.6).tokens_per_s_per_gpu;
+  const std::vector<std::string> paths(2, kScenario);
+  int64_t steps = 0;
+  cross_validate_runs({eager, compiled}, paths, 2, [&steps] { ++steps; });
+  EXPECT_EQ(steps, cross_validation_steps_at_most(paths, 2));
+  EXPECT_EQ(steps, 2 * (14 + 1));
 }
 
 TEST(TrainingRuns, PredictionNamesTheKindAndTheProfile) {

@@ -18,7 +18,7 @@ for nodes in 4096 12288; do
   for policy in ft_hsdp checkpoint_restart; do
     "$clustersim" campaign "$repo/scenarios/ft_hsdp_98k.yaml" --set cluster.nodes=$nodes \
       --set recovery.policy=$policy --set campaign.trials=10 --json "$out/$nodes.$policy.json" \
-      > /dev/null
+      --quiet > /dev/null
   done
 done
 "$python" "$repo/scripts/plot_campaigns.py" "$out"/*.json -o "$out/c.png" --data "$out/c.data" \

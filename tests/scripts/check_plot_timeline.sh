@@ -20,7 +20,7 @@ python=/usr/bin/python3
 source "$here/plot_checks.sh"
 plot() { "$python" "$repo/scripts/plot_timeline.py" "$@" 2> "$out/err" || { cat "$out/err"; exit 1; }; }
 
-"$clustersim" run "$repo/scenarios/llama3_8b_fsdp_8xh100.yaml" --trace "$out/t.json" --no-wall-time > /dev/null
+"$clustersim" run "$repo/scenarios/llama3_8b_fsdp_8xh100.yaml" --trace "$out/t.json" --no-wall-time --quiet > /dev/null
 plot "$out/t.json" -o "$out/t.png" --ranks 0 --end 500 --data "$out/t.data.json"
 expect_png_size "$out/t.png" 1440 283
 expect_drawn "$out/t.data.json" \
@@ -67,7 +67,7 @@ expect_drawn "$out/whole.json" \
 
 # The 64-GPU TP step, two ranks: aggregated per pixel column.
 "$clustersim" run "$repo/scenarios/llama3_70b_fsdp_tp_64xh100.yaml" --trace "$out/t64.json" \
-  --trace-ranks 0,8 --no-wall-time > /dev/null
+  --trace-ranks 0,8 --no-wall-time --quiet > /dev/null
 plot "$out/t64.json" -o "$out/t64.png" --data "$out/t64.data.json"
 expect_drawn "$out/t64.data.json" \
   "d['events'] > 10000 and len(d['panels'][0]['rows']) == 8" "12k+ events on 8 rows"

@@ -15,7 +15,7 @@ trap 'rm -rf "$out"' EXIT
 python=/usr/bin/python3
 source "$here/plot_checks.sh"
 "$clustersim" validate "$repo/scenarios/measurements/training/published_runs.csv" --folds 12 \
-  --csv "$out/runs.csv" > "$out/text"
+  --csv "$out/runs.csv" --quiet > "$out/text"
 [[ $(wc -l < "$out/runs.csv") == 13 ]] || { echo "expected 12 rows and a header"; exit 1; }
 grep -q '^tt_8b_8xh100,FSDP h100_96gb_500w,fitted,5762,5751\.8' "$out/runs.csv" ||
   { head -3 "$out/runs.csv"; exit 1; }

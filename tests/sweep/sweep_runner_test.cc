@@ -45,6 +45,36 @@ std::vector<std::string> statuses(const SweepOutcome& outcome) {
   return out;
 }
 
+// The tally a progress line is drawn from: the points to simulate and their
+// estimated work first, then after each point; the work done grows to 1 and
+// weighs each point by its estimated tasks x ranks, not its count (here 8,
+// 16 and 32 ranks of one schedule: 1/7, 3/7, 1 rather than 1/3, 2/3, 1).
+TEST(SweepRunner, ProgressTalliesThePointsWeighedByTheirWork) {
+  SweepSettings s = settings_of("");
+  s.threads = 1;  // the points finish in grid order
+  const SweepScenario scenario = load_sweep_scenario(s);
+  const std::vector<SweepAxis> axes = {*parse_sweep_axis("cluster.nodes=1,2,4").value};
+  std::vector<SweepTally> seen;
+  const SweepOutcome outcome = run_sweep(s, scenario, axes, SingleProcess(),
+                                         [&seen](const SweepTally& t) { seen.push_back(t); });
+  ASSERT_EQ(seen.size(), 4u);  // before the 3 points, then after each
+  EXPECT_EQ(seen[0].points_done, 0u);
+  EXPECT_EQ(seen[0].work_done, 0.0);
+  const int64_t per_rank = seen[0].task_ranks / (8 + 16 + 32);
+  EXPECT_EQ(seen[0].task_ranks, per_rank * (8 + 16 + 32));
+  EXPECT_GT(per_rank, 100);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].points, 3u);
+    EXPECT_EQ(seen[i].points_done, i);
+    EXPECT_EQ(seen[i].task_ranks, seen[0].task_ranks);
+  }
+  EXPECT_NEAR(seen[1].work_done, 1.0 / 7, 1e-12);
+  EXPECT_NEAR(seen[2].work_done, 3.0 / 7, 1e-12);
+  EXPECT_EQ(seen[3].work_done, 1.0);
+  // Watching changes no row.
+  EXPECT_EQ(outcome.rows, run_sweep(s, scenario, axes, SingleProcess(), nullptr).rows);
+}
+
 TEST(SweepRunner, DivisorsTimesTpInGridOrderWithTheReplicaSizeDerived) {
   // 16 GPUs: shard = every divisor of 16 / tp, for tp 1, 2 and 3 (3 does not
   // divide 16: one skipped point for it).

@@ -165,7 +165,7 @@ struct ReplayOptions {
   // on the main compute stream take factor r times their duration; empty:
   // all at the median.
   std::vector<double> rank_time_factors;
-  std::function<void(uint64_t events)> progress;  // EngineOptions::progress
+  EngineProgressFn progress;  // EngineOptions::progress
 };
 
 // A concrete process group of a job: its ranks in ring order.

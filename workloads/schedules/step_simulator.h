@@ -93,7 +93,7 @@ struct StepConfig {
   uint64_t seed = 1;  // the scenario's seed: per-GPU speeds (workloads/schedules/gpu_speed.h)
   int64_t memory_capacity_bytes = 0;              // HBM per GPU; 0: not checked (fits)
   std::vector<int64_t> trace_ranks;               // ranks whose tasks are recorded (sorted, unique)
-  std::function<void(uint64_t events)> progress;  // EngineOptions::progress
+  EngineProgressFn progress;                      // EngineOptions::progress
 };
 
 // Simulates one step. Preconditions (InvariantError otherwise; callers

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 #include <string_view>
+#include <vector>
 
 #include "collectives/group_collectives.h"
 #include "tests/support/step_fixtures.h"
@@ -346,6 +347,40 @@ TEST(StepSimulator, SeparateReduceStreamNeverSlowsTheStep) {
   const StepResult two = simulate_step(cluster, h100(), c);
   EXPECT_LE(two.step_time_s, one.step_time_s);
   EXPECT_NEAR(breakdown_sum(two.breakdown), two.step_time_s, 1e-9);
+}
+
+// The progress callback (EngineOptions::progress, every 2^20 events) says
+// the operations done of every rank's: a fraction that grows, never reaches
+// 1 before the end, and tracks the events' fraction, which is what makes
+// the commands' percentage honest. Nor does watching change the step.
+TEST(StepSimulator, ProgressTellsTheOperationsDoneOfTheStep) {
+  WorkloadSpec w = small_spec(2048, 64);
+  w.grad_accum = 64;  // 2.3 M events: two reports
+  StepConfig c = config_for(w);
+  const Cluster cluster = hgx_h100(256);
+  std::vector<EngineProgress> seen;
+  c.progress = [&seen](const EngineProgress& p) { seen.push_back(p); };
+  const StepResult watched = simulate_step(cluster, h100(), c);
+  c.progress = nullptr;
+  const StepResult alone = simulate_step(cluster, h100(), c);
+  EXPECT_EQ(watched.step_time_s, alone.step_time_s);
+  EXPECT_EQ(watched.events, alone.events);
+
+  ASSERT_GE(seen.size(), 2U) << watched.events << " events";
+  for (size_t i = 0; i < seen.size(); ++i) {
+    const EngineProgress& p = seen[i];
+    // Every 2^20 events handled, stale looks (not events) among them.
+    EXPECT_LE(p.events, (i + 1) << 20);
+    EXPECT_GT(p.events, i == 0 ? 0 : seen[i - 1].events);
+    EXPECT_EQ(p.ops_total, seen.front().ops_total);
+    EXPECT_GT(p.ops_done, i == 0 ? 0 : seen[i - 1].ops_done);
+    EXPECT_LT(p.ops_done, p.ops_total);
+    const double ops = static_cast<double>(p.ops_done) / static_cast<double>(p.ops_total);
+    const double events = static_cast<double>(p.events) / static_cast<double>(watched.events);
+    EXPECT_NEAR(ops, events, 0.05) << "report " << i;
+  }
+  // Every rank's program holds at least its schedule's collectives and segments.
+  EXPECT_GT(seen.front().ops_total, 2048 * 64);
 }
 
 }  // namespace
