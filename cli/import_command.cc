@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "config/atomic_file.h"
 #include "config/suggest.h"
 #include "config/text_fields.h"
@@ -62,14 +63,16 @@ CommandSpec import_command_spec() {
            {"--name", "NAME", false, "the scenario's name (default: the config's file name)"},
            {"--set", "KEY=VALUE", true,
             "write a scenario key (what the config cannot say, or a change), e.g. "
-            "--set cluster.fabric.switch_radix=32"}},
+            "--set cluster.fabric.switch_radix=32"},
+           quiet_option()},
           "FRAMEWORK is torchtitan (its train config TOML, the 2024 and 2025 layouts) or nemo\n"
           "(NeMo's megatron_gpt_config.yaml / NeMo-Framework-Launcher recipe layout). Every\n"
           "written key carries a comment naming the config key (or option, or the framework's\n"
           "default) it came from; a comment block lists each key of the config with no\n"
           "counterpart, with its value, and what was only approximated (also said on stderr).\n"
           "The scenario is checked as `check` and `run` read it before it is written; its\n"
-          "problems are reported at the config's FILE:LINE:COL. docs/import.md has the mapping."};
+          "problems are reported at the config's FILE:LINE:COL. With -o, 'wrote FILE' on stderr\n"
+          "(--quiet leaves it out). docs/import.md has the mapping."};
 }
 
 int run_import_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
@@ -95,9 +98,10 @@ int run_import_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
     return kExitOk;
   }
   sim::write_file_atomically(output, yaml);
-  out << "wrote " << output << ": " << scenario.keys.size() << " keys from " << config << ", "
-      << scenario.unmapped.size()
-      << " of its keys without a counterpart (listed in its comments)\n";
+  StatusLine status(err, "clustersim import", status_mode(parsed, err));
+  status.note("wrote " + output + ": " + std::to_string(scenario.keys.size()) + " keys from " +
+              config + ", " + std::to_string(scenario.unmapped.size()) +
+              " of its keys without a counterpart (listed in its comments)");
   return kExitOk;
 }
 

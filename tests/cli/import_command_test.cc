@@ -28,8 +28,9 @@ TEST(ImportCommand, WritesAScenarioThatChecksAndRuns) {
   const Outcome r = run({"import", "torchtitan", kConfigs + "tt_8b_h100.toml", "--gpus", "8",
                          "--hardware", "h100_96gb_500w", "-o", out});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, StartsWith("wrote " + out + ": "));
-  EXPECT_THAT(r.out, HasSubstr(" of its keys without a counterpart (listed in its comments)"));
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, StartsWith("clustersim import: wrote " + out + ": "));
+  EXPECT_THAT(r.err, HasSubstr(" of its keys without a counterpart (listed in its comments)"));
   const std::string yaml = read_all(out);
   EXPECT_THAT(yaml, StartsWith("# Written by `clustersim import torchtitan` from " + kConfigs +
                                "tt_8b_h100.toml"));
@@ -38,7 +39,7 @@ TEST(ImportCommand, WritesAScenarioThatChecksAndRuns) {
   EXPECT_THAT(yaml, HasSubstr("hardware: "));
   const Outcome check = run({"check", out});
   EXPECT_EQ(check.code, 0) << check.err;
-  EXPECT_EQ(check.out, "ok: tt_8b_h100\n");
+  EXPECT_THAT(check.out, StartsWith("ok: tt_8b_h100\n"));
   const Outcome simulated = run({"run", out, "--no-wall-time"});
   EXPECT_EQ(simulated.code, 0) << simulated.err;
   EXPECT_THAT(simulated.out, HasSubstr("local_batch 2, grad_accum 1, global_batch 16, bf16"));

@@ -177,9 +177,9 @@ TEST(Quiet, EveryCommandThatReportsTakesIt) {
       if (o.name == "--quiet") with.push_back(spec.name);
     }
   }
-  EXPECT_EQ(with, (std::vector<std::string>{"describe-config", "run", "campaign", "sweep", "topo",
-                                            "collective", "validate", "calibrate", "kernels",
-                                            "export-chakra", "replay"}));
+  EXPECT_EQ(with, (std::vector<std::string>{"describe-config", "run", "import", "campaign", "sweep",
+                                            "topo", "collective", "validate", "calibrate",
+                                            "kernels", "export-chakra", "replay"}));
 }
 
 }  // namespace

@@ -133,7 +133,8 @@ void add_workload_model_keys(sim::ConfigSchema& schema) {
   schema
       .add_key("workload.model", ValueType::kEnum,
                "Model preset (published shapes), or custom (see workload.custom_model).")
-      .one_of(model_choices());
+      .one_of(model_choices())
+      .required_by(kStepCommands);
 
   schema.add_section(
       "workload.custom_model",

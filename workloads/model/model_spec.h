@@ -85,6 +85,9 @@ int64_t parameter_count(const ModelSpec& model);
 // workload.model is custom. No key is required and none has a default:
 // scenarios without a training job omit the section, and read_model_spec()
 // reports a missing `workload.model`.
+// The commands that need a step's workload keys (KeySpec::required_by).
+inline constexpr const char* kStepCommands =
+    "run, sweep, campaign (without campaign.step_time), export-chakra, kernels";
 void add_workload_model_keys(sim::ConfigSchema& schema);
 
 // The model of a scenario. Throws sim::ConfigError listing every problem:

@@ -158,12 +158,15 @@ std::string_view activation_checkpointing_name(ActivationCheckpointing ac) {
 void add_workload_keys(sim::ConfigSchema& schema) {
   using sim::ValueType;
   add_workload_model_keys(schema);
-  schema.add_key(kSeqLen, ValueType::kInt, "Tokens per sequence.").positive();
+  schema.add_key(kSeqLen, ValueType::kInt, "Tokens per sequence.")
+      .positive()
+      .required_by(kStepCommands);
   schema
       .add_key(kLocalBatch, ValueType::kInt,
                "Sequences per GPU per micro-batch (torchtitan's local_batch_size, Megatron's "
                "micro-batch size).")
-      .positive();
+      .positive()
+      .required_by(kStepCommands);
   add_global_batch_key(schema);
   schema
       .add_key("workload.grad_accum", ValueType::kInt,
