@@ -354,9 +354,14 @@ void add_extends_key(ConfigSchema& schema) {
       .not_empty();
 }
 
-ConfigValues load_scenario_text(std::string_view yaml, const std::string& file_name,
+namespace {
+
+// Reads `yaml` with its overrides into values; the problems of single keys
+// go to `problems`. Throws only when the text is unusable as a whole (not
+// YAML, not a mapping, a base it extends missing).
+ConfigValues load_keeping_going(std::string_view yaml, const std::string& file_name,
                                 const ConfigSchema& schema,
-                                std::span<const std::string> overrides) {
+                                std::span<const std::string> overrides, DiagnosticSink& problems) {
   DiagnosticSink sink;
   Loader loader(file_name, schema, sink);
   loader.parse_overrides(overrides);
@@ -364,8 +369,20 @@ ConfigValues load_scenario_text(std::string_view yaml, const std::string& file_n
   const std::vector<YamlLayer> files = read_yaml_layers(yaml, file_name, follow_extends, sink);
   loader.walk_root(files);
   loader.finish();
-  sink.throw_if_any();
+  if (loader.file_unusable()) sink.throw_if_any();
+  problems.append(std::move(sink));
   return loader.take_values();
+}
+
+}  // namespace
+
+ConfigValues load_scenario_text(std::string_view yaml, const std::string& file_name,
+                                const ConfigSchema& schema,
+                                std::span<const std::string> overrides) {
+  DiagnosticSink problems;
+  ConfigValues values = load_keeping_going(yaml, file_name, schema, overrides, problems);
+  problems.throw_if_any();
+  return values;
 }
 
 ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& schema,
@@ -376,17 +393,7 @@ ConfigValues load_scenario_file(const std::string& path, const ConfigSchema& sch
 ConfigValues load_scenario_file_keeping_going(const std::string& path, const ConfigSchema& schema,
                                               std::span<const std::string> overrides,
                                               DiagnosticSink& problems) {
-  const std::string yaml = read_scenario_text(path);
-  DiagnosticSink sink;
-  Loader loader(path, schema, sink);
-  loader.parse_overrides(overrides);
-  const bool follow_extends = schema.find_key(kExtendsKey) != nullptr;
-  const std::vector<YamlLayer> files = read_yaml_layers(yaml, path, follow_extends, sink);
-  loader.walk_root(files);
-  loader.finish();
-  if (loader.file_unusable()) sink.throw_if_any();
-  problems.append(std::move(sink));
-  return loader.take_values();
+  return load_keeping_going(read_scenario_text(path), path, schema, overrides, problems);
 }
 
 std::string read_scenario_text(const std::string& path) {
