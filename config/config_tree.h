@@ -25,6 +25,8 @@
 
 namespace clustersim::sim {
 
+struct ConfigMember;
+
 struct ConfigNode {
   enum class Kind { kTable, kArray, kString, kInteger, kFloat, kBool, kNull };
 
@@ -34,14 +36,23 @@ struct ConfigNode {
   int64_t integer = 0;   // kInteger
   double number = 0;     // kFloat, and kInteger's value as a double
   bool boolean = false;  // kBool
-  std::vector<std::pair<std::string, ConfigNode>> members;  // kTable, in file order
-  std::vector<ConfigNode> items;                            // kArray
+  // kTable, in file order. A member is its own struct, declared below: a
+  // std::pair of an incomplete ConfigNode is not allowed (clang refuses it).
+  std::vector<ConfigMember> members;
+  std::vector<ConfigNode> items;  // kArray
 
   bool is_scalar() const { return kind != Kind::kTable && kind != Kind::kArray; }
   // The member of a table called `name`, or nullptr.
   const ConfigNode* member(std::string_view name) const;
   // The node at a dotted path below this one ("training.seq_len"), or nullptr.
   const ConfigNode* find(std::string_view dotted_path) const;
+};
+
+// A table's member: its key and its value (a structured binding gives
+// `auto& [key, node]`).
+struct ConfigMember {
+  std::string key;
+  ConfigNode node;
 };
 
 // "a table", "an integer", "the string 'x'", "the number 1.5", "true": what

@@ -28,9 +28,10 @@ ConfigNode convert(const toml::node& node, const std::string& file) {
   switch (node.type()) {
     case toml::node_type::table: {
       out.kind = ConfigNode::Kind::kTable;
-      std::vector<std::pair<toml::source_position, std::pair<std::string, ConfigNode>>> members;
+      std::vector<std::pair<toml::source_position, ConfigMember>> members;
       for (auto&& [key, value] : *node.as_table()) {
-        members.push_back({key.source().begin, {std::string(key.str()), convert(value, file)}});
+        members.push_back(
+            {key.source().begin, ConfigMember{std::string(key.str()), convert(value, file)}});
       }
       // toml++ keeps a table's keys sorted; a listing reads better in the file's order.
       std::stable_sort(members.begin(), members.end(), [](const auto& a, const auto& b) {

@@ -53,7 +53,7 @@ ConfigNode convert(const YAML::Node& node, const std::string& file, DiagnosticSi
                    "expected a key that is a plain name, found a mapping or list as a key");
           continue;
         }
-        out.members.emplace_back(it->first.Scalar(), convert(it->second, file, sink));
+        out.members.push_back(ConfigMember{it->first.Scalar(), convert(it->second, file, sink)});
       }
       break;
     case YAML::NodeType::Sequence:

@@ -1,7 +1,7 @@
 // Every problem of a scenario in one pass: its keys, then what they mean
 // (the cluster they build, the hardware profile they name, the workload on
-// that cluster, its memory and work), each stage checked even when an
-// earlier one found problems, so that one run of a command reports them all.
+// that cluster), each stage checked even when an earlier one found
+// problems, so that one run of a command reports them all.
 //
 // A stage that fails throws sim::ConfigError as it would alone; its
 // diagnostics join the list unless an earlier stage already reported the

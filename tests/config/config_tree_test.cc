@@ -35,7 +35,7 @@ TEST(TomlTree, ReadsKindsAndLocationsInFileOrder) {
       "[model]\nconverters = [\"float8\"]\n",
       "t.toml");
   ASSERT_EQ(root.members.size(), 2u);
-  EXPECT_EQ(root.members[0].first, "training");  // toml++ sorts; the tree keeps the file's order
+  EXPECT_EQ(root.members[0].key, "training");  // toml++ sorts; the tree keeps the file's order
   const ConfigNode* seq = root.find("training.seq_len");
   ASSERT_NE(seq, nullptr);
   EXPECT_EQ(seq->kind, ConfigNode::Kind::kInteger);

@@ -2,10 +2,10 @@
 // every input to beyond "no crash".
 //  * A rejected input ends in sim::ConfigError (any other exception is a
 //    finding), and every diagnostic names a place inside the input: its
-//    file is the name the target gave the input (or an override's "--set"
-//    origin), its line is 0 (the whole file) or a line of the input (or the
-//    line after the last, where a missing key is reported), and a column
-//    only with a line.
+//    file is the name the target gave the input (or a command-line
+//    option's, "--set seed=x", "--gpus 8"), its line is 0 (the whole file)
+//    or a line of the input (or the line after the last, where a missing
+//    key is reported), and a column only with a line.
 //  * A finding aborts, so that libFuzzer keeps the input.
 // Thread safety: libFuzzer runs one input at a time.
 #pragma once
@@ -43,7 +43,8 @@ inline void check_located(const sim::ConfigError& e, const std::string& file,
   const int64_t lines = line_count(text);
   for (const sim::Diagnostic& d : e.diagnostics()) {
     const sim::SourceLocation& w = d.where;
-    if (w.file.rfind("--set", 0) == 0) continue;  // an override's own place
+    // A command-line option's own place ("--set seed=x", "--gpus 8").
+    if (w.file.rfind("--", 0) == 0) continue;
     if (w.file != file) finding("a diagnostic names another file", e.what());
     if (w.line < 0 || w.line > lines + 1)
       finding("a diagnostic's line is outside the input", e.what());
