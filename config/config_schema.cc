@@ -315,6 +315,17 @@ const SectionSpec* ConfigSchema::find_section(std::string_view path) const {
   return it == sections_.end() ? nullptr : &it->second;
 }
 
+void ConfigSchema::add_foreign(std::string path, std::string belongs) {
+  foreign_.insert_or_assign(std::move(path), std::move(belongs));
+}
+
+const std::string* ConfigSchema::foreign(std::string_view path) const {
+  for (std::string_view p = path; !p.empty(); p = parent_path(p)) {
+    if (const auto it = foreign_.find(p); it != foreign_.end()) return &it->second;
+  }
+  return nullptr;
+}
+
 std::vector<std::string> ConfigSchema::child_names(std::string_view section) const {
   std::vector<std::string> names;
   for (const auto& [path, spec] : keys_) {

@@ -98,9 +98,19 @@ class ConfigSchema {
   // Every section and key as Markdown tables (describe-config).
   std::string describe_markdown() const;
 
+  // A key or section that belongs to another kind of file (a hardware
+  // profile's `gpu` in a software stack's profile): not a key of this
+  // schema, but one whose error says where it belongs. `belongs` ends the
+  // message "expected a key of this file, found 'PATH', which ...".
+  void add_foreign(std::string path, std::string belongs);
+  // The `belongs` of `path` or of the nearest section above it; nullptr for
+  // a key no other file claims.
+  const std::string* foreign(std::string_view path) const;
+
  private:
   std::map<std::string, SectionSpec, std::less<>> sections_;
   std::map<std::string, KeySpec, std::less<>> keys_;
+  std::map<std::string, std::string, std::less<>> foreign_;
 };
 
 // Parses the text of one scalar for `spec` and validates it. On failure the

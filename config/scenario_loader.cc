@@ -76,6 +76,11 @@ std::string list_names(std::vector<std::string> names) {
 
 std::string unknown_key_message(const ConfigSchema& schema, std::string_view section,
                                 std::string_view key) {
+  const std::string path =
+      section.empty() ? std::string(key) : std::string(section) + "." + std::string(key);
+  if (const std::string* belongs = schema.foreign(path)) {
+    return "expected a key of this file, found '" + path + "', which " + *belongs;
+  }
   const std::vector<std::string> names = schema.child_names(section);
   std::string message = "unknown key";
   if (auto guess = suggest(key, names)) message += " (did you mean '" + *guess + "'?)";
@@ -110,7 +115,9 @@ class Loader {
       }
       if (schema_.find_key(key) == nullptr) {
         const std::string_view section = parent_path(key);
-        if (schema_.find_section(section) == nullptr) {
+        if (const std::string* belongs = schema_.foreign(key)) {
+          sink_.add(where, key, "expected a key of this file, found '" + key + "', which " + *belongs);
+        } else if (schema_.find_section(section) == nullptr) {
           sink_.add(where, key, "unknown key: there is no section '" + std::string(section) + "'");
         } else {
           sink_.add(where, key,

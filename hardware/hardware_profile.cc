@@ -351,6 +351,10 @@ HardwareProfile load_hardware_profile(const std::string& path) {
   return profile_from_values(sim::load_scenario_file(path, hardware_profile_schema()), path);
 }
 
+HardwareProfile load_hardware_profile(const std::string& path, const sim::ConfigSchema& schema) {
+  return profile_from_values(sim::load_scenario_file(path, schema), path);
+}
+
 HardwareProfile parse_hardware_profile(std::string_view text, const std::string& path) {
   return profile_from_values(sim::load_scenario_text(text, path, hardware_profile_schema()), path);
 }

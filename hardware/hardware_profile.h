@@ -192,6 +192,10 @@ sim::ConfigSchema hardware_profile_schema();
 
 // Loads and validates a profile. Throws sim::ConfigError (file:line:col).
 HardwareProfile load_hardware_profile(const std::string& path);
+// The same against `schema`: hardware_profile_schema() with keys of other
+// files marked foreign (sim::ConfigSchema::add_foreign), so that their
+// errors say where they belong.
+HardwareProfile load_hardware_profile(const std::string& path, const sim::ConfigSchema& schema);
 // The same for text in memory; `path` is what messages name and what an
 // `extends` is resolved against.
 HardwareProfile parse_hardware_profile(std::string_view text, const std::string& path);

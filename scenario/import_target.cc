@@ -10,6 +10,7 @@
 #include "hardware/shipped_profiles.h"
 #include "scenario/network_scenario.h"
 #include "scenario/scenario_schema.h"
+#include "scenario/stack_profile.h"
 #include "scenario/step_config.h"
 #include "topology/cluster_config.h"
 
@@ -174,8 +175,9 @@ void add_target_keys(ImportedScenario& scenario, const ImportOptions& options, c
 void check_imported_scenario(const ImportedScenario& scenario, const std::string& yaml,
                              const std::string& scenario_path) {
   try {
-    const NetworkScenario net = network_scenario_from_values(
-        sim::load_scenario_text(yaml, scenario_path, build_scenario_schema()), scenario_path);
+    sim::ConfigValues values = sim::load_scenario_text(yaml, scenario_path, build_scenario_schema());
+    apply_stack_profile(values, scenario_path);
+    const NetworkScenario net = network_scenario_from_values(std::move(values), scenario_path);
     step_config_from_scenario(net);
   } catch (const sim::ConfigError& e) {
     sim::DiagnosticSink sink;

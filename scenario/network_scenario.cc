@@ -8,6 +8,7 @@
 #include "config/scenario_loader.h"
 #include "hardware/shipped_profiles.h"
 #include "scenario/scenario_schema.h"
+#include "scenario/stack_profile.h"
 #include "topology/cluster_config.h"
 
 namespace clustersim::cli {
@@ -55,14 +56,17 @@ collectives::HardwareProfile read_profile(const std::string& path,
              "expected " + collectives::shipped_profiles_phrase() + ", found " + found + hint);
     sink.throw_if_any();
   }
-  return collectives::load_hardware_profile(profile_path);
+  return collectives::load_hardware_profile(
+      profile_path, hardware_schema_for_scenario(stack_path_of(values, path)));
 }
 
 }  // namespace
 
 sim::ConfigValues load_scenario_values(const std::string& path,
                                        std::span<const std::string> overrides) {
-  return sim::load_scenario_file(path, build_scenario_schema(), overrides);
+  sim::ConfigValues values = sim::load_scenario_file(path, build_scenario_schema(), overrides);
+  apply_stack_profile(values, path);
+  return values;
 }
 
 sim::ConfigValues load_scenario_values_keeping_going(const std::string& path,
@@ -71,6 +75,7 @@ sim::ConfigValues load_scenario_values_keeping_going(const std::string& path,
   sim::DiagnosticSink key_problems;
   sim::ConfigValues values =
       sim::load_scenario_file_keeping_going(path, build_scenario_schema(), overrides, key_problems);
+  apply_stack_profile(values, path, key_problems);
   problems.add_all(std::move(key_problems));
   return values;
 }

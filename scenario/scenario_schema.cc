@@ -6,6 +6,7 @@
 #include "failures/failure_config.h"
 #include "failures/recovery_policy.h"
 #include "hardware/hardware_profile.h"
+#include "scenario/stack_profile.h"
 #include "scenario/sweep_grid.h"
 #include "topology/cluster_config.h"
 #include "workloads/model/workload_config.h"
@@ -18,6 +19,7 @@ sim::ConfigSchema build_scenario_schema() {
   sim::add_scenario_identity_keys(schema);
   topology::add_cluster_keys(schema);
   collectives::add_hardware_keys(schema);
+  add_stack_keys(schema);
   collectives::add_collective_keys(schema);
   workloads::add_workload_keys(schema);
   workloads::add_straggler_keys(schema);

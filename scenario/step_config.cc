@@ -72,8 +72,8 @@ void check_float8(const sim::ConfigValues& values, const collectives::HardwarePr
   const char* key = "workload.float8.recipe";
   sim::DiagnosticSink sink;
   sink.add(values.where(key), key,
-           "expected none on hardware profile " + profile.name +
-               ", which has no FP8 tensor cores (gpu.peak_fp8_tflops 0), found " +
+           "expected none on hardware profile " + profile.name + " (" + profile.source_file +
+               "), which has no FP8 tensor cores (gpu.peak_fp8_tflops 0), found " +
                values.get_string(key));
   sink.throw_if_any();
 }
@@ -115,6 +115,7 @@ std::optional<workloads::StepConfig> step_config_parts(const sim::ConfigValues& 
   }) && ok;
   config.seed = static_cast<uint64_t>(values.get_int("seed"));
   config.compute = workloads::compute_spec_from_profile(profile);
+  config.compute.stack_efficiency = values.get_float("workload.stack_efficiency");
   config.memory_capacity_bytes = profile.gpu.memory_bytes;
   config.host.kernel_launch = sim::SimTime::from_ns_rounded(profile.host.kernel_launch_us * 1e3);
   config.host.graph_launch = sim::SimTime::from_ns_rounded(profile.host.graph_launch_us * 1e3);

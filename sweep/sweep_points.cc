@@ -8,6 +8,7 @@
 #include "config/scenario_loader.h"
 #include "hardware/shipped_profiles.h"
 #include "scenario/scenario_schema.h"
+#include "scenario/stack_profile.h"
 #include "scenario/step_config.h"
 #include "sweep/sweep_rows.h"
 #include "topology/cluster_config.h"
@@ -70,6 +71,7 @@ sim::ConfigValues PointLoader::values(const std::vector<std::string>& overrides)
   std::vector<std::string> all = sets_;
   all.insert(all.end(), overrides.begin(), overrides.end());
   sim::ConfigValues loaded = sim::load_scenario_text(text_, path_, schema_, all);
+  apply_stack_profile(loaded, path_);
   if (dropped_.empty() || !loaded.has(dropped_)) return loaded;
   sim::ConfigValues kept;
   for (const auto& [key, entry] : loaded.entries()) {
@@ -130,7 +132,8 @@ const collectives::HardwareProfile* PointLoader::profile_for(const sim::ConfigVa
   std::unique_ptr<collectives::HardwareProfile>& profile = profiles_[profile_path];
   if (!profile) {
     profile = std::make_unique<collectives::HardwareProfile>(
-        collectives::load_hardware_profile(profile_path));
+        collectives::load_hardware_profile(
+            profile_path, hardware_schema_for_scenario(stack_path_of(v, path_))));
   }
   return profile.get();
 }

@@ -13,6 +13,7 @@
 #include "failures/campaign.h"
 #include "scenario/campaign_inputs.h"
 #include "scenario/scenario_schema.h"
+#include "scenario/stack_profile.h"
 #include "sweep/sweep_journal.h"
 #include "sweep/sweep_points.h"
 #include "sweep/sweep_rows.h"
@@ -246,6 +247,7 @@ SweepScenario load_sweep_scenario(const SweepSettings& settings) {
   SweepScenario scenario{build_scenario_schema(), sim::read_scenario_text(settings.path), {}};
   scenario.values =
       sim::load_scenario_text(scenario.text, settings.path, scenario.schema, settings.sets);
+  apply_stack_profile(scenario.values, settings.path);
   return scenario;
 }
 

@@ -108,7 +108,8 @@ double memory_efficiency(KernelClass cls, const GpuComputeSpec& spec) {
 double kernel_seconds(const Kernel& kernel, const GpuComputeSpec& spec, bool comm_active) {
   CLUSTERSIM_CHECK(spec.peak_flops > 0 && spec.hbm_Bps > 0 && spec.mem_efficiency > 0 &&
                        spec.mem_efficiency <= 1 && spec.comm_overlap_slowdown >= 1 &&
-                       spec.sustained_clock > 0 && spec.sustained_clock <= 1,
+                       spec.sustained_clock > 0 && spec.sustained_clock <= 1 &&
+                       spec.stack_efficiency > 0,
                    "GpuComputeSpec " + spec.hardware + " out of range");
   CLUSTERSIM_CHECK(kernel.flops >= 0 && kernel.bytes >= 0,
                    "kernel " + std::string(kernel.name) + " has negative flops or bytes");
@@ -118,7 +119,8 @@ double kernel_seconds(const Kernel& kernel, const GpuComputeSpec& spec, bool com
   const double peak = kernel.fp8 ? spec.peak_fp8_flops : spec.peak_flops;
   const double compute_s =
       kernel.flops > 0
-          ? kernel.flops / (peak * spec.sustained_clock * kernel_efficiency(kernel, spec))
+          ? kernel.flops / (peak * spec.sustained_clock * spec.stack_efficiency *
+                          kernel_efficiency(kernel, spec))
           : 0.0;
   const double memory_s = kernel.bytes / (spec.hbm_Bps * memory_efficiency(kernel.cls, spec));
   double seconds = std::max(compute_s, memory_s);

@@ -1,6 +1,6 @@
 // Compute cost of one GPU kernel: a roofline with calibrated efficiency
 // (docs/architecture.md, the model layer):
-//   time = max(flops / (peak_flops * sustained_clock * eff_class(shape)),
+//   time = max(flops / (peak_flops * sustained_clock * stack_efficiency * eff_class(shape)),
 //              bytes / (hbm_Bps * mem_efficiency(class)))
 // times comm_overlap_slowdown while communication kernels share the SMs.
 //
@@ -95,6 +95,9 @@ struct GpuComputeSpec {
   // Sustained / nominal tensor-core clock (power caps), in (0, 1]; the FLOP
   // roofline runs at peak_flops * sustained_clock, MFU stays against peak_flops.
   double sustained_clock = 1.0;
+  // The software stack's share of that rate (workload.stack_efficiency, in
+  // (0, 2]): what the stack's kernels reach of the part's curves.
+  double stack_efficiency = 1.0;
   // Spread of per-GPU speed (hardware profile gpu.speed_variation): the
   // standard deviation of log kernel time across GPUs, >= 0.
   double speed_variation = 0.0;

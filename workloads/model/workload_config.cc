@@ -67,6 +67,11 @@ std::string zero_or_one(const sim::ConfigValue& v) {
   return x == 0 || x == 1 ? "" : "0 or 1";
 }
 
+std::string stack_efficiency_problem(const sim::ConfigValue& v) {
+  const double x = std::get<double>(v);
+  return x > 0 && x <= 2 ? "" : "in (0, 2]";
+}
+
 std::vector<std::string> reduce_dtype_names() {
   std::vector<std::string> out = {"param"};
   for (const std::string& n : names(kDtypes)) out.push_back(n);
@@ -228,6 +233,22 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "train by default (max_norm 1): the local gradients' norm, an all-reduce of it, "
                "then the gradients scaled, before the optimizer.")
       .default_to(true);
+  schema
+      .add_key("workload.stack_efficiency", ValueType::kFloat,
+               "The software stack's share of the modelled tensor-core rate: every kernel's FLOP "
+               "roofline runs at peak x the part's sustained clock x this (memory-bound time is "
+               "the part's alone). What the stack's modelled mechanisms do not explain, fitted "
+               "to the stack's training runs by `clustersim calibrate` and set by its stack "
+               "profile (scenarios/stacks/); 1 without one. Above 1: the stack's kernels beat "
+               "the part's microbenchmarked curves.")
+      .validated_by(stack_efficiency_problem, "in (0, 2]")
+      .default_to(1.0);
+  schema
+      .add_key("workload.stack_efficiency_fitted_to", ValueType::kString,
+               "Ids of the training runs (a runs file of `clustersim validate`) "
+               "workload.stack_efficiency was fitted to, blank-separated; validate labels those "
+               "rows fitted.")
+      .default_to(std::string());
   schema
       .add_key("workload.cuda_graphs", ValueType::kBool,
                "CUDA graphs: one launch per captured block instead of one per kernel.")
