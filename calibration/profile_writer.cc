@@ -396,7 +396,6 @@ void write_gpu_and_host(YamlWriter& w, const HardwareProfile& p) {
   w.group("gpu.attention_bwd", attention_curve(g.attention_bwd));
   w.key("gpu.comm_overlap_slowdown", g.comm_overlap_slowdown);
   w.key("gpu.sustained_clock", g.sustained_clock);
-  w.key("gpu.sustained_clock_fitted_to", g.sustained_clock_fitted_to);
   w.key("gpu.speed_variation", g.speed_variation);
   w.blank_line();
   const collectives::HostProfile& h = p.host;

@@ -16,6 +16,7 @@
 #include "calibration/compute_fit.h"
 #include "calibration/measurement_files.h"
 #include "calibration/profile_writer.h"
+#include "cli/calibrate_stack.h"
 #include "cli/progress.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
@@ -212,13 +213,18 @@ void no_rows(const std::string& what, const std::vector<std::string>& files,
 CommandSpec calibrate_command_spec() {
   return {
       "calibrate",
-      "Fit a hardware profile to GEMM, attention and collective measurements and training runs.",
+      "Fit a hardware profile to GEMM, attention and collective measurements, or a software "
+      "stack's efficiency to training runs.",
       {"MEASUREMENTS..."},
       {{"--base", "PROFILE|SCENARIO", false,
-        "the profile to start from (required); a scenario also gives the cluster the "
-        "collectives ran on"},
-       {"-o", "FILE", false, "write the fitted profile to FILE, atomically (required)"},
-       {"--name", "NAME", false, "the new profile's name (default: the base's + _calibrated)"},
+        "the profile to start from (required for measurements); a scenario also gives the "
+        "cluster the collectives ran on"},
+       {"--stack", "STACK", false,
+        "with training runs: the stack whose efficiency to fit (a shipped stack's bare name "
+        "or a stack file); the runs whose scenario names it are used"},
+       {"-o", "FILE", false, "write the fitted profile (or stack) to FILE, atomically (required)"},
+       {"--name", "NAME", false,
+        "the new profile's or stack's name (default: the base's + _calibrated)"},
        {"--hardware", "PART", false,
         "the `hardware` rows of compute CSVs to fit (default: the base's "
         "gpu.curves_fitted_to)"},
@@ -237,17 +243,23 @@ CommandSpec calibrate_command_spec() {
       "left out by default: there NCCL's time grows with size inside the latency-bound\n"
       "range, which one latency per algorithm and protocol does not describe.\n"
       "Training runs (a runs CSV: id, scenario, overrides, tokens_per_s_per_gpu or\n"
-      "step_time_s; see `validate --help`) fit gpu.sustained_clock to the runs whose\n"
-      "scenario uses the base profile (the clock at which their median log error is zero)\n"
-      "and record their ids in gpu.sustained_clock_fitted_to, which `validate` labels\n"
-      "fitted. Set SOURCE_DATE_EPOCH for a reproducible date in the output.\n"
+      "step_time_s; see `validate --help`) with --stack STACK fit the stack's\n"
+      "workload.stack_efficiency to the runs whose scenario names that stack (the value at\n"
+      "which their median log error is zero) and write a stack file that extends STACK with\n"
+      "it and their ids (workload.stack_efficiency_fitted_to, which `validate` labels\n"
+      "fitted); docs/stacks.md. A part's clock is measured, never fitted to training runs.\n"
+      "Set SOURCE_DATE_EPOCH for a reproducible date in the output.\n"
       "On stderr: while training runs' steps are simulated, the steps done of at most so\n"
       "many with a percentage and an ETA (redrawn on a terminal, else a line every 5 s),\n"
-      "and 'wrote FILE' for the profile; --quiet prints none of these."};
+      "and 'wrote FILE' for the profile or stack; --quiet prints none of these."};
 }
 
 int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::ostream& err) {
-  if (!parsed.has("--base")) throw UsageError("calibrate needs --base PROFILE|SCENARIO");
+  if (parsed.has("--stack")) return run_calibrate_stack(parsed, out, err);
+  if (!parsed.has("--base")) {
+    throw UsageError(
+        "calibrate needs --base PROFILE|SCENARIO (measurements) or --stack STACK (training runs)");
+  }
   if (!parsed.has("-o")) throw UsageError("calibrate needs -o FILE for the fitted profile");
   const Split split = read_split(parsed);
   const int64_t min_bytes = parsed.bytes_or("--min-bytes", 65536);
@@ -256,6 +268,14 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   std::vector<std::string> runs_files, measurement_files;
   for (const std::string& f : parsed.positionals) {
     (is_training_runs_file(f) ? runs_files : measurement_files).push_back(f);
+  }
+  if (!runs_files.empty()) {
+    sim::DiagnosticSink sink;
+    sink.add(sim::SourceLocation{runs_files.front(), 0, 0}, "",
+             "expected measurements for a hardware profile (--base), found training runs: they "
+             "fit a software stack's efficiency, given as --stack STACK (a part's clock is "
+             "measured, not fitted to training runs; docs/stacks.md)");
+    sink.throw_if_any();
   }
   const calibration::MeasurementSet set =
       measurement_files.empty()
@@ -293,7 +313,7 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
                                           min_bytes);
     calibration::check_forced_choices(cases, base.profile, base.scenario->values);
   }
-  if (gemm.empty() && attention.empty() && cases.empty() && runs_files.empty()) {
+  if (gemm.empty() && attention.empty() && cases.empty()) {
     no_rows("no measurement rows to fit: expected GEMM or attention rows of hardware '" + hardware +
                 "' (attention kernel " + kernel + ") or collective rows at or above " +
                 std::to_string(min_bytes) + " bytes",
@@ -327,28 +347,7 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   }
   calibration::ProfileProvenance provenance;
   provenance.description = description_of(base.profile_path);
-  // The sustained clock from end-to-end runs on the base profile (with the
-  // base's curves: fit curves first, then the clock on the written profile).
-  std::optional<ProfileClockFit> clock;
   StatusLine status(err, "clustersim calibrate", status_mode(parsed, err));
-  if (!runs_files.empty()) {
-    const auto runs = static_cast<int64_t>(read_training_runs(runs_files).size());
-    CountMeter meter(status, profile_fit_steps_at_most(runs, split.folds), "steps",
-                     /*at_most=*/true);
-    int64_t steps = 0;
-    StepDone step_done;
-    if (!status.quiet()) step_done = [&] { meter.update(++steps); };
-    clock = fit_profile_clock(runs_files, base.profile_path, split.folds, step_done);
-    meter.finish(steps);
-    fitted.gpu.sustained_clock = clock->fit.sustained_clock;
-    std::string ids;
-    for (const std::string& id : clock->fit.fitted_to) ids += (ids.empty() ? "" : " ") + id;
-    fitted.gpu.sustained_clock_fitted_to = ids;
-    provenance.key_comments["gpu.sustained_clock"] =
-        "Fitted by clustersim calibrate to " + std::to_string(clock->fit.fitted_to.size()) +
-        " training runs (gpu.sustained_clock_fitted_to): the clock at which the median error of "
-        "their predicted tokens/s is zero.";
-  }
   if (!gemm.empty() || !attention.empty()) fitted.gpu.curves_fitted_to = hardware;
 
   // In-sample errors by kind, with the profile as written.
@@ -399,7 +398,6 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
     }
     kinds.push_back(std::move(k));
   }
-  if (clock) kinds.push_back(Kind{"training runs", clock->in_sample, clock->cross_validated});
   if (!cases.empty()) {
     const topology::Cluster& cluster = base.scenario->cluster;
     Kind k{"collectives", {}, {}};
@@ -432,9 +430,6 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
                                            ? ", not used by the fit"
                                            : ", " + std::to_string(f.rows) + " rows") +
                                       ")");
-  }
-  for (const std::string& f : runs_files) {
-    provenance.header_lines.push_back("  " + f + " (training runs)");
   }
   provenance.header_lines.push_back(
       "Used: " + std::to_string(gemm.size()) + " GEMM rows (" + hardware + ", fp16/bf16), " +
@@ -488,15 +483,6 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
                 ? std::string("not used by the fit (see validate)")
                 : std::to_string(f.rows) + " rows")
         << "\n";
-  }
-  for (const std::string& f : runs_files) {
-    out << "  " << pad_right(f, 48) << " " << pad_right("training runs", 14)
-        << (clock->fit.fitted_to.size()) << " runs on the base profile, " << clock->other_runs
-        << " on others\n";
-  }
-  if (clock) {
-    out << "# gpu.sustained_clock " << fixed(clock->fit.sustained_clock, 3) << " fitted to "
-        << clock->fit.fitted_to.size() << " training runs\n";
   }
   out << "# used: " << gemm.size() << " GEMM rows (" << hardware << ", fp16/bf16), "
       << attention.size() << " attention rows (" << kernel << "), " << cases.size()

@@ -23,17 +23,27 @@ struct Row {
   RunPrediction prediction;
   double error = 0;                    // of the throughput
   std::optional<double> memory_error;  // of the peak memory
-  std::optional<double> cv_error;      // predicted with a clock fitted without its fold
-  std::optional<double> cv_clock;
+  std::optional<double> cv_error;      // predicted with an efficiency fitted without its fold
+  std::optional<double> cv_efficiency;
   std::string label;  // "fitted" or "held out"
 };
 
-std::set<std::string> fitted_ids(const collectives::HardwareProfile& profile) {
+std::set<std::string> fitted_ids(const RunPrediction& prediction) {
   std::set<std::string> ids;
-  for (const sim::TextField& f : sim::split_blanks(profile.gpu.sustained_clock_fitted_to)) {
-    ids.emplace(f.text);
-  }
+  for (const sim::TextField& f : sim::split_blanks(prediction.fitted_to)) ids.emplace(f.text);
   return ids;
+}
+
+// The job-size band of a run, for the summary by size: its lowest GPU count
+// and its name ("64-511 GPUs"). Bands of a factor of 8 keep a few runs each.
+std::pair<int64_t, std::string> size_band(int64_t gpus) {
+  static constexpr int64_t kEdges[] = {8, 64, 512, 4096};
+  int64_t lo = 1;
+  for (const int64_t edge : kEdges) {
+    if (gpus < edge) return {lo, std::to_string(lo) + "-" + std::to_string(edge - 1) + " GPUs"};
+    lo = edge;
+  }
+  return {lo, ">= " + std::to_string(lo) + " GPUs"};
 }
 
 std::string percent(double e) { return (e >= 0 ? "+" : "") + fixed(e * 100.0, 1) + "%"; }
@@ -59,14 +69,16 @@ std::string maybe(const std::optional<double>& x) { return x ? exact(*x) : ""; }
 
 std::string rows_csv(const std::vector<Row>& rows) {
   std::string text =
-      "id,kind,label,measured_tokens_per_s_per_gpu,predicted_tokens_per_s_per_gpu,error,"
-      "cv_error,cv_clock,measured_memory_gib,predicted_memory_gib,capacity_gib,memory_error,"
+      "id,kind,stack,gpus,label,measured_tokens_per_s_per_gpu,predicted_tokens_per_s_per_gpu,error,"
+      "cv_error,cv_stack_efficiency,measured_memory_gib,predicted_memory_gib,capacity_gib,memory_error,"
       "step_time_s,compute_s,exposed_comm_s,sync_wait_s,pipeline_bubble_s,source\n";
   for (const Row& r : rows) {
     const workloads::StepBreakdown& b = r.prediction.breakdown;
-    text += csv_field(r.run->id) + "," + csv_field(r.prediction.kind) + "," + r.label + "," +
+    text += csv_field(r.run->id) + "," + csv_field(r.prediction.kind) + "," +
+            csv_field(r.prediction.stack) + "," + std::to_string(r.prediction.gpus) + "," +
+            r.label + "," +
             exact(r.run->tokens_per_s_per_gpu) + "," + exact(r.prediction.tokens_per_s_per_gpu) +
-            "," + exact(r.error) + "," + maybe(r.cv_error) + "," + maybe(r.cv_clock) + "," +
+            "," + exact(r.error) + "," + maybe(r.cv_error) + "," + maybe(r.cv_efficiency) + "," +
             maybe(r.run->memory_gib) + "," + exact(r.prediction.memory_gib) + "," +
             exact(r.prediction.capacity_gib) + "," + maybe(r.memory_error) + "," +
             exact(r.prediction.step_time_s) + "," + exact(b.compute_s) + "," +
@@ -101,14 +113,14 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
     set_measured_throughput(run, row.prediction);
     row.error = row.prediction.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu - 1;
     if (run.memory_gib) row.memory_error = row.prediction.memory_gib / *run.memory_gib - 1;
-    row.label = fitted_ids(row.prediction.profile).contains(run.id) ? "fitted" : "held out";
+    row.label = fitted_ids(row.prediction).contains(run.id) ? "fitted" : "held out";
     rows.push_back(std::move(row));
   }
   predicted.finish(steps);
   const bool cv = options.folds > 1;
   if (cv) {
     std::vector<std::string> paths;
-    for (const Row& r : rows) paths.push_back(r.prediction.profile_path);
+    for (const Row& r : rows) paths.push_back(r.prediction.stack_path);
     CountMeter meter(status, cross_validation_steps_at_most(paths, options.folds), "steps",
                      /*at_most=*/true, "cross-validation ");
     steps = 0;
@@ -120,7 +132,7 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
     for (size_t i = 0; i < rows.size(); ++i) {
       if (!cvs[i]) continue;
       rows[i].cv_error = cvs[i]->error;
-      rows[i].cv_clock = cvs[i]->clock;
+      rows[i].cv_efficiency = cvs[i]->efficiency;
     }
   }
 
@@ -140,9 +152,10 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
            "that time\n";
   }
   out << pad_right("# id", 36) << pad_right("kind", 24)
-      << "measured  predicted    error  label     " << (cv ? " cv-error  cv-clock" : "")
+      << "measured  predicted    error  label     " << (cv ? " cv-error  cv-stack" : "")
       << "  mem-GiB  pred-GiB  mem-error  source\n";
-  std::map<std::string, std::vector<double>> by_kind, cv_by_kind;
+  std::map<std::string, std::vector<double>> by_kind, cv_by_kind, by_stack, cv_by_stack;
+  std::map<int64_t, std::pair<std::string, std::vector<double>>> by_size, cv_by_size;
   std::vector<double> all, held_out, cv_all, memory;
   for (const Row& r : rows) {
     out << pad_right(r.run->id, 35) << " " << pad_right(r.prediction.kind, 22)
@@ -151,17 +164,24 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
         << pad_right(r.label, 8);
     if (cv) {
       out << pad(r.cv_error ? percent(*r.cv_error) : "-", 10)
-          << pad(r.cv_clock ? fixed(*r.cv_clock, 3) : "-", 10);
+          << pad(r.cv_efficiency ? fixed(*r.cv_efficiency, 3) : "-", 10);
     }
     out << pad(r.run->memory_gib ? fixed(*r.run->memory_gib, 1) : "-", 9)
         << pad(fixed(r.prediction.memory_gib, 1), 10)
         << pad(r.memory_error ? percent(*r.memory_error) : "-", 11) << "  " << r.run->source
         << "\n";
+    const std::string stack = r.prediction.stack.empty() ? "no stack" : r.prediction.stack;
+    const auto [band_key, band] = size_band(r.prediction.gpus);
     by_kind[r.prediction.kind].push_back(r.error);
+    by_stack[stack].push_back(r.error);
+    by_size[band_key].first = band;
+    by_size[band_key].second.push_back(r.error);
     all.push_back(r.error);
     if (r.label == "held out") held_out.push_back(r.error);
     if (r.cv_error) {
       cv_by_kind[r.prediction.kind].push_back(*r.cv_error);
+      cv_by_stack[stack].push_back(*r.cv_error);
+      cv_by_size[band_key].second.push_back(*r.cv_error);
       cv_all.push_back(*r.cv_error);
     }
     if (r.memory_error) memory.push_back(*r.memory_error);
@@ -169,6 +189,18 @@ int run_validate_runs(const std::vector<std::string>& files, const RunsValidatio
   for (const auto& [kind, errors] : by_kind) {
     out << "# " << kind << ": " << summary(errors);
     if (cv_by_kind.contains(kind)) out << "; cross-validated " << summary(cv_by_kind[kind]);
+    out << "\n";
+  }
+  for (const auto& [stack, errors] : by_stack) {
+    out << "# stack " << stack << ": " << summary(errors);
+    if (cv_by_stack.contains(stack)) out << "; cross-validated " << summary(cv_by_stack[stack]);
+    out << "\n";
+  }
+  for (const auto& [key, band] : by_size) {
+    out << "# " << band.first << ": " << summary(band.second);
+    if (cv_by_size.contains(key) && !cv_by_size[key].second.empty()) {
+      out << "; cross-validated " << summary(cv_by_size[key].second);
+    }
     out << "\n";
   }
   if (!held_out.empty()) out << "# held out: " << summary(held_out) << "\n";

@@ -173,13 +173,15 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
             "keys per query", CurveShape::kAttention);
   s.add_key("gpu.sustained_clock", ValueType::kFloat,
             "Sustained / nominal tensor-core clock in training (power or thermal caps), "
-            "scaling the FLOP roofline of every kernel; MFU stays relative to peak_tflops.")
+            "scaling the FLOP roofline of every kernel; MFU stays relative to peak_tflops. "
+            "Measured on the part (or derived from its power limit), never fitted to training "
+            "runs: what a software stack does is its own (workload.stack_efficiency).")
       .default_to(1.0)
       .validated_by(in_unit_interval, "in (0, 1]");
-  s.add_key("gpu.sustained_clock_fitted_to", ValueType::kString,
-            "Ids of the training runs (a runs file of `clustersim validate`) the sustained clock "
-            "was fitted to, blank-separated; validate labels those rows fitted.")
-      .default_to(std::string());
+  s.add_foreign("gpu.sustained_clock_fitted_to",
+                "named the training runs a clock was once fitted to: a part's clock is measured "
+                "now (leave the key out), and what a software stack does is fitted to its runs "
+                "(workload.stack_efficiency_fitted_to in its stack profile, docs/stacks.md)");
   s.add_key("gpu.speed_variation", ValueType::kFloat,
             "Standard deviation of log compute speed across GPUs of this part (manufacturing "
             "and power-management variability): each rank's kernels run exp(N(0, sd)) times "
@@ -234,7 +236,6 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   g.comm_overlap_slowdown = v.get_float("gpu.comm_overlap_slowdown");
   g.sustained_clock = v.get_float("gpu.sustained_clock");
   g.speed_variation = v.get_float("gpu.speed_variation");
-  g.sustained_clock_fitted_to = v.get_string("gpu.sustained_clock_fitted_to");
   return g;
 }
 

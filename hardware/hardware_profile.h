@@ -116,11 +116,9 @@ struct GpuProfile {
   // Compute time is multiplied by this (>= 1) while communication kernels
   // share the SMs.
   double comm_overlap_slowdown = 1;
-  // Sustained / nominal tensor-core clock in training, in (0, 1].
+  // Sustained / nominal tensor-core clock in training, in (0, 1]: measured
+  // or derived from the power limit, never fitted to training runs.
   double sustained_clock = 1;
-  // The training runs (ids of a runs file, cli/training_runs.h) the clock was
-  // fitted to, blank-separated; empty when it was not fitted to runs.
-  std::string sustained_clock_fitted_to;
   // Standard deviation of the log of a GPU's compute speed across parts of
   // one SKU (manufacturing and power-management variability), >= 0.
   double speed_variation = 0;

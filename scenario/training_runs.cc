@@ -9,6 +9,7 @@
 #include "config/file_text.h"
 #include "config/text_fields.h"
 #include "scenario/network_scenario.h"
+#include "scenario/stack_profile.h"
 #include "scenario/step_config.h"
 #include "scenario/work_limits.h"
 #include "sim/check.h"
@@ -55,15 +56,18 @@ std::string kind_of(const sim::ConfigValues& values, const collectives::Hardware
   return kind + " " + profile.name;
 }
 
-RunPrediction predict_loaded(const NetworkScenario& net, std::optional<double> clock,
+RunPrediction predict_loaded(const NetworkScenario& net, std::optional<double> efficiency,
                              const StepDone& step_done) {
   RunPrediction out;
   out.profile = net.profile;
-  if (clock) out.profile.gpu.sustained_clock = *clock;
-  out.profile_path = net.profile.source_file;
+  out.stack_path = stack_path_of(net.values, net.values.file());
+  out.stack = out.stack_path.empty() ? "" : net.values.get_string("stack");
+  out.fitted_to = net.values.get_string("workload.stack_efficiency_fitted_to");
   out.kind = kind_of(net.values, net.profile);
-  const workloads::StepConfig config =
-      step_config_from_scenario(net.values, net.cluster, out.profile);
+  out.gpus = net.cluster.gpu_count();
+  workloads::StepConfig config = step_config_from_scenario(net.values, net.cluster, out.profile);
+  if (efficiency) config.compute.stack_efficiency = *efficiency;
+  out.stack_efficiency = config.compute.stack_efficiency;
   check_step_work(workloads::estimate_step_work(config.workload, config.schedule_options),
                   config.workload, net.values, WorkLimits{});
   const workloads::StepResult step = workloads::simulate_step(net.cluster, out.profile, config);
@@ -82,12 +86,12 @@ struct LoadedRun {
   NetworkScenario net;
 };
 
-double median_log_error(const std::vector<LoadedRun>& runs, double clock,
+double median_log_error(const std::vector<LoadedRun>& runs, double efficiency,
                         const StepDone& step_done) {
   std::vector<double> e;
   e.reserve(runs.size());
   for (const LoadedRun& r : runs) {
-    e.push_back(std::log(predict_loaded(r.net, clock, step_done).tokens_per_s_per_gpu /
+    e.push_back(std::log(predict_loaded(r.net, efficiency, step_done).tokens_per_s_per_gpu /
                          r.run->tokens_per_s_per_gpu));
   }
   std::sort(e.begin(), e.end());
@@ -287,24 +291,24 @@ void set_measured_throughput(TrainingRun& run, const RunPrediction& prediction) 
     run.tokens_per_s_per_gpu = prediction.tokens_per_step_per_gpu / *run.step_time_s;
 }
 
-RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock,
+RunPrediction predict_run(const TrainingRun& run, std::optional<double> efficiency,
                           const StepDone& step_done) {
-  return predict_loaded(load_run_scenario(run), clock, step_done);
+  return predict_loaded(load_run_scenario(run), efficiency, step_done);
 }
 
 namespace {
 
-// The sustained clock is searched in [kLowestClock, kHighestClock] until the
-// bracket is below kClockResolution (the profile keeps three decimals).
-constexpr double kLowestClock = 0.2;
-constexpr double kHighestClock = 1.0;
-constexpr double kClockResolution = 2e-4;
+// The stack's efficiency is searched in [kLowest, kHighest] until the
+// bracket is below kResolution (the stack file keeps three decimals).
+constexpr double kLowest = 0.2;
+constexpr double kHighest = 2.0;
+constexpr double kResolution = 2e-4;
 
-// The most times fit_sustained_clock evaluates its runs: both bounds, then
+// The most times fit_stack_efficiency evaluates its runs: both bounds, then
 // each halving of the bracket.
 int64_t fit_evaluations_at_most() {
   int64_t evaluations = 2;
-  for (double width = kHighestClock - kLowestClock; width > kClockResolution; width /= 2) {
+  for (double width = kHighest - kLowest; width > kResolution; width /= 2) {
     ++evaluations;
   }
   return evaluations;
@@ -312,9 +316,9 @@ int64_t fit_evaluations_at_most() {
 
 }  // namespace
 
-int64_t cross_validation_steps_at_most(const std::vector<std::string>& profile_paths, int folds) {
+int64_t cross_validation_steps_at_most(const std::vector<std::string>& stack_paths, int folds) {
   if (folds < 2) return 0;
-  // cross_validate_runs' folds: per fold, a fit of each profile of its runs
+  // cross_validate_runs' folds: per fold, a fit of each stack of its runs
   // to the other folds' runs on it, then a prediction of each of its runs
   // that has such a fit.
   int64_t steps = 0;
@@ -322,14 +326,14 @@ int64_t cross_validation_steps_at_most(const std::vector<std::string>& profile_p
     return static_cast<int>(i % static_cast<size_t>(folds));
   };
   for (int k = 0; k < folds; ++k) {
-    std::map<std::string, int64_t> training;  // profile path -> runs
-    for (size_t i = 0; i < profile_paths.size(); ++i) {
-      if (fold_of(i) != k) ++training[profile_paths[i]];
+    std::map<std::string, int64_t> training;  // stack path -> runs
+    for (size_t i = 0; i < stack_paths.size(); ++i) {
+      if (fold_of(i) != k && !stack_paths[i].empty()) ++training[stack_paths[i]];
     }
     std::set<std::string> fitted;
-    for (size_t i = 0; i < profile_paths.size(); ++i) {
+    for (size_t i = 0; i < stack_paths.size(); ++i) {
       if (fold_of(i) != k) continue;
-      const auto t = training.find(profile_paths[i]);
+      const auto t = training.find(stack_paths[i]);
       if (t == training.end()) continue;
       if (fitted.insert(t->first).second) steps += fit_evaluations_at_most() * t->second;
       ++steps;
@@ -338,67 +342,68 @@ int64_t cross_validation_steps_at_most(const std::vector<std::string>& profile_p
   return steps;
 }
 
-int64_t profile_fit_steps_at_most(int64_t runs, int folds) {
+int64_t stack_fit_steps_at_most(int64_t runs, int folds) {
   // The measured step times' throughput, the fit, the in-sample errors,
-  // then the cross-validation (every run on the one profile).
+  // then the cross-validation (every run on the one stack).
   const int64_t used = std::min<int64_t>(folds, runs);
   const int64_t cross_validation =
       folds >= 2 && runs >= 2 ? fit_evaluations_at_most() * runs * (used - 1) + runs : 0;
   return runs + fit_evaluations_at_most() * runs + runs + cross_validation;
 }
 
-ClockFit fit_sustained_clock(const std::vector<TrainingRun>& given, const StepDone& step_done) {
-  CLUSTERSIM_CHECK(!given.empty(), "fit_sustained_clock needs runs");
+EfficiencyFit fit_stack_efficiency(const std::vector<TrainingRun>& given,
+                                   const StepDone& step_done) {
+  CLUSTERSIM_CHECK(!given.empty(), "fit_stack_efficiency needs runs");
   for (const TrainingRun& run : given) {
     CLUSTERSIM_CHECK(run.tokens_per_s_per_gpu > 0,
-                     "fit_sustained_clock: run '" + run.id + "' has no throughput yet");
+                     "fit_stack_efficiency: run '" + run.id + "' has no throughput yet");
   }
   std::vector<LoadedRun> runs;
   for (const TrainingRun& run : given) {
     runs.push_back({&run, load_run_scenario(run)});
   }
-  double lo = kLowestClock;
-  double hi = kHighestClock;
-  ClockFit fit;
+  double lo = kLowest;
+  double hi = kHighest;
+  EfficiencyFit fit;
   for (const TrainingRun& run : given) fit.fitted_to.push_back(run.id);
   if (median_log_error(runs, hi, step_done) <= 0) {
-    fit.sustained_clock = hi;
+    fit.stack_efficiency = hi;
     return fit;
   }
   if (median_log_error(runs, lo, step_done) >= 0) {
-    fit.sustained_clock = lo;
+    fit.stack_efficiency = lo;
     return fit;
   }
-  while (hi - lo > kClockResolution) {
+  while (hi - lo > kResolution) {
     const double mid = 0.5 * (lo + hi);
     (median_log_error(runs, mid, step_done) > 0 ? hi : lo) = mid;
   }
-  fit.sustained_clock = std::round(0.5 * (lo + hi) * 1000.0) / 1000.0;
+  fit.stack_efficiency = std::round(0.5 * (lo + hi) * 1000.0) / 1000.0;
   return fit;
 }
 
 std::vector<std::optional<CrossValidated>> cross_validate_runs(
-    const std::vector<TrainingRun>& runs, const std::vector<std::string>& profile_paths, int folds,
+    const std::vector<TrainingRun>& runs, const std::vector<std::string>& stack_paths, int folds,
     const StepDone& step_done) {
-  CLUSTERSIM_CHECK(folds >= 2 && profile_paths.size() == runs.size(),
+  CLUSTERSIM_CHECK(folds >= 2 && stack_paths.size() == runs.size(),
                    "cross_validate_runs: " + std::to_string(folds) + " folds");
   std::vector<std::optional<CrossValidated>> out(runs.size());
   const auto fold_of = [folds](size_t i) {
     return static_cast<int>(i % static_cast<size_t>(folds));
   };
   for (int k = 0; k < folds; ++k) {
-    std::map<std::string, std::vector<TrainingRun>> training;  // profile path -> runs
+    std::map<std::string, std::vector<TrainingRun>> training;  // stack path -> runs
     for (size_t i = 0; i < runs.size(); ++i) {
-      if (fold_of(i) != k) training[profile_paths[i]].push_back(runs[i]);
+      if (fold_of(i) != k && !stack_paths[i].empty()) training[stack_paths[i]].push_back(runs[i]);
     }
-    std::map<std::string, double> clock;
+    std::map<std::string, double> efficiency;
     for (size_t i = 0; i < runs.size(); ++i) {
       if (fold_of(i) != k) continue;
-      const auto t = training.find(profile_paths[i]);
+      const auto t = training.find(stack_paths[i]);
       if (t == training.end()) continue;
-      if (!clock.contains(t->first))
-        clock[t->first] = fit_sustained_clock(t->second, step_done).sustained_clock;
-      const double c = clock[t->first];
+      if (!efficiency.contains(t->first))
+        efficiency[t->first] = fit_stack_efficiency(t->second, step_done).stack_efficiency;
+      const double c = efficiency[t->first];
       out[i] = CrossValidated{
           predict_run(runs[i], c, step_done).tokens_per_s_per_gpu / runs[i].tokens_per_s_per_gpu -
               1,
@@ -408,26 +413,26 @@ std::vector<std::optional<CrossValidated>> cross_validate_runs(
   return out;
 }
 
-ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
-                                  const std::string& profile_path, int folds,
-                                  const StepDone& step_done) {
-  CLUSTERSIM_CHECK(!runs_files.empty(), "fit_profile_clock needs a runs file");
+StackFit fit_stack(const std::vector<std::string>& runs_files, const std::string& stack_path,
+                   int folds, const StepDone& step_done) {
+  CLUSTERSIM_CHECK(!runs_files.empty(), "fit_stack needs a runs file");
   const auto same_file = [](const std::string& a, const std::string& b) {
     std::error_code ea, eb;
     const auto ca = std::filesystem::weakly_canonical(a, ea);
     const auto cb = std::filesystem::weakly_canonical(b, eb);
     return !ea && !eb ? ca == cb : a == b;
   };
-  ProfileClockFit out;
+  StackFit out;
   std::vector<TrainingRun> mine;
-  std::set<std::string> other_profiles;
+  std::set<std::string> other_stacks;
   for (TrainingRun& run : read_training_runs(runs_files)) {
-    const std::string used = load_run_scenario(run).profile.source_file;
-    if (same_file(used, profile_path)) {
+    const NetworkScenario net = load_run_scenario(run);
+    const std::string used = stack_path_of(net.values, net.values.file());
+    if (!used.empty() && same_file(used, stack_path)) {
       mine.push_back(std::move(run));
     } else {
       ++out.other_runs;
-      other_profiles.insert(used);
+      other_stacks.insert(used.empty() ? "no stack" : used);
     }
   }
   for (TrainingRun& run : mine) {
@@ -435,23 +440,23 @@ ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
   }
   if (mine.empty()) {
     std::string used;
-    for (const std::string& p : other_profiles) used += (used.empty() ? "" : ", ") + p;
+    for (const std::string& p : other_stacks) used += (used.empty() ? "" : ", ") + p;
     sim::DiagnosticSink sink;
     sink.add(sim::SourceLocation{runs_files.front(), 0, 0}, "",
-             "expected runs whose scenario uses the hardware profile " + profile_path +
-                 " (the --base), found none of " + std::to_string(out.other_runs) + " (they use " +
+             "expected runs whose scenario names the stack " + stack_path +
+                 " (the --stack), found none of " + std::to_string(out.other_runs) + " (they use " +
                  used + ")");
     sink.throw_if_any();
   }
-  out.fit = fit_sustained_clock(mine, step_done);
+  out.fit = fit_stack_efficiency(mine, step_done);
   for (const TrainingRun& run : mine) {
     out.in_sample.push_back(
-        predict_run(run, out.fit.sustained_clock, step_done).tokens_per_s_per_gpu /
+        predict_run(run, out.fit.stack_efficiency, step_done).tokens_per_s_per_gpu /
             run.tokens_per_s_per_gpu -
         1);
   }
   if (folds >= 2 && mine.size() >= 2) {
-    const std::vector<std::string> paths(mine.size(), profile_path);
+    const std::vector<std::string> paths(mine.size(), stack_path);
     for (const auto& cv : cross_validate_runs(mine, paths, folds, step_done)) {
       if (cv) out.cross_validated.push_back(cv->error);
     }

@@ -1,8 +1,9 @@
 // End-to-end training runs as measurements: a file of published (or the
 // user's own) runs, each a scenario plus overrides with the tokens/s per GPU
 // it measured and, where known, its peak memory; the step model's prediction
-// of each; and the fit of the one constant the runs decide, the hardware
-// profile's gpu.sustained_clock (docs/accuracy.md).
+// of each; and the fit of the one constant the runs decide, the software
+// stack's workload.stack_efficiency (docs/accuracy.md, docs/stacks.md). A
+// part's clock is measured, never fitted to training runs.
 //
 // File format (CSV, '#' comments; columns by header name, any order):
 //   id                    a unique name of the run
@@ -17,11 +18,11 @@
 // Errors: sim::ConfigError at FILE:LINE:COL naming the column, what was
 // expected and what was found (every problem of the file at once).
 //
-// A fit: the rows whose scenario uses one hardware profile file decide its
-// sustained clock, the value at which the median of log(predicted /
-// measured) over those rows is zero (bisection; the prediction rises
-// monotonically with the clock). The profile records the ids it was fitted
-// to in gpu.sustained_clock_fitted_to, which validate uses to label each
+// A fit: the rows whose scenario names one stack file (`stack`) decide its
+// efficiency, the value at which the median of log(predicted / measured)
+// over those rows is zero (bisection; the prediction rises monotonically
+// with it). The stack records the ids it was fitted to in
+// workload.stack_efficiency_fitted_to, which validate uses to label each
 // row fitted or held out.
 //
 // Units: tokens/s per GPU, GiB (2^30 bytes). Thread safety: pure functions;
@@ -67,7 +68,7 @@ bool is_training_runs_file(const std::string& path);
 
 std::vector<TrainingRun> read_training_runs(const std::string& path);
 // Every run of several files, in order; an id given in two files is an error
-// at the second (a fit's record of its runs, gpu.sustained_clock_fitted_to,
+// at the second (a fit's record of its runs, workload.stack_efficiency_fitted_to,
 // names them by id).
 std::vector<TrainingRun> read_training_runs(const std::vector<std::string>& paths);
 // The same for text already in memory; `path` is what messages show and what
@@ -79,10 +80,14 @@ struct RunPrediction {
   double memory_gib = 0;
   double capacity_gib = 0;  // the profile's gpu.memory; memory_gib above it: does not fit
   double step_time_s = 0;
-  double tokens_per_step_per_gpu = 0;  // the workload's, whatever the clock
+  double tokens_per_step_per_gpu = 0;  // the workload's, whatever the efficiency
   workloads::StepBreakdown breakdown;  // where the step's time goes, mean per rank
-  std::string kind;          // "FSDP", "HSDP", "FSDP+TP", ... with the GPU part: "FSDP H100-SXM"
-  std::string profile_path;  // the scenario's hardware profile file (after overrides)
+  std::string kind;  // "FSDP", "HSDP", "FSDP+TP", ... with the GPU part: "FSDP H100-SXM"
+  std::string stack;       // the scenario's `stack` value (after overrides); "" for none
+  std::string stack_path;  // its file, resolved; "" for none
+  double stack_efficiency = 1;  // the one the prediction used
+  int64_t gpus = 0;             // the job's
+  std::string fitted_to;   // the run's workload.stack_efficiency_fitted_to
   collectives::HardwareProfile profile;
 };
 
@@ -90,17 +95,18 @@ struct RunPrediction {
 // empty: not called.
 using StepDone = std::function<void()>;
 
-// The most steps cross_validate_runs simulates for runs on `profile_paths`
+// The most steps cross_validate_runs simulates for runs on `stack_paths`
 // (a total for progress lines; a fit clamped at a bound simulates fewer).
-int64_t cross_validation_steps_at_most(const std::vector<std::string>& profile_paths, int folds);
-// The same for fit_profile_clock with `runs` runs in its files (those on
-// other profiles are not simulated: fewer still).
-int64_t profile_fit_steps_at_most(int64_t runs, int folds);
+int64_t cross_validation_steps_at_most(const std::vector<std::string>& stack_paths, int folds);
+// The same for fit_stack with `runs` runs in its files (those on other
+// stacks are not simulated: fewer still).
+int64_t stack_fit_steps_at_most(int64_t runs, int folds);
 
-// Simulates the run's step; with `clock`, the profile's sustained clock is
-// replaced by it. Scenario errors propagate as sim::ConfigError, among them a
-// step over the default work limits (scenario/work_limits.h).
-RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock = std::nullopt,
+// Simulates the run's step; with `efficiency`, the stack's
+// workload.stack_efficiency is replaced by it. Scenario errors propagate as
+// sim::ConfigError, among them a step over the default work limits
+// (scenario/work_limits.h).
+RunPrediction predict_run(const TrainingRun& run, std::optional<double> efficiency = std::nullopt,
                           const StepDone& step_done = {});
 
 // A run measured by its step time gets its tokens/s per GPU from
@@ -108,42 +114,42 @@ RunPrediction predict_run(const TrainingRun& run, std::optional<double> clock = 
 // measured time. Nothing for a run measured in tokens/s.
 void set_measured_throughput(TrainingRun& run, const RunPrediction& prediction);
 
-struct ClockFit {
-  double sustained_clock = 0;
+struct EfficiencyFit {
+  double stack_efficiency = 0;
   std::vector<std::string> fitted_to;  // ids of the rows it was fitted to
 };
 
-// The sustained clock that zeroes the median log error of `runs` (all on one
-// profile), in [0.2, 1]; clamped at a bound when even it cannot. Requires a
-// non-empty `runs` whose throughput is known (set_measured_throughput).
-ClockFit fit_sustained_clock(const std::vector<TrainingRun>& runs, const StepDone& step_done = {});
+// The stack efficiency that zeroes the median log error of `runs` (all on
+// one stack), in [0.2, 2]; clamped at a bound when even it cannot. Requires
+// a non-empty `runs` whose throughput is known (set_measured_throughput).
+EfficiencyFit fit_stack_efficiency(const std::vector<TrainingRun>& runs,
+                                   const StepDone& step_done = {});
 
 struct CrossValidated {
-  double error = 0;  // predicted / measured tokens/s - 1
-  double clock = 0;  // the clock fitted without the run's fold
+  double error = 0;       // predicted / measured tokens/s - 1
+  double efficiency = 0;  // the stack efficiency fitted without the run's fold
 };
 
 // K-fold cross-validation (run i in fold i mod folds, folds >= 2): each run
-// predicted with the sustained clock fitted to the runs of the other folds
-// on its profile (profile_paths[i], RunPrediction::profile_path); nullopt
-// for a run whose profile no other fold has a run on.
+// predicted with the stack efficiency fitted to the runs of the other folds
+// on its stack (stack_paths[i], RunPrediction::stack_path); nullopt for a
+// run without a stack ("") or whose stack no other fold has a run on.
 std::vector<std::optional<CrossValidated>> cross_validate_runs(
-    const std::vector<TrainingRun>& runs, const std::vector<std::string>& profile_paths, int folds,
+    const std::vector<TrainingRun>& runs, const std::vector<std::string>& stack_paths, int folds,
     const StepDone& step_done = {});
 
-// What `calibrate RUNS.csv --base PROFILE` fits: the clock of the runs whose
-// scenario uses `profile_path` (the same file), their errors with it, and
-// with folds >= 2 their cross-validated errors.
-struct ProfileClockFit {
-  ClockFit fit;
+// What `calibrate RUNS.csv --stack STACK` fits: the efficiency of the runs
+// whose scenario names `stack_path` (the same file), their errors with it,
+// and with folds >= 2 their cross-validated errors.
+struct StackFit {
+  EfficiencyFit fit;
   std::vector<double> in_sample;
   std::vector<double> cross_validated;
-  size_t other_runs = 0;  // runs on other profiles, not used
+  size_t other_runs = 0;  // runs on other stacks or none, not used
 };
 
-// Throws sim::ConfigError (at the first runs file) when no run uses the profile.
-ProfileClockFit fit_profile_clock(const std::vector<std::string>& runs_files,
-                                  const std::string& profile_path, int folds,
-                                  const StepDone& step_done = {});
+// Throws sim::ConfigError (at the first runs file) when no run names the stack.
+StackFit fit_stack(const std::vector<std::string>& runs_files, const std::string& stack_path,
+                   int folds, const StepDone& step_done = {});
 
 }  // namespace clustersim::cli
