@@ -25,7 +25,9 @@ small_runs=(
   scenarios/published/fms_34b_a100.yaml
   scenarios/published/fms_a100.yaml
   scenarios/published/fms_h100.yaml
+  scenarios/published/megascale_175b_a100.yaml
   scenarios/published/megatron_gpt_h100.yaml
+  scenarios/published/nemotron4_340b_h100.yaml
   scenarios/published/tt_405b_3d_h100.yaml
   scenarios/published/tt_70b_tp8_h100.yaml
   scenarios/published/tt_8b_h100.yaml
