@@ -12,6 +12,7 @@
 #include "config/atomic_file.h"
 #include "config/config_error.h"
 #include "config/file_text.h"
+#include "scenario/stack_fit.h"
 #include "scenario/stack_profile.h"
 #include "scenario/training_runs.h"
 #include "sim/statistics.h"

@@ -111,6 +111,7 @@ std::string summary(const ReplayInputs& in, const StepResult& r) {
   std::string text = "# clustersim replay: " + in.scenario_path + "\n";
   text += row("scenario", in.net.values.get_string("name"));
   text += row("GPUs", gpus_text(in.net));
+  text += row("software stack", stack_text(in.net));
   text += row("traces", in.prefix + ".<rank>.et, " + str(in.traced) + " rank(s), up to " +
                             str(in.max_nodes) + " nodes per rank");
   text += row("process groups",

@@ -88,6 +88,7 @@ std::string summary(const RunInputs& in, const StepResult& r) {
   std::string text = "# clustersim run: " + in.scenario_path + "\n";
   text += row("scenario", in.net.values.get_string("name"));
   text += row("GPUs", gpus_text(in.net));
+  text += row("software stack", stack_text(in.net));
   text +=
       row("model", w.model.name + ", " +
                        fixed(static_cast<double>(workloads::parameter_count(w.model)) / 1e9, 2) +

@@ -27,6 +27,14 @@ std::string percent(double part, double whole) {
   return whole > 0 ? fixed(100.0 * part / whole, 1) + "%" : "-";
 }
 
+std::string stack_text(const NetworkScenario& net) {
+  const sim::ConfigValues& v = net.values;
+  const std::string efficiency =
+      "stack_efficiency " + fixed(v.get_float("workload.stack_efficiency"), 3);
+  if (!v.has("stack") || v.get_string("stack").empty()) return "none (" + efficiency + ")";
+  return v.get_string("stack") + " (" + efficiency + ")";
+}
+
 std::string gpus_text(const NetworkScenario& net) {
   const topology::Cluster& cluster = net.cluster;
   return std::to_string(cluster.gpu_count()) + " (" + std::to_string(cluster.node_count()) +
@@ -42,6 +50,8 @@ void write_scenario_json(sim::JsonWriter& json, const std::string& scenario_path
   json.key("name").str(net.values.get_string("name"));
   json.key("file").str(scenario_path);
   json.key("seed").int64(net.values.get_int("seed"));
+  json.key("stack").str(net.values.has("stack") ? net.values.get_string("stack") : "");
+  json.key("stack_efficiency").number(net.values.get_float("workload.stack_efficiency"));
   json.end_object();
   json.key("cluster").begin_object();
   json.key("gpus").int64(cluster.gpu_count());

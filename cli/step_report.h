@@ -29,6 +29,9 @@ std::string percent(double part, double whole);
 
 // The summary's GPUs line: "16 (2 nodes x 8, hgx_h100), hardware profile h100".
 std::string gpus_text(const NetworkScenario& net);
+// Its software stack line: "torchtitan (stack_efficiency 0.833)", or
+// "none (stack_efficiency 1.000)".
+std::string stack_text(const NetworkScenario& net);
 // "scenario": {name, file, seed} and "cluster": {gpus, nodes, gpus_per_node,
 // node, hardware_profile}.
 void write_scenario_json(sim::JsonWriter& json, const std::string& scenario_path,

@@ -10,6 +10,7 @@
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
 #include "config/text_fields.h"
+#include "scenario/stack_fit.h"
 #include "scenario/training_runs.h"
 #include "sim/statistics.h"
 #include "sweep/sweep_rows.h"

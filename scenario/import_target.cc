@@ -130,6 +130,11 @@ void add_target_keys(ImportedScenario& scenario, const ImportOptions& options, c
   scenario.set({"hardware", hardware, "--hardware " + options.hardware,
                 option_at("--hardware", options.hardware), ""});
   scenario.supplied.push_back("hardware profile: " + options.hardware + " (--hardware)");
+  // The software stack is the tool whose config this is (scenarios/stacks/
+  // ships one of each tool's name); --set stack=... names another.
+  scenario.set({"stack", scenario.tool, "the stack of a " + scenario.tool + " config",
+                sim::SourceLocation{"import " + scenario.tool, 0, 0}, ""});
+  scenario.supplied.push_back("software stack: " + scenario.tool + " (the config's tool)");
   apply_sets(scenario, options.sets, sink);
 
   // A key given by --set stays as given.

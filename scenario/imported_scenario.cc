@@ -120,10 +120,10 @@ std::string scenario_yaml(const ImportedScenario& scenario) {
     at->child(rest).key = &k;
   }
   // The cluster before the job, whatever order the keys were set in.
-  std::stable_partition(root.children.begin(), root.children.end(),
-                        [](const std::unique_ptr<Section>& c) {
-                          return c->name == "hardware" || c->name == "cluster";
-                        });
+  std::stable_partition(
+      root.children.begin(), root.children.end(), [](const std::unique_ptr<Section>& c) {
+        return c->name == "hardware" || c->name == "stack" || c->name == "cluster";
+      });
   render(root, 0, out);
   return out;
 }

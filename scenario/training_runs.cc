@@ -81,24 +81,6 @@ RunPrediction predict_loaded(const NetworkScenario& net, std::optional<double> e
   return out;
 }
 
-struct LoadedRun {
-  const TrainingRun* run;
-  NetworkScenario net;
-};
-
-double median_log_error(const std::vector<LoadedRun>& runs, double efficiency,
-                        const StepDone& step_done) {
-  std::vector<double> e;
-  e.reserve(runs.size());
-  for (const LoadedRun& r : runs) {
-    e.push_back(std::log(predict_loaded(r.net, efficiency, step_done).tokens_per_s_per_gpu /
-                         r.run->tokens_per_s_per_gpu));
-  }
-  std::sort(e.begin(), e.end());
-  const size_t n = e.size();
-  return n % 2 == 1 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
-}
-
 }  // namespace
 
 bool is_training_runs_file(const std::string& path) {
@@ -249,8 +231,6 @@ std::vector<TrainingRun> parse_training_runs(std::string_view text, const std::s
   return runs;
 }
 
-namespace {
-
 // The run's scenario with its overrides. A problem with an override is
 // reported at its place in the runs file, one of the scenario file where it
 // is; both name the run.
@@ -284,8 +264,6 @@ NetworkScenario load_run_scenario(const TrainingRun& run) {
   }
 }
 
-}  // namespace
-
 void set_measured_throughput(TrainingRun& run, const RunPrediction& prediction) {
   if (run.step_time_s)
     run.tokens_per_s_per_gpu = prediction.tokens_per_step_per_gpu / *run.step_time_s;
@@ -296,172 +274,9 @@ RunPrediction predict_run(const TrainingRun& run, std::optional<double> efficien
   return predict_loaded(load_run_scenario(run), efficiency, step_done);
 }
 
-namespace {
-
-// The stack's efficiency is searched in [kLowest, kHighest] until the
-// bracket is below kResolution (the stack file keeps three decimals).
-constexpr double kLowest = 0.2;
-constexpr double kHighest = 2.0;
-constexpr double kResolution = 2e-4;
-
-// The most times fit_stack_efficiency evaluates its runs: both bounds, then
-// each halving of the bracket.
-int64_t fit_evaluations_at_most() {
-  int64_t evaluations = 2;
-  for (double width = kHighest - kLowest; width > kResolution; width /= 2) {
-    ++evaluations;
-  }
-  return evaluations;
-}
-
-}  // namespace
-
-int64_t cross_validation_steps_at_most(const std::vector<std::string>& stack_paths, int folds) {
-  if (folds < 2) return 0;
-  // cross_validate_runs' folds: per fold, a fit of each stack of its runs
-  // to the other folds' runs on it, then a prediction of each of its runs
-  // that has such a fit.
-  int64_t steps = 0;
-  const auto fold_of = [folds](size_t i) {
-    return static_cast<int>(i % static_cast<size_t>(folds));
-  };
-  for (int k = 0; k < folds; ++k) {
-    std::map<std::string, int64_t> training;  // stack path -> runs
-    for (size_t i = 0; i < stack_paths.size(); ++i) {
-      if (fold_of(i) != k && !stack_paths[i].empty()) ++training[stack_paths[i]];
-    }
-    std::set<std::string> fitted;
-    for (size_t i = 0; i < stack_paths.size(); ++i) {
-      if (fold_of(i) != k) continue;
-      const auto t = training.find(stack_paths[i]);
-      if (t == training.end()) continue;
-      if (fitted.insert(t->first).second) steps += fit_evaluations_at_most() * t->second;
-      ++steps;
-    }
-  }
-  return steps;
-}
-
-int64_t stack_fit_steps_at_most(int64_t runs, int folds) {
-  // The measured step times' throughput, the fit, the in-sample errors,
-  // then the cross-validation (every run on the one stack).
-  const int64_t used = std::min<int64_t>(folds, runs);
-  const int64_t cross_validation =
-      folds >= 2 && runs >= 2 ? fit_evaluations_at_most() * runs * (used - 1) + runs : 0;
-  return runs + fit_evaluations_at_most() * runs + runs + cross_validation;
-}
-
-EfficiencyFit fit_stack_efficiency(const std::vector<TrainingRun>& given,
-                                   const StepDone& step_done) {
-  CLUSTERSIM_CHECK(!given.empty(), "fit_stack_efficiency needs runs");
-  for (const TrainingRun& run : given) {
-    CLUSTERSIM_CHECK(run.tokens_per_s_per_gpu > 0,
-                     "fit_stack_efficiency: run '" + run.id + "' has no throughput yet");
-  }
-  std::vector<LoadedRun> runs;
-  for (const TrainingRun& run : given) {
-    runs.push_back({&run, load_run_scenario(run)});
-  }
-  double lo = kLowest;
-  double hi = kHighest;
-  EfficiencyFit fit;
-  for (const TrainingRun& run : given) fit.fitted_to.push_back(run.id);
-  if (median_log_error(runs, hi, step_done) <= 0) {
-    fit.stack_efficiency = hi;
-    return fit;
-  }
-  if (median_log_error(runs, lo, step_done) >= 0) {
-    fit.stack_efficiency = lo;
-    return fit;
-  }
-  while (hi - lo > kResolution) {
-    const double mid = 0.5 * (lo + hi);
-    (median_log_error(runs, mid, step_done) > 0 ? hi : lo) = mid;
-  }
-  fit.stack_efficiency = std::round(0.5 * (lo + hi) * 1000.0) / 1000.0;
-  return fit;
-}
-
-std::vector<std::optional<CrossValidated>> cross_validate_runs(
-    const std::vector<TrainingRun>& runs, const std::vector<std::string>& stack_paths, int folds,
-    const StepDone& step_done) {
-  CLUSTERSIM_CHECK(folds >= 2 && stack_paths.size() == runs.size(),
-                   "cross_validate_runs: " + std::to_string(folds) + " folds");
-  std::vector<std::optional<CrossValidated>> out(runs.size());
-  const auto fold_of = [folds](size_t i) {
-    return static_cast<int>(i % static_cast<size_t>(folds));
-  };
-  for (int k = 0; k < folds; ++k) {
-    std::map<std::string, std::vector<TrainingRun>> training;  // stack path -> runs
-    for (size_t i = 0; i < runs.size(); ++i) {
-      if (fold_of(i) != k && !stack_paths[i].empty()) training[stack_paths[i]].push_back(runs[i]);
-    }
-    std::map<std::string, double> efficiency;
-    for (size_t i = 0; i < runs.size(); ++i) {
-      if (fold_of(i) != k) continue;
-      const auto t = training.find(stack_paths[i]);
-      if (t == training.end()) continue;
-      if (!efficiency.contains(t->first))
-        efficiency[t->first] = fit_stack_efficiency(t->second, step_done).stack_efficiency;
-      const double c = efficiency[t->first];
-      out[i] = CrossValidated{
-          predict_run(runs[i], c, step_done).tokens_per_s_per_gpu / runs[i].tokens_per_s_per_gpu -
-              1,
-          c};
-    }
-  }
-  return out;
-}
-
-StackFit fit_stack(const std::vector<std::string>& runs_files, const std::string& stack_path,
-                   int folds, const StepDone& step_done) {
-  CLUSTERSIM_CHECK(!runs_files.empty(), "fit_stack needs a runs file");
-  const auto same_file = [](const std::string& a, const std::string& b) {
-    std::error_code ea, eb;
-    const auto ca = std::filesystem::weakly_canonical(a, ea);
-    const auto cb = std::filesystem::weakly_canonical(b, eb);
-    return !ea && !eb ? ca == cb : a == b;
-  };
-  StackFit out;
-  std::vector<TrainingRun> mine;
-  std::set<std::string> other_stacks;
-  for (TrainingRun& run : read_training_runs(runs_files)) {
-    const NetworkScenario net = load_run_scenario(run);
-    const std::string used = stack_path_of(net.values, net.values.file());
-    if (!used.empty() && same_file(used, stack_path)) {
-      mine.push_back(std::move(run));
-    } else {
-      ++out.other_runs;
-      other_stacks.insert(used.empty() ? "no stack" : used);
-    }
-  }
-  for (TrainingRun& run : mine) {
-    if (run.step_time_s) set_measured_throughput(run, predict_run(run, std::nullopt, step_done));
-  }
-  if (mine.empty()) {
-    std::string used;
-    for (const std::string& p : other_stacks) used += (used.empty() ? "" : ", ") + p;
-    sim::DiagnosticSink sink;
-    sink.add(sim::SourceLocation{runs_files.front(), 0, 0}, "",
-             "expected runs whose scenario names the stack " + stack_path +
-                 " (the --stack), found none of " + std::to_string(out.other_runs) + " (they use " +
-                 used + ")");
-    sink.throw_if_any();
-  }
-  out.fit = fit_stack_efficiency(mine, step_done);
-  for (const TrainingRun& run : mine) {
-    out.in_sample.push_back(
-        predict_run(run, out.fit.stack_efficiency, step_done).tokens_per_s_per_gpu /
-            run.tokens_per_s_per_gpu -
-        1);
-  }
-  if (folds >= 2 && mine.size() >= 2) {
-    const std::vector<std::string> paths(mine.size(), stack_path);
-    for (const auto& cv : cross_validate_runs(mine, paths, folds, step_done)) {
-      if (cv) out.cross_validated.push_back(cv->error);
-    }
-  }
-  return out;
+RunPrediction predict_scenario(const NetworkScenario& net, std::optional<double> efficiency,
+                               const StepDone& step_done) {
+  return predict_loaded(net, efficiency, step_done);
 }
 
 }  // namespace clustersim::cli

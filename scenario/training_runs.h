@@ -18,12 +18,7 @@
 // Errors: sim::ConfigError at FILE:LINE:COL naming the column, what was
 // expected and what was found (every problem of the file at once).
 //
-// A fit: the rows whose scenario names one stack file (`stack`) decide its
-// efficiency, the value at which the median of log(predicted / measured)
-// over those rows is zero (bisection; the prediction rises monotonically
-// with it). The stack records the ids it was fitted to in
-// workload.stack_efficiency_fitted_to, which validate uses to label each
-// row fitted or held out.
+// The fit of a stack's efficiency to such runs is scenario/stack_fit.h.
 //
 // Units: tokens/s per GPU, GiB (2^30 bytes). Thread safety: pure functions;
 // simulating is single-threaded.
@@ -39,6 +34,7 @@
 #include "config/config_error.h"
 #include "exec/step_result.h"
 #include "hardware/hardware_profile.h"
+#include "scenario/network_scenario.h"
 
 namespace clustersim::cli {
 
@@ -95,13 +91,6 @@ struct RunPrediction {
 // empty: not called.
 using StepDone = std::function<void()>;
 
-// The most steps cross_validate_runs simulates for runs on `stack_paths`
-// (a total for progress lines; a fit clamped at a bound simulates fewer).
-int64_t cross_validation_steps_at_most(const std::vector<std::string>& stack_paths, int folds);
-// The same for fit_stack with `runs` runs in its files (those on other
-// stacks are not simulated: fewer still).
-int64_t stack_fit_steps_at_most(int64_t runs, int folds);
-
 // Simulates the run's step; with `efficiency`, the stack's
 // workload.stack_efficiency is replaced by it. Scenario errors propagate as
 // sim::ConfigError, among them a step over the default work limits
@@ -109,47 +98,16 @@ int64_t stack_fit_steps_at_most(int64_t runs, int folds);
 RunPrediction predict_run(const TrainingRun& run, std::optional<double> efficiency = std::nullopt,
                           const StepDone& step_done = {});
 
+// The run's scenario with its overrides (a problem with one reported at its
+// place in the runs file, naming the run).
+NetworkScenario load_run_scenario(const TrainingRun& run);
+// predict_run for a scenario already loaded.
+RunPrediction predict_scenario(const NetworkScenario& net, std::optional<double> efficiency,
+                               const StepDone& step_done = {});
+
 // A run measured by its step time gets its tokens/s per GPU from
 // `prediction` (any prediction of it): tokens per GPU per step over the
 // measured time. Nothing for a run measured in tokens/s.
 void set_measured_throughput(TrainingRun& run, const RunPrediction& prediction);
-
-struct EfficiencyFit {
-  double stack_efficiency = 0;
-  std::vector<std::string> fitted_to;  // ids of the rows it was fitted to
-};
-
-// The stack efficiency that zeroes the median log error of `runs` (all on
-// one stack), in [0.2, 2]; clamped at a bound when even it cannot. Requires
-// a non-empty `runs` whose throughput is known (set_measured_throughput).
-EfficiencyFit fit_stack_efficiency(const std::vector<TrainingRun>& runs,
-                                   const StepDone& step_done = {});
-
-struct CrossValidated {
-  double error = 0;       // predicted / measured tokens/s - 1
-  double efficiency = 0;  // the stack efficiency fitted without the run's fold
-};
-
-// K-fold cross-validation (run i in fold i mod folds, folds >= 2): each run
-// predicted with the stack efficiency fitted to the runs of the other folds
-// on its stack (stack_paths[i], RunPrediction::stack_path); nullopt for a
-// run without a stack ("") or whose stack no other fold has a run on.
-std::vector<std::optional<CrossValidated>> cross_validate_runs(
-    const std::vector<TrainingRun>& runs, const std::vector<std::string>& stack_paths, int folds,
-    const StepDone& step_done = {});
-
-// What `calibrate RUNS.csv --stack STACK` fits: the efficiency of the runs
-// whose scenario names `stack_path` (the same file), their errors with it,
-// and with folds >= 2 their cross-validated errors.
-struct StackFit {
-  EfficiencyFit fit;
-  std::vector<double> in_sample;
-  std::vector<double> cross_validated;
-  size_t other_runs = 0;  // runs on other stacks or none, not used
-};
-
-// Throws sim::ConfigError (at the first runs file) when no run names the stack.
-StackFit fit_stack(const std::vector<std::string>& runs_files, const std::string& stack_path,
-                   int folds, const StepDone& step_done = {});
 
 }  // namespace clustersim::cli

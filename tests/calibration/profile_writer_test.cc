@@ -94,8 +94,6 @@ bool profiles_equal(const HardwareProfile& a, const HardwareProfile& b,
   d.field("gpu.comm_overlap_slowdown", a.gpu.comm_overlap_slowdown, b.gpu.comm_overlap_slowdown);
   d.field("gpu.sustained_clock", a.gpu.sustained_clock, b.gpu.sustained_clock);
   d.field("gpu.speed_variation", a.gpu.speed_variation, b.gpu.speed_variation);
-  d.field("gpu.sustained_clock_fitted_to", a.gpu.sustained_clock_fitted_to,
-          b.gpu.sustained_clock_fitted_to);
   d.field("host.kernel_launch_us", a.host.kernel_launch_us, b.host.kernel_launch_us);
   d.field("host.graph_launch_us", a.host.graph_launch_us, b.host.graph_launch_us);
   d.field("host.pcie_efficiency", a.host.pcie_efficiency, b.host.pcie_efficiency);
@@ -201,7 +199,7 @@ TEST(ProfileWriter, ProfileThatExtendsAnotherIsWrittenMerged) {
   const std::vector<std::string> lines = lines_of(yaml);
   for (const char* line :
        {"name: h200", "  ring_efficiency: 0.816", "  latency: 25us", "  memory: 141GB",
-        "  sustained_clock: 0.684", "  pcie_efficiency: 0.859"}) {
+        "  sustained_clock: 0.897", "  pcie_efficiency: 0.859"}) {
     EXPECT_NE(std::find(lines.begin(), lines.end(), line), lines.end()) << line << " in\n" << yaml;
   }
   const HardwareProfile back = round_trip(h200);
@@ -310,8 +308,6 @@ std::vector<std::pair<std::string, std::function<void(HardwareProfile&)>>> mutat
        [](HardwareProfile& p) { p.gpu.comm_overlap_slowdown = std::nextafter(1.0, 2.0); }},
       {"gpu.sustained_clock", [](HardwareProfile& p) { p.gpu.sustained_clock = 0.6; }},
       {"gpu.speed_variation", [](HardwareProfile& p) { p.gpu.speed_variation = 0.0123; }},
-      {"gpu.sustained_clock_fitted_to",
-       [](HardwareProfile& p) { p.gpu.sustained_clock_fitted_to = "run_a run_b"; }},
       {"host.kernel_launch_us",
        [](HardwareProfile& p) { p.host.kernel_launch_us = us_of_ns(12345); }},
       {"host.graph_launch_us",
@@ -330,8 +326,8 @@ TEST(ProfileWriter, EveryFieldChangesTheTextAndRoundTrips) {
   const auto changes = mutations();
   // Every field but source_file and gpu.gemm.causal_x_half: top level, protocols, gpu scalars
   // (both peaks, FP8 GEMM efficiency, memory, HBM and its efficiency),
-  // curves, gpu factors (overlap slowdown, sustained clock and its runs, speed spread), host.
-  EXPECT_EQ(changes.size(), 10u + 3 * 9 + 7 + (3 * 4 - 1) + 4 + 4);
+  // curves, gpu factors (overlap slowdown, sustained clock, speed spread), host.
+  EXPECT_EQ(changes.size(), 10u + 3 * 9 + 7 + (3 * 4 - 1) + 3 + 4);
   for (const auto& [field, mutate] : changes) {
     SCOPED_TRACE(field);
     HardwareProfile changed = original;

@@ -42,10 +42,11 @@ TEST(AsyncTpRun, HidesTpCommunicationTheSynchronousStepExposes) {
       run({"run", kTp, "--no-wall-time", "--set", "workload.parallelism.async_tp=true"});
   ASSERT_EQ(sync.code, 0) << sync.err;
   ASSERT_EQ(async.code, 0) << async.err;
-  // 70B, TP 8 x FSDP 8: 0.587 s of exposed TP synchronous, 0.282 s async
-  // (each copy starting as its input is made, beside the local chunk).
+  // 70B, TP 8 x FSDP 8: 0.587 s of exposed TP synchronous, 0.314 s async
+  // (each copy starting as its input is made, beside the local chunk; less
+  // of it hidden than at a slower clock: the GEMMs it overlaps are shorter).
   EXPECT_NEAR(exposed_tp(sync.out), 0.587, 0.01);
-  EXPECT_NEAR(exposed_tp(async.out), 0.282, 0.01);
+  EXPECT_NEAR(exposed_tp(async.out), 0.314, 0.01);
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ TEST(PipelineRun, ZbvRunsEagerOnTwoChunks) {
   // virtual_stages is not set: the error points at the scenario's workload
   // section (line 21) and says the default is what fails.
   EXPECT_TRUE(contains(err,
-                       "llama3_8b_fsdp_8xh100.yaml:21:3: error: "
+                       "llama3_8b_fsdp_8xh100.yaml:22:3: error: "
                        "workload.pipeline.virtual_stages (not set: its default): expected 2 "
                        "with schedule zbv, found 1"))
       << err;

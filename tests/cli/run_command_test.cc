@@ -251,7 +251,9 @@ TEST(RunCommand, Float8WithoutFp8TensorCoresOrBf16NamesTheKey) {
   EXPECT_EQ(r.code, kExitError);
   EXPECT_EQ(r.err, path +
                        ":12:13: error: workload.float8.recipe: expected none on hardware profile "
-                       "a100, which has no FP8 tensor cores (gpu.peak_fp8_tflops 0), found "
+                       "a100 (" +
+                       a100 +
+                       "), which has no FP8 tensor cores (gpu.peak_fp8_tflops 0), found "
                        "tensorwise\n");
   const std::string fp16 =
       dir.write("fp16.yaml", scenario("llama3-8b", "  dtype: fp16\n  float8:\n    recipe: rowwise\n"));

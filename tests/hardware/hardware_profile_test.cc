@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -160,7 +161,10 @@ TEST(HardwareProfile, TorchtitanH100Variant) {
   EXPECT_DOUBLE_EQ(v.gpu.peak_flops_per_s, 912e12);
   EXPECT_EQ(v.gpu.memory_bytes, 96'000'000'000);
   EXPECT_DOUBLE_EQ(v.gpu.hbm_Bps, 2.4e12);
-  EXPECT_DOUBLE_EQ(v.gpu.sustained_clock, 0.723);
+  // Derived from h100.yaml's measured 0.897 by P ~ f^3: 1,642 MHz x
+  // (500 / 700)^(1/3) = 1,468 MHz = 793.6 TFLOP/s on 132 SMs, over 912.
+  EXPECT_DOUBLE_EQ(v.gpu.sustained_clock, 0.870);
+  EXPECT_NEAR(1642.0 * std::cbrt(500.0 / 700.0) * 132 * 4096 * 1e6 / 912e12, 0.870, 5e-4);
   EXPECT_EQ(v.gpu.curves_fitted_to, "H100-SXM");
   for (const auto& [mine, theirs] : {std::pair{v.gpu.gemm, h100.gpu.gemm},
                                      std::pair{v.gpu.attention_fwd, h100.gpu.attention_fwd},
@@ -239,7 +243,7 @@ TEST(HardwareProfile, ShippedH200KeepsItsValuesThroughExtends) {
   EXPECT_DOUBLE_EQ(p.gpu.attention_fwd.causal_x_half, 208.282794);
   EXPECT_DOUBLE_EQ(p.gpu.attention_bwd.x_half, 294.309916);
   EXPECT_DOUBLE_EQ(p.gpu.comm_overlap_slowdown, 1.10);
-  EXPECT_DOUBLE_EQ(p.gpu.sustained_clock, 0.684);
+  EXPECT_DOUBLE_EQ(p.gpu.sustained_clock, 0.897);  // 1,642 / 1,830 MHz, measured
   EXPECT_DOUBLE_EQ(p.host.kernel_launch_us, 10.0);
   EXPECT_DOUBLE_EQ(p.host.graph_launch_us, 8.0);
   EXPECT_DOUBLE_EQ(p.host.pcie_efficiency, 0.859);  // its own
@@ -410,7 +414,6 @@ TEST(HardwareProfile, MemoryEfficiencyByClassIsOptionalAndChecked) {
   EXPECT_EQ(measured.gpu.mem_efficiency_by_class.embedding, 0.0);
   EXPECT_EQ(measured.gpu.mem_efficiency_by_class.loss, 0.540);
   EXPECT_EQ(measured.gpu.mem_efficiency_by_class.optimizer, 0.754);
-  EXPECT_EQ(measured.gpu.sustained_clock_fitted_to, "");
 
   const std::string text = "extends: " + base +
                            "\nname: bad\ngpu:\n  mem_efficiency_by_class:\n    norm: 1.5\n"
@@ -432,4 +435,24 @@ TEST(HardwareProfile, MemoryEfficiencyByClassIsOptionalAndChecked) {
 }
 
 }  // namespace
+// A part's clock is measured, never fitted to training runs: the key that
+// once named the runs it was fitted to says where such a record lives now.
+TEST(HardwareProfile, ClockFittedToRunsIsNoLongerAKeyOfAProfile) {
+  const std::string text = "extends: " + kHardwareDir +
+                           "h100.yaml\nname: fitted\ngpu:\n  sustained_clock: 0.7\n"
+                           "  sustained_clock_fitted_to: run_a run_b\n";
+  try {
+    parse_hardware_profile(text, "fitted.yaml");
+    FAIL() << "expected a ConfigError";
+  } catch (const sim::ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("fitted.yaml:5:3: error: gpu.sustained_clock_fitted_to: expected a key of "
+                        "this file, found 'gpu.sustained_clock_fitted_to', which named the "
+                        "training runs a clock was once fitted to"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("workload.stack_efficiency_fitted_to"), std::string::npos) << what;
+  }
+}
+
 }  // namespace clustersim::collectives

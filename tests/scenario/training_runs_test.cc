@@ -1,6 +1,5 @@
-// cli/training_runs: the runs file reader (errors at FILE:LINE:COL), the
-// prediction of a run, and the sustained-clock fit, which must recover a
-// clock hidden in synthetic measurements.
+// cli/training_runs: the runs file reader (errors at FILE:LINE:COL) and the
+// prediction of a run with its stack (the fit of a stack is stack_fit_test).
 #include "scenario/training_runs.h"
 
 #include <gtest/gtest.h>
@@ -166,66 +165,26 @@ TEST(TrainingRuns, AFileWithoutTheColumnsIsNotARunsFile) {
   EXPECT_FALSE(is_training_runs_file(dir.file("missing.csv")));
 }
 
-TEST(TrainingRuns, TheFitRecoversTheClockBehindSyntheticMeasurements) {
-  // Two runs measured exactly as the model predicts them at clock 0.6: the
-  // fit must find 0.6 again (to the profile's three decimals).
-  TrainingRun eager = run_of("eager");
-  TrainingRun compiled = run_of("compiled", {"workload.torch_compile=true"});
-  eager.tokens_per_s_per_gpu = predict_run(eager, 0.6).tokens_per_s_per_gpu;
-  compiled.tokens_per_s_per_gpu = predict_run(compiled, 0.6).tokens_per_s_per_gpu;
-  int64_t steps = 0;
-  const ClockFit fit = fit_sustained_clock({eager, compiled}, [&steps] { ++steps; });
-  EXPECT_NEAR(fit.sustained_clock, 0.6, 0.0011);
-  // Both bounds, then 12 halvings of [0.2, 1] to below 2e-4: 14 evaluations
-  // of the two runs, all that the progress line's "at most" allows a fit.
-  EXPECT_EQ(steps, 2 * 14);
-  EXPECT_EQ(profile_fit_steps_at_most(2, 0), 2 + steps + 2);
-  EXPECT_EQ(fit.fitted_to, (std::vector<std::string>{"eager", "compiled"}));
-  // Faster measurements need a higher clock.
-  eager.tokens_per_s_per_gpu *= 1.05;
-  compiled.tokens_per_s_per_gpu *= 1.05;
-  EXPECT_GT(fit_sustained_clock({eager, compiled}).sustained_clock, 0.61);
-}
-
-// The totals of calibrate's and validate's progress lines, by hand: per
-// fold, a fit (14 evaluations) to the other folds' runs on the profile of
-// each of its runs, then a prediction of those runs; folds beyond the runs
-// are empty.
-TEST(TrainingRuns, TheMostStepsCrossValidationAndTheFitSimulate) {
-  const std::vector<std::string> one = {"a", "a", "a", "a", "a"};
-  EXPECT_EQ(cross_validation_steps_at_most(one, 1), 0);
-  EXPECT_EQ(cross_validation_steps_at_most(one, 2), 14 * 2 + 3 + 14 * 3 + 2);
-  EXPECT_EQ(cross_validation_steps_at_most({"a", "a", "a"}, 10), 3 * (14 * 2 + 1));
-  // Runs 0 and 2 on "a" are in fold 0, run 1 on "b" in fold 1: fold 0's
-  // runs have no other "a" to fit to, fold 1's no other "b".
-  EXPECT_EQ(cross_validation_steps_at_most({"a", "b", "a"}, 2), 0);
-  // With a third fold, fold 2's "a" fits to run 0.
-  EXPECT_EQ(cross_validation_steps_at_most({"a", "b", "a"}, 3), (14 + 1) + (14 + 1));
-  EXPECT_EQ(profile_fit_steps_at_most(4, 2), 4 + 14 * 4 + 4 + 14 * 4 * 1 + 4);
-}
-
-// The bound holds, here exactly: two runs measured as predicted at clock
-// 0.6, two folds, each fit bisecting all the way.
-TEST(TrainingRuns, CrossValidationSimulatesAtMostItsBound) {
-  TrainingRun eager = run_of("eager");
-  TrainingRun compiled = run_of("compiled", {"workload.torch_compile=true"});
-  eager.tokens_per_s_per_gpu = predict_run(eager, 0.6).tokens_per_s_per_gpu;
-  compiled.tokens_per_s_per_gpu = predict_run(compiled, 0.6).tokens_per_s_per_gpu;
-  const std::vector<std::string> paths(2, kScenario);
-  int64_t steps = 0;
-  cross_validate_runs({eager, compiled}, paths, 2, [&steps] { ++steps; });
-  EXPECT_EQ(steps, cross_validation_steps_at_most(paths, 2));
-  EXPECT_EQ(steps, 2 * (14 + 1));
-}
-
-TEST(TrainingRuns, PredictionNamesTheKindAndTheProfile) {
+TEST(TrainingRuns, PredictionNamesTheKindTheStackAndItsEfficiency) {
   const TrainingRun run = run_of("r");
   const RunPrediction p = predict_run(run);
   EXPECT_EQ(p.kind, "FSDP h100_96gb_500w");
-  EXPECT_TRUE(test_support::contains(p.profile_path, "hardware/h100_96gb_500w.yaml"))
-      << p.profile_path;
+  EXPECT_EQ(p.stack, "torchtitan");
+  EXPECT_TRUE(test_support::contains(p.stack_path, "scenarios/stacks/torchtitan.yaml"))
+      << p.stack_path;
+  EXPECT_EQ(p.gpus, 8);
+  EXPECT_EQ(p.stack_efficiency, 0.833);  // torchtitan.yaml's
+  EXPECT_TRUE(test_support::contains(p.fitted_to, "tt_8b_8xh100"));
   EXPECT_GT(p.tokens_per_s_per_gpu, 0);
   EXPECT_GT(p.memory_gib, 50);
+  // Another efficiency scales the tensor-core rate, and only that: a lower
+  // one is slower, though by less than its ratio (memory-bound kernels and
+  // exposed communication keep their time).
+  const RunPrediction slower = predict_run(run, 0.5);
+  EXPECT_EQ(slower.stack_efficiency, 0.5);
+  const double ratio = slower.tokens_per_s_per_gpu / p.tokens_per_s_per_gpu;
+  EXPECT_LT(ratio, 0.9);
+  EXPECT_GT(ratio, 0.5 / 0.833);
 }
 
 }  // namespace
