@@ -23,7 +23,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // 18432 x 73728 = 2,717,908,992, two LayerNorms 4 x 18432: 3,454,083,072, of
 // which a TP rank holds 431,760,384. Stage 0 holds 12 blocks (chunks 0, 8,
 // ..., 88 of one block each) and the embedding's 256,000 / 8 x 18432 rows.
-constexpr int64_t kStage0Params = 12 * 431'760'384 + 32'000 * 18'432;  // 5,770,948,608
+constexpr int64_t kStage0Params =
+    int64_t{12} * 431'760'384 + int64_t{32'000} * 18'432;  // 5,770,948,608
 
 // A layer's activations on a rank (memory_model.h, Megatron's layout, T 4096
 // tokens, 512 of them sequence-parallel, Q 2304, K 192, F 9216): LayerNorm

@@ -84,8 +84,9 @@ void add_megatron_keys(sim::ConfigSchema& schema) {
   schema
       .add_key(kBucket, ValueType::kInt,
                "Parameters per gradient bucket (Megatron's --ddp-bucket-size); default "
-               "max(40,000,000, 1,000,000 x dp), dp without context parallelism. Buckets close "
-               "at block boundaries here (megatron_config.h).")
+               "max(40,000,000, 1,000,000 x dp), dp without context parallelism, as "
+               "Megatron-Core's distributed_data_parallel_config.py sets it. Buckets close at "
+               "block boundaries here (megatron_config.h).")
       .positive();
   schema
       .add_key(kRemainders, ValueType::kBool,

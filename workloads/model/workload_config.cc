@@ -286,7 +286,8 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "The dim of the sequence in TP's activations (tp > 1): 1, torchtitan's [batch, "
                "seq, hidden] (DTensor Shard(1): PyTorch concatenates the chunks around every TP "
                "all-gather and reduce-scatter, a copy of the full activation each); 0, "
-               "Megatron-LM's [seq, batch, hidden] (contiguous chunks, no copy).")
+               "Megatron-LM's [seq, batch, hidden] (contiguous chunks, no copy; always under "
+               "workload.megatron's strategies).")
       .validated_by(zero_or_one, "0 or 1")
       .default_to(int64_t{1});
   schema
