@@ -78,8 +78,10 @@ class Builder {
     for (const int32_t r : final_reduction_) {
       if (r != kNone) d.push_back(r);
     }
-    if (megatron_)
-      d.insert(d.end(), megatron_->reductions().begin(), megatron_->reductions().end());
+    if (megatron_) {
+      const std::vector<int32_t>& buckets = megatron_->reductions();
+      d.insert(d.end(), buckets.begin(), buckets.end());
+    }
     const int32_t step = add_optimizer_tasks(spec_, s_, add_fn_, std::move(d));
     if (megatron_) megatron_->after_optimizer(step);
   }

@@ -1,5 +1,6 @@
 #include "workloads/schedules/megatron_buckets.h"
 
+#include <string>
 #include <utility>
 
 #include "sim/check.h"
@@ -78,6 +79,8 @@ int32_t MegatronBuckets::before_forward(int32_t unit, int32_t micro_batch) {
       spec_.strategy == ShardingStrategy::kDistributedOptimizer && spec_.overlap_param_gather;
   if (!overlapped || micro_batch != 0) return kNone;
   const int32_t bucket = bucket_of_[slot(unit)];
+  CLUSTERSIM_CHECK(bucket != kNone,
+                   "unit " + std::to_string(unit) + " is in no bucket of its stage");
   size_t at = 0;
   while (forward_[at] != static_cast<size_t>(bucket)) ++at;
   // The buckets before it are gathered first (a unit used out of order

@@ -39,7 +39,9 @@
 //  * otherwise: every bucket after the optimizer step, which the step's end
 //    waits for.
 //
-// Thread safety: one instance per schedule being built; not shared.
+// Units: bucket sizes in parameters of this TP rank, task bytes as
+// fsdp_schedule.h counts them. Thread safety: one instance per schedule
+// being built; not shared.
 #pragma once
 
 #include <cstdint>

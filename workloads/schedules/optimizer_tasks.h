@@ -4,7 +4,9 @@
 // the host's with CPU offload), and Float8's precomputed scales for the
 // next step.
 //
-// Thread safety: a pure function of its inputs but for the tasks it adds.
+// Units: task bytes as fsdp_schedule.h counts them (an fp32 norm's 4 bytes,
+// an amax's 4). Thread safety: a pure function of its inputs but for the
+// tasks it adds.
 #pragma once
 
 #include <cstdint>
