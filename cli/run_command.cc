@@ -100,15 +100,26 @@ std::string summary(const RunInputs& in, const StepResult& r) {
                            ", global_batch " + str(w.global_batch()) + ", " +
                            std::string(workloads::dtype_name(w.dtype)));
   text += row("strategy", strategy_text(w));
-  text +=
-      row("fsdp", "backward_prefetch " +
-                      std::string(workloads::backward_prefetch_name(w.backward_prefetch)) +
-                      ", forward_prefetch " + on_off(w.forward_prefetch) + ", limit_all_gathers " +
-                      on_off(w.limit_all_gathers) + ", reshard_after_forward " +
-                      // Pipeline stages keep their units gathered (torchtitan under PP).
-                      (w.pp > 1 ? std::string("off (pp)") : on_off(w.reshard_after_forward)) +
-                      ", separate_reduce_stream " +
-                      on_off(w.separate_reduce_stream) + ", no_sync " + on_off(w.no_sync));
+  // Megatron's DDP has no FSDP options: its own take their row.
+  if (w.megatron) {
+    text += row("megatron", "overlap_grad_reduce " + on_off(w.overlap_grad_reduce) +
+                                ", overlap_param_gather " +
+                                (w.strategy == workloads::ShardingStrategy::kDistributedOptimizer
+                                     ? on_off(w.overlap_param_gather)
+                                     : std::string("- (DDP)")) +
+                                ", bucket_size " + str(w.bucket_params) + ", main grads " +
+                                std::string(workloads::dtype_name(w.reduce_dtype)));
+  } else {
+    text += row("fsdp", "backward_prefetch " +
+                            std::string(workloads::backward_prefetch_name(w.backward_prefetch)) +
+                            ", forward_prefetch " + on_off(w.forward_prefetch) +
+                            ", limit_all_gathers " + on_off(w.limit_all_gathers) +
+                            ", reshard_after_forward " +
+                            // Pipeline stages keep their units gathered (torchtitan under PP).
+                            (w.pp > 1 ? std::string("off (pp)") : on_off(w.reshard_after_forward)) +
+                            ", separate_reduce_stream " + on_off(w.separate_reduce_stream) +
+                            ", no_sync " + on_off(w.no_sync));
+  }
   text +=
       row("options",
           "activation_checkpointing " +

@@ -70,7 +70,8 @@ ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& o
   a.r = m.norm == NormKind::kRmsNorm ? 4 : 8;
   // The Python RMSNorm keeps its input's fp32 copy (4 H) and the normalised
   // tensor (c H) where the fused one keeps the input (c H): 4 H more per token.
-  const bool python_norm = m.norm == NormKind::kRmsNorm && !w.fused_norm;
+  // Megatron runs Transformer Engine's fused norms: nothing extra.
+  const bool python_norm = m.norm == NormKind::kRmsNorm && !w.fused_norm && !w.megatron;
   a.head_norm_extra = python_norm ? 4 * a.hidden : 0;
   a.block_norm_extra = python_norm && !w.torch_compile ? 4 * a.hidden : 0;
   a.stats = options.flash_attention && w.flash_attention
@@ -79,7 +80,16 @@ ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& o
   return a;
 }
 
+// Megatron-Core's block with Transformer Engine (the header's Megatron layout).
+int64_t megatron_block_none_bytes(const WorkloadSpec& w, const ActivationShapes& a) {
+  const int64_t norms = 2 * a.sp * (2 * a.hidden * a.c + a.r);
+  const int64_t attention = a.tokens * (2 * a.q + 2 * a.kv) * a.c + a.stats;
+  const int64_t mlp_tensors = w.model.activation == Activation::kSwiGLU ? 3 : 2;
+  return norms + attention + mlp_tensors * a.tokens * a.ffn * a.c;
+}
+
 int64_t block_none_bytes(const WorkloadSpec& w, const ActivationShapes& a) {
+  if (w.megatron) return megatron_block_none_bytes(w, a);
   const int64_t norms = 2 * a.sp * (a.hidden * a.c + a.r + a.block_norm_extra);
   const int64_t projection_inputs = 2 * a.tokens * a.hidden * a.c;
   const int64_t attention = 4 * a.tokens * a.q * a.c + a.stats;
@@ -105,6 +115,13 @@ BlockTerms block_terms(const WorkloadSpec& w, const ActivationShapes& a) {
     case ActivationCheckpointing::kFull:
       b.stored = input;
       b.recompute = b.none - input;
+      break;
+    case ActivationCheckpointing::kAttentionCore:
+      // The core's probabilities (or flash's statistics) are not kept; its
+      // inputs q, k, v are the checkpoint's, its output linear_proj's.
+      // Re-run, it makes them and a second output, alive in its backward.
+      b.stored = b.none - a.stats;
+      b.recompute = a.stats + a.tokens * a.q * a.c;
       break;
     case ActivationCheckpointing::kSelective: {
       const bool swiglu = m.activation == Activation::kSwiGLU;
@@ -141,9 +158,13 @@ ActivationBreakdown activation_breakdown(const WorkloadSpec& w, const MemoryOpti
   r.block_stored = b.stored;
   r.block_recompute = b.recompute;
   // Bytes per logit at the loss's peak: aten's fused log_softmax backward,
-  // or loss_parallel's decomposed one on vocab-sharded logits (header).
-  const int64_t loss_bytes = w.tp > 1 ? 16 : 12;
-  r.head = a.sp * (a.hidden * a.c + a.r + a.head_norm_extra) + a.tokens * a.hidden * a.c +
+  // loss_parallel's decomposed one on vocab-sharded logits, or Megatron's
+  // vocab-parallel cross entropy (header).
+  const int64_t loss_bytes = w.megatron ? 6 : w.tp > 1 ? 16 : 12;
+  // The head's input: gathered (torchtitan), or Megatron's sequence-parallel
+  // output layer, which keeps its local input and gathers it again.
+  const int64_t head_input = (w.megatron ? a.sp : a.tokens) * a.hidden * a.c;
+  r.head = a.sp * (a.hidden * a.c + a.r + a.head_norm_extra) + head_input +
            loss_bytes * a.tokens * a.vocab;
   r.layers = w.model.layers * b.stored;
   if (w.cp > 1) {
@@ -185,12 +206,20 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
   m.params = c * shard;
   m.grads = c * shard;
   m.optimizer = (w.dtype == Dtype::kFp32 ? 8 : 12) * shard;
+  if (w.megatron) {
+    // Whole parameters and main-grad buffer on every rank; the optimizer's
+    // shard (the whole model for plain DDP, S = 1). The buckets' collectives
+    // run in place in those buffers.
+    m.params = c * r.model;
+    m.grads = dtype_bytes(w.reduce_dtype) * r.model;
+    if (w.store_param_remainders) m.optimizer = 10 * shard;
+  }
   if (w.cpu_offload) {
     m.host_bytes = m.params + m.grads + m.optimizer;
     m.params = m.grads = m.optimizer = 0;
   }
 
-  if (sharded) {
+  if (sharded && !w.megatron) {
     const bool keep_unsharded =
         w.strategy == ShardingStrategy::kShardGradOp || !w.reshard_after_forward || pipelined;
     if (keep_unsharded) {
@@ -224,9 +253,11 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
   }
 
   m.stage = stage_index;
-  const int64_t subtotal = m.total();
+  // Megatron's buffers and optimizer shards are allocated once, up front:
+  // only what each step allocates and frees fragments the allocator.
+  const int64_t fragmenting = w.megatron ? m.activations : m.total();
   m.reserve = kRuntimeReserveBytes +
-              static_cast<int64_t>(std::llround(kFragmentation * static_cast<double>(subtotal)));
+              static_cast<int64_t>(std::llround(kFragmentation * static_cast<double>(fragmenting)));
   return m;
 }
 

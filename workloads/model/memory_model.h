@@ -191,10 +191,61 @@
 // Check against a measurement (torchtitan docs/performance.md, Table 1):
 // Llama 3.1 8B, FSDP on 8 H100 (96 GB), seq 8192, local batch 2, selective
 // (op) AC, eager: 82.4 GiB reserved; total() gives 83.3e9 bytes (77.6 GiB).
-// This replaces Korthikanti et al. 2022 (arXiv:2205.05198), whose 34*s*b*h
-// per layer counts GPT blocks in Megatron-LM (dropout masks, no SwiGLU or
-// GQA) and whose selective recomputation is not torchtitan's policy; it gave
-// ~111 GB for that run.
+// Korthikanti et al. 2022 (arXiv:2205.05198), whose 34*s*b*h per layer
+// counts GPT blocks in Megatron-LM (dropout masks, no SwiGLU or GQA) and
+// whose selective recomputation is not torchtitan's policy, gave ~111 GB
+// for that run; it is the Megatron layout's reference below.
+//
+// Megatron's layout (WorkloadSpec::megatron: strategy DISTRIBUTED_OPTIMIZER,
+// or NO_SHARD with workload.megatron.ddp; Megatron-Core's GPT layer with
+// Transformer Engine, sequence parallelism with tp > 1). Korthikanti et al.
+// count per layer, with a = heads, h = hidden and t = tp, s*b*h*(34/t +
+// 5*a*s/(h*t)) bytes for a GPT block: LayerNorm inputs 4sbh, the QKV
+// input 2sbh, Q and K 4sbh, V 2sbh, the projection input 2sbh, the
+// softmax output 2as^2b, its dropout mask as^2b and output 2as^2b, the MLP
+// input 2sbh, GELU's input and output 8sbh each, two dropout masks sbh each
+// (their Table 2; Megatron-LM's theoretical_memory_usage.py takes its
+// selective row, sbh(18 + 4 ffn/h)/t). What Megatron-Core saves, per the
+// notation above:
+//   norm + linear_qkv  Tt*(2*H*c + r)  TE's LayerNormLinear keeps its input
+//   (and fc1)                          (the residual stream), the statistics
+//                                      and its sequence-parallel output, which
+//                                      it gathers again in backward
+//                                      (Korthikanti's LayerNorm input and QKV
+//                                      / MLP input)
+//   core attention     T*(Q + 2K)*c    q, k, v as the fused attention keeps them
+//                                      (GQA's K and V at their own width)
+//                      + T*Q*c + A     its output (linear_proj's input), and A:
+//                                      flash attention's fp32 log-sum-exp, or
+//                                      the softmax output without it (no dropout,
+//                                      so neither its mask nor its output)
+//   MLP                m*T*F*c         m = 2: GELU's (or squared ReLU's) input
+//                                      and fc2's input; m = 3 with SwiGLU, the
+//                                      fused bias-SwiGLU's 2F-wide input and its
+//                                      output
+//   block_none = 2*Tt*(2*H*c + r) + T*(2*Q + 2*K)*c + A + m*T*F*c
+// For Korthikanti's GPT block (K = Q = H/t, F = 4H/t, no flash) that is their
+// 34sbh/t + 5as^2b/t less the dropout masks (2sbh/t) and the dropout's
+// as^2b/t + 2as^2b/t, plus the LayerNorm statistics 2*Tt*8. The model has no
+// dropout (Nemotron-4 and Llama train without; the GPT benchmarks' 0.1 would
+// add Tt*H bytes per mask).
+// Checkpointing in this layout:
+//   none:            block_stored = block_none, block_recompute = 0
+//   attention_core:  Megatron's selective recompute: A is not kept (q, k, v
+//                    are the checkpoint's inputs, the output linear_proj's),
+//                    block_stored = block_none - A, block_recompute = A +
+//                    T*Q*c (the re-run core's output and A); with flash
+//                    attention this saves only the statistics, as Megatron's
+//                    fused attention already keeps no s x s tensor
+//   full:            as above (the block input, Tt*H*c, kept)
+// The head: the final LayerNorm's input and statistics, the output layer's
+// sequence-parallel input (Tt*H*c, gathered again in backward), and 6 bytes
+// per logit (Megatron's vocab-parallel cross entropy: the bf16 logits and
+// the fp32 softmax it keeps, whose gradient it computes in place).
+// Pipeline stages hold microbatches_alive() chunk-micro-batches as above;
+// for interleaved 1F1B that is Megatron's (v - 1) pp + 2 (pp - 1 - s) + 1 on
+// stage s, the layers x (1 + (pp - 1) / (pp v)) of stage 0 that
+// theoretical_memory_usage.py's interleaving penalty gives.
 //
 // no_sync (workload.fsdp.no_sync, grad_accum > 1, S > 1): the micro-batches
 // before the last accumulate unsharded gradients, grads += c * model_rank;
@@ -207,8 +258,30 @@
 //   block whose reduce-scatter is in flight; 0 for NO_SHARD (DDP gradients
 //   are bucket views, gradient_as_bucket_view).
 //
+// Megatron's DDP (WorkloadSpec::megatron) instead holds, per rank:
+//   params    = c * model_rank               the whole low-precision parameters
+//   grads     = g * model_rank               the main-grad buffer, g =
+//                                            dtype_bytes(reduce_dtype)
+//   optimizer = 12 * model_rank /^ S         fp32 master weights and Adam's m, v
+//                                            (8 for fp32 training), sharded over
+//                                            the data-parallel ranks by the
+//                                            distributed optimizer (S = dp), whole
+//                                            under plain DDP (S = 1)
+//             = 10 * model_rank /^ S        with store_param_remainders (the master
+//                                            weight as the bf16 parameter and its
+//                                            low 16 bits, 2 bytes, with m and v)
+// i.e. 2 + 4 + 12/dp bytes per parameter with fp32 main gradients
+// (Megatron-LM's theoretical_memory_usage.py: 6 + 12/dp; plain DDP 18);
+// unsharded_params = 0, and comm_buffers = 0: every bucket's reduce-scatter,
+// all-reduce and all-gather runs in place in those buffers
+// (param_and_grad_buffer.py), and gradient accumulation needs no other
+// copy. Megatron allocates these buffers and the optimizer's shards once,
+// before the first step, so the fragmentation term below applies to the
+// activations only.
+//
 // Allocator reserve:
-//   reserve = kRuntimeReserveBytes + kFragmentation * (everything above)
+//   reserve = kRuntimeReserveBytes + kFragmentation * (everything above;
+//             Megatron: the activations)
 //   kRuntimeReserveBytes (1 GiB): CUDA context, cuBLAS workspaces and NCCL's
 //   internal buffers; kFragmentation (5%): the caching allocator's
 //   fragmentation. Placeholders until calibrated against measured peaks.

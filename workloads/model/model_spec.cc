@@ -153,8 +153,9 @@ void add_workload_model_keys(sim::ConfigSchema& schema) {
   schema
       .add_key(custom_path("activation"), ValueType::kEnum,
                "swiglu: Llama conventions (RMSNorm, no biases, untied head); gelu: GPT-3 "
-               "conventions (LayerNorm, biases, tied head). Both use rotary positions.")
-      .one_of({"swiglu", "gelu"});
+               "conventions (LayerNorm, biases, tied head); squared_relu: Nemotron-4's "
+               "(relu(x)^2, LayerNorm, no biases, untied head). All use rotary positions.")
+      .one_of({"swiglu", "gelu", "squared_relu"});
   schema.add_key(custom_path("tied_embeddings"), ValueType::kBool,
                  "Whether the output head shares the token embedding's weights (default: the "
                  "family's, true for gelu, false for swiglu). Megatron-LM ties them unless run "
@@ -199,11 +200,15 @@ ModelSpec read_model_spec(const sim::ConfigValues& values) {
   m.kv_heads = values.get_int(custom_path("kv_heads"));
   m.ffn_hidden = values.get_int(custom_path("ffn_hidden"));
   m.vocab = values.get_int(custom_path("vocab"));
-  if (values.get_string(custom_path("activation")) == "gelu") {
+  const std::string& activation = values.get_string(custom_path("activation"));
+  if (activation == "gelu") {
     m.activation = Activation::kGelu;
     m.norm = NormKind::kLayerNorm;
     m.linear_bias = true;
     m.tied_embeddings = true;
+  } else if (activation == "squared_relu") {
+    m.activation = Activation::kSquaredRelu;
+    m.norm = NormKind::kLayerNorm;
   }
   if (values.has(custom_path("tied_embeddings"))) {
     m.tied_embeddings = values.get_bool(custom_path("tied_embeddings"));

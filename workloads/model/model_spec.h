@@ -12,6 +12,10 @@
 //    linear layer, tied output head, but rotary positions: there is no key
 //    for the length of a learned position table (for GPT-3 it is 25M of
 //    175B parameters).
+//  * squared_relu: Nemotron-4 conventions (Parmar et al. 2024,
+//    arXiv:2402.16819): relu(x)^2 between the MLP's two matrices,
+//    LayerNorm (weight and bias), no linear biases, rotary positions,
+//    untied output head.
 // `custom_model.tied_embeddings` overrides the family's head convention
 // (Megatron-LM's GPT benchmarks untie it, a Llama-family model may tie it).
 //
@@ -30,7 +34,7 @@
 
 namespace clustersim::workloads {
 
-enum class Activation { kSwiGLU, kGelu };
+enum class Activation { kSwiGLU, kGelu, kSquaredRelu };
 enum class NormKind { kRmsNorm, kLayerNorm };
 
 struct ModelSpec {
@@ -61,7 +65,8 @@ std::optional<ModelSpec> model_preset(std::string_view name);
 // F = ffn_hidden, V = vocab, L = layers:
 //   embedding   = V*H (+ learned_positions*H)
 //   block       = attention  H*(heads*d) [q] + 2*H*(kv_heads*d) [k, v] + (heads*d)*H [o]
-//               + MLP        3*H*F (SwiGLU: gate, up, down) or 2*H*F (GELU: up, down)
+//               + MLP        3*H*F (SwiGLU: gate, up, down) or 2*H*F (GELU, squared
+//                            ReLU: up, down)
 //               + norms      2*H (RMSNorm weight) or 2*2*H (LayerNorm weight and bias)
 //               + biases     if linear_bias: (heads + 2*kv_heads)*d + H [q,k,v,o]
 //                            + F + H [up, down] (+ F for a SwiGLU gate)

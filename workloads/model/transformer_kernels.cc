@@ -20,6 +20,7 @@ constexpr double kRotaryFlops = 3;
 constexpr double kResidualFlops = 1;
 constexpr double kSwigluFlops = 5;
 constexpr double kGeluFlops = 9;
+constexpr double kSquaredReluFlops = 2;  // max(x, 0), then its square
 constexpr double kCrossEntropyFlops = 4;
 // Eager kernels (see the header): silu, its backward, log_softmax per logit.
 constexpr double kSiluFlops = 4;
@@ -49,6 +50,7 @@ struct Dims {
   int64_t vocab = 0;     // ceil(vocab / tp)
   double d = 2;          // dtype bytes
   bool swiglu = true;
+  bool squared_relu = false;  // Nemotron-4's relu(x)^2 (else GELU when not swiglu)
   bool rotary = true;
   bool layer_norm = false;
   bool eager = false;  // KernelFusion::kEager
@@ -82,6 +84,7 @@ Dims dims_of(const ModelSpec& model, const KernelConfig& c) {
   x.vocab = (model.vocab + c.tp - 1) / c.tp;
   x.d = dbl(c.dtype_bytes);
   x.swiglu = model.activation == Activation::kSwiGLU;
+  x.squared_relu = model.activation == Activation::kSquaredRelu;
   x.rotary = model.learned_positions == 0;
   x.layer_norm = model.norm == NormKind::kLayerNorm;
   x.eager = c.fusion == KernelFusion::kEager;
@@ -126,10 +129,14 @@ Kernel rotary(std::string_view name, const Dims& x) {
 
 Kernel activation(const Dims& x) {
   const double elements = dbl(x.tokens) * dbl(x.ffn);
-  return x.swiglu ? pointwise("swiglu", KernelClass::kElementwise, kSwigluFlops * elements,
-                              x.d * 3 * elements)
-                  : pointwise("gelu", KernelClass::kElementwise, kGeluFlops * elements,
-                              x.d * 2 * elements);
+  if (x.swiglu) {
+    return pointwise("swiglu", KernelClass::kElementwise, kSwigluFlops * elements,
+                     x.d * 3 * elements);
+  }
+  return x.squared_relu ? pointwise("squared_relu", KernelClass::kElementwise,
+                                    kSquaredReluFlops * elements, x.d * 2 * elements)
+                        : pointwise("gelu", KernelClass::kElementwise, kGeluFlops * elements,
+                                    x.d * 2 * elements);
 }
 
 Kernel attention(std::string_view name, const Dims& x, const KernelConfig& c, bool backward) {
@@ -300,7 +307,9 @@ void activation_forward(std::vector<Kernel>& out, const Dims& x) {
 
 void activation_backward(std::vector<Kernel>& out, const Dims& x) {
   if (!x.eager || !x.swiglu) {
-    out.push_back(backward_of(activation(x), x.swiglu ? "swiglu.bwd" : "gelu.bwd"));
+    out.push_back(backward_of(activation(x), x.swiglu         ? "swiglu.bwd"
+                                             : x.squared_relu ? "squared_relu.bwd"
+                                                              : "gelu.bwd"));
     return;
   }
   const double ef = dbl(x.tokens) * dbl(x.ffn);
@@ -522,6 +531,11 @@ std::vector<Kernel> block_recompute(const ModelSpec& model, const KernelConfig& 
       return with_float8(forward_pass(x, config, Pass::kSelectiveOp), config);
     case Recompute::kFull:
       return with_float8(forward_pass(x, config, Pass::kFull), config);
+    case Recompute::kAttentionCore: {
+      std::vector<Kernel> out;
+      attention_pass(out, x, config, /*backward=*/false);
+      return out;  // no GEMM of a linear: nothing for Float8
+    }
   }
   return {};
 }

@@ -44,10 +44,11 @@
 // flops/element of q and k, read and written. Residual add: 1 flop, two
 // reads one write. SwiGLU: silu(gate) * up, 5 flops per output element,
 // two reads one write. GELU (tanh approximation): 9 flops/element, one read
-// one write. Backward of a norm or elementwise kernel: 2x its forward bytes
-// and flops (saved inputs and the output gradient read, input gradients
-// written; norm weight gradients folded in), except the residual add, whose
-// backward is the sum of the two gradient streams (same cost as forward).
+// one write; squared ReLU the same with 2 flops/element. Backward of a norm
+// or elementwise kernel: 2x its forward bytes and flops (saved inputs and
+// the output gradient read, input gradients written; norm weight gradients
+// folded in), except the residual add, whose backward is the sum of the two
+// gradient streams (same cost as forward).
 //
 // Embedding (vocab-parallel): forward reads T int64 ids and the rows this
 // rank owns (T / tp rows expected), writes T x hidden (zeros for rows owned
@@ -163,6 +164,11 @@
 //    attn_residual, the activation). For compiled mode this assumes
 //    Inductor emits the recomputed pointwise groups as the forward's kernels
 //    rather than fusing them into backward kernels.
+//  * Recompute::kAttentionCore: Megatron-Core's selective recompute
+//    (--recompute-granularity selective; Korthikanti et al. 2022,
+//    arXiv:2205.05198, sec. 4.2): the attention core alone, the forward's
+//    attention kernels (flash, or the math path's scores, softmax and
+//    context; ring attention's steps with cp > 1) again.
 //
 // Thread safety: pure functions of their inputs.
 #pragma once
@@ -265,11 +271,13 @@ std::vector<Kernel> block_backward(const ModelSpec& model, const KernelConfig& c
 
 // Activation checkpointing of a block, as it changes the kernels run.
 // (workloads/model/workload_config.h's ActivationCheckpointing: kFull -> kFull;
-// kSelective with torchtitan's default "op" policy -> kSelectiveOp.)
+// kSelective with torchtitan's default "op" policy -> kSelectiveOp;
+// kAttentionCore -> kAttentionCore.)
 enum class Recompute {
-  kNone,         // activations kept: nothing re-runs
-  kSelectiveOp,  // torchtitan's op-level selective AC: every other mm and attention saved
-  kFull,         // only the block input kept: the forward re-runs
+  kNone,           // activations kept: nothing re-runs
+  kSelectiveOp,    // torchtitan's op-level selective AC: every other mm and attention saved
+  kFull,           // only the block input kept: the forward re-runs
+  kAttentionCore,  // Megatron's selective recompute: the attention core re-runs
 };
 
 // The forward kernels re-run before the block's backward, in execution order,

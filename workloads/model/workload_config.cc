@@ -8,10 +8,11 @@
 
 #include "config/config_error.h"
 #include "config/named_choices.h"
+#include "sim/check.h"
 #include "workloads/model/global_batch.h"
+#include "workloads/model/megatron_config.h"
 #include "workloads/model/pipeline_config.h"
 #include "workloads/model/transformer_kernels.h"
-#include "sim/check.h"
 
 namespace clustersim::workloads {
 
@@ -24,11 +25,12 @@ using sim::value_of;
 
 constexpr std::array<Named<Dtype>, 3> kDtypes = {
     {{Dtype::kBf16, "bf16"}, {Dtype::kFp16, "fp16"}, {Dtype::kFp32, "fp32"}}};
-constexpr std::array<Named<ShardingStrategy>, 4> kStrategies = {
+constexpr std::array<Named<ShardingStrategy>, 5> kStrategies = {
     {{ShardingStrategy::kFullShard, "FULL_SHARD"},
      {ShardingStrategy::kShardGradOp, "SHARD_GRAD_OP"},
      {ShardingStrategy::kHybridShard, "HYBRID_SHARD"},
-     {ShardingStrategy::kNoShard, "NO_SHARD"}}};
+     {ShardingStrategy::kNoShard, "NO_SHARD"},
+     {ShardingStrategy::kDistributedOptimizer, "DISTRIBUTED_OPTIMIZER"}}};
 constexpr std::array<Named<BackwardPrefetch>, 3> kPrefetches = {
     {{BackwardPrefetch::kBackwardPre, "BACKWARD_PRE"},
      {BackwardPrefetch::kBackwardPost, "BACKWARD_POST"},
@@ -37,10 +39,11 @@ constexpr std::array<Named<Float8Recipe>, 3> kFloat8Recipes = {
     {{Float8Recipe::kNone, "none"},
      {Float8Recipe::kTensorwise, "tensorwise"},
      {Float8Recipe::kRowwise, "rowwise"}}};
-constexpr std::array<Named<ActivationCheckpointing>, 3> kCheckpointing = {
+constexpr std::array<Named<ActivationCheckpointing>, 4> kCheckpointing = {
     {{ActivationCheckpointing::kNone, "none"},
      {ActivationCheckpointing::kFull, "full"},
-     {ActivationCheckpointing::kSelective, "selective"}}};
+     {ActivationCheckpointing::kSelective, "selective"},
+     {ActivationCheckpointing::kAttentionCore, "attention_core"}}};
 
 const char* const kSeqLen = "workload.seq_len";
 const char* const kLocalBatch = "workload.local_batch";
@@ -111,6 +114,20 @@ void derive_groups(const sim::ConfigValues& values, WorkloadSpec& w, sim::Diagno
     case ShardingStrategy::kFullShard:
     case ShardingStrategy::kShardGradOp:
       fixed(dp, dp_text, 1, "1");
+      return;
+    case ShardingStrategy::kDistributedOptimizer:
+      // The optimizer states are sharded over every data-parallel rank;
+      // there is no group to choose.
+      w.shard_group_size = dp;
+      w.replica_group_size = 1;
+      for (const char* key : {kShard, kReplica}) {
+        if (!values.has(key)) continue;
+        sink.add(values.where(key), key,
+                 "expected no value with DISTRIBUTED_OPTIMIZER (Megatron-Core shards the "
+                 "optimizer states over all " +
+                     dp_text + " data-parallel ranks; HYBRID_SHARD's groups are FSDP's), found " +
+                     str(values.get_int(key)));
+      }
       return;
     case ShardingStrategy::kNoShard:
       fixed(1, "1", dp, dp_text);
@@ -189,7 +206,10 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .add_key("workload.activation_checkpointing", ValueType::kEnum,
                "none; full: recompute each block's forward in backward; selective: "
                "torchtitan's op-level policy (attention and every other matmul saved, the rest "
-               "recomputed).")
+               "recomputed); attention_core: Megatron-Core's selective recompute "
+               "(--recompute-granularity selective, Korthikanti et al. 2022): the attention "
+               "core (QK^T, softmax, softmax x V) re-run before its backward, everything else "
+               "kept (needs strategy DISTRIBUTED_OPTIMIZER or workload.megatron.ddp).")
       .one_of(names(kCheckpointing))
       .default_to(std::string("none"));
   schema
@@ -259,7 +279,12 @@ void add_workload_keys(sim::ConfigSchema& schema) {
   schema
       .add_key(kStrategy, ValueType::kEnum,
                "PyTorch ShardingStrategy: FULL_SHARD (ZeRO-3), SHARD_GRAD_OP (ZeRO-2), "
-               "HYBRID_SHARD (shard in a group, replicate across groups), NO_SHARD (DDP).")
+               "HYBRID_SHARD (shard in a group, replicate across groups), NO_SHARD (DDP: "
+               "PyTorch's, or Megatron-Core's with workload.megatron.ddp); or "
+               "DISTRIBUTED_OPTIMIZER, Megatron-Core's distributed optimizer (ZeRO-1: bf16 "
+               "parameters and the main-grad buffer whole on every rank, gradients "
+               "reduce-scattered in buckets, fp32 master weights and Adam moments sharded over "
+               "dp, parameters all-gathered after the step; workload.megatron).")
       .one_of(names(kStrategies))
       .default_to(std::string("FULL_SHARD"));
   schema
@@ -282,7 +307,8 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "The dim of the sequence in TP's activations (tp > 1): 1, torchtitan's [batch, "
                "seq, hidden] (DTensor Shard(1): PyTorch concatenates the chunks around every TP "
                "all-gather and reduce-scatter, a copy of the full activation each); 0, "
-               "Megatron-LM's [seq, batch, hidden] (contiguous chunks, no copy).")
+               "Megatron-LM's [seq, batch, hidden] (contiguous chunks, no copy; always under "
+               "workload.megatron's strategies).")
       .validated_by(zero_or_one, "0 or 1")
       .default_to(int64_t{1});
   schema
@@ -372,10 +398,13 @@ void add_workload_keys(sim::ConfigSchema& schema) {
   schema
       .add_key("workload.fsdp.reduce_dtype", ValueType::kEnum,
                "Precision of gradient reduce-scatters and HSDP all-reduces: param (the compute "
-               "dtype, PyTorch's default) or a dtype; torchtitan reduces in fp32.")
+               "dtype, PyTorch's default) or a dtype; torchtitan reduces in fp32. With "
+               "Megatron's DDP (workload.megatron) the main-grad buffer's dtype, fp32 for bf16 "
+               "when not given (Megatron-LM forces it; NeMo's grad_sync_dtype may say bf16).")
       .one_of(reduce_dtype_names())
       .default_to(std::string("param"));
   add_optimizer_keys(schema);
+  add_megatron_keys(schema);
 }
 
 WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_size_gpus,
@@ -442,7 +471,8 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.float8_precompute_scales = values.get_bool(kFloat8Precompute);
   if (w.float8_all_gather &&
       (w.float8 != Float8Recipe::kTensorwise || w.fsdp_version != 2 ||
-       w.strategy == ShardingStrategy::kNoShard || w.cpu_offload)) {
+       w.strategy == ShardingStrategy::kNoShard ||
+       w.strategy == ShardingStrategy::kDistributedOptimizer || w.cpu_offload)) {
     sink.add(values.where(kFloat8AllGather), kFloat8AllGather,
              "expected false with recipe " + values.get_string(kFloat8) + ", FSDP version " +
                  str(w.fsdp_version) + ", strategy " +
@@ -488,6 +518,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.dp_size = world_size_gpus / (w.tp * w.pp);
   derive_groups(values, w, sink);
   check_cp_shard_group(values, w, sink);
+  read_megatron_keys(values, w, sink);
   sink.throw_if_any();
   return w;
 }

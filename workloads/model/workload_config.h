@@ -23,6 +23,9 @@
 //  * the group sizes match the strategy, with dp = world_size / (tp * pp)
 //    ranks in one tensor-parallel slice of one stage:
 //      FULL_SHARD, SHARD_GRAD_OP: shard group = dp, replica group = 1;
+//      DISTRIBUTED_OPTIMIZER:     shard group = dp, replica group = 1 (the
+//                                 optimizer states' shards; neither size key
+//                                 may be given, workloads/model/megatron_config.h);
 //      NO_SHARD (DDP):            shard group = 1,  replica group = dp;
 //      HYBRID_SHARD:              one of shard_group_size / replica_group_size
 //                                 given (dividing dp), the other derived; or
@@ -51,10 +54,20 @@ namespace clustersim::workloads {
 // are mixed precision (an fp32 master copy lives in the optimizer states).
 enum class Dtype { kBf16, kFp16, kFp32 };
 // PyTorch's ShardingStrategy (FSDP1 names; FSDP2 expresses the same with a
-// 1-D or 2-D device mesh and reshard_after_forward).
-enum class ShardingStrategy { kFullShard, kShardGradOp, kHybridShard, kNoShard };
+// 1-D or 2-D device mesh and reshard_after_forward), and Megatron-Core's
+// distributed optimizer (ZeRO-1: parameters and gradients whole on every
+// data-parallel rank, the optimizer states sharded; megatron_config.h).
+enum class ShardingStrategy {
+  kFullShard,
+  kShardGradOp,
+  kHybridShard,
+  kNoShard,
+  kDistributedOptimizer
+};
 enum class BackwardPrefetch { kBackwardPre, kBackwardPost, kNone };
-enum class ActivationCheckpointing { kNone, kFull, kSelective };
+// kSelective is torchtitan's op-level policy; kAttentionCore Megatron-Core's
+// --recompute-granularity selective (the attention core only).
+enum class ActivationCheckpointing { kNone, kFull, kSelective, kAttentionCore };
 
 // Bytes of one element: bf16 and fp16 2, fp32 4.
 int64_t dtype_bytes(Dtype dtype);
@@ -140,6 +153,19 @@ struct WorkloadSpec {
   OptimizerImplementation optimizer_implementation = OptimizerImplementation::kFused;
   bool float8_precompute_scales = false;
 
+  // Megatron-Core's DistributedDataParallel (workloads/model/megatron_config.h):
+  // true for DISTRIBUTED_OPTIMIZER and for NO_SHARD with workload.megatron.ddp.
+  // Gradients accumulate in a contiguous main-grad buffer of reduce_dtype and
+  // are reduced in buckets of bucket_params parameters once a step; the
+  // activations follow Megatron's layout (memory_model.h).
+  bool megatron = false;
+  bool overlap_grad_reduce = true;   // --overlap-grad-reduce
+  bool overlap_param_gather = true;  // --overlap-param-gather (DISTRIBUTED_OPTIMIZER)
+  int64_t bucket_params = 0;         // parameters per bucket (Megatron's bucket_size)
+  // The fp32 master weights kept as the bf16 parameters plus their low 16
+  // bits (store_param_remainders): 10 bytes of optimizer state per parameter.
+  bool store_param_remainders = false;
+
   // Derived: world_size = dp_size * tp * pp; dp_size = shard_group_size * replica_group_size.
   int64_t world_size = 0;          // GPUs in the job
   int64_t dp_size = 0;             // data-parallel ranks: world_size / (tp * pp), cp included
@@ -162,10 +188,12 @@ struct WorkloadSpec {
 // section `workload.pipeline` (via add_pipeline_keys(), workloads/model/pipeline_config.h); section
 // `workload.float8` (recipe, fsdp_all_gather, precompute_scales); section `workload.fsdp`
 // (backward_prefetch, forward_prefetch, limit_all_gathers, reshard_after_forward,
-// separate_reduce_stream, no_sync, version, reduce_dtype); section `workload.optimizer` (implementation, via add_optimizer_keys()).
-// Defaults are PyTorch's (FULL_SHARD, BACKWARD_PRE, limit_all_gathers true, reshard_after_forward
-// true, FSDP2, reduction in the compute dtype) and bf16, tp 1, grad_accum 1, no checkpointing, no
-// offload, eager mode, the fused optimizer (PyTorch's own default on CUDA is foreach).
+// separate_reduce_stream, no_sync, version, reduce_dtype); section `workload.optimizer`
+// (implementation, via add_optimizer_keys()); section `workload.megatron` (via add_megatron_keys(),
+// workloads/model/megatron_config.h). Defaults are PyTorch's (FULL_SHARD, BACKWARD_PRE,
+// limit_all_gathers true, reshard_after_forward true, FSDP2, reduction in the compute dtype) and
+// bf16, tp 1, grad_accum 1, no checkpointing, no offload, eager mode, the fused optimizer
+// (PyTorch's own default on CUDA is foreach).
 void add_workload_keys(sim::ConfigSchema& schema);
 
 // The training job of a scenario on a cluster of `world_size_gpus` GPUs in

@@ -9,11 +9,13 @@
 #include <string_view>
 #include <utility>
 
+#include "sim/check.h"
 #include "workloads/model/model_spec.h"
 #include "workloads/schedules/async_tp_tasks.h"
+#include "workloads/schedules/megatron_buckets.h"
+#include "workloads/schedules/optimizer_tasks.h"
 #include "workloads/schedules/ring_attention_tasks.h"
 #include "workloads/schedules/schedule_tables.h"
-#include "sim/check.h"
 
 namespace clustersim::workloads {
 
@@ -21,7 +23,6 @@ namespace {
 
 constexpr int32_t kNone = -1;
 constexpr int64_t kAmaxBytes = 4;  // one fp32 amax
-constexpr int64_t kNormBytes = 4;  // the fp32 sum of squares of the local gradients
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -30,7 +31,8 @@ class Builder {
   Builder(const WorkloadSpec& spec, const FsdpScheduleOptions& options, FsdpSchedule& s)
       : spec_(spec), opt_(options), s_(s) {
     const auto units = static_cast<size_t>(s_.blocks) + 1;
-    gathered_.assign(units, spec_.strategy == ShardingStrategy::kNoShard);
+    // Megatron's DDP keeps every parameter whole: nothing for FSDP to gather.
+    gathered_.assign(units, spec_.strategy == ShardingStrategy::kNoShard || spec_.megatron);
     last_ag_.assign(units, kNone);
     copied_ag_.assign(units, kNone);
     final_reduction_.assign(units, kNone);
@@ -38,6 +40,7 @@ class Builder {
     if (spec_.cp > 1) {
       ring_.emplace(spec_, s_, add_fn_);
     }
+    if (spec_.megatron) megatron_.emplace(spec_, s_, add_fn_);
   }
 
   void build() {
@@ -70,66 +73,20 @@ class Builder {
         backward(mb == mbs - 1);
       }
     }
-    Task t;
-    t.kind = spec_.cpu_offload ? TaskKind::kCpuOptimizer : TaskKind::kOptimizer;
-    t.stream = spec_.cpu_offload ? Stream::kCpu : Stream::kCompute;
-    t.phase = Phase::kOptimizer;
-    t.unit = kWholeModel;
-    t.micro_batch = mbs - 1;
-    t.kernel = spec_.cpu_offload ? kNoKernel : s_.optimizer_kernel;
-    t.bytes = spec_.cpu_offload ? s_.local_params : 0;
+    if (megatron_) megatron_->flush();
     std::vector<int32_t> d;
     for (const int32_t r : final_reduction_) {
       if (r != kNone) d.push_back(r);
     }
-    if (s_.grad_norm_kernel != kNoKernel) d = {clip_gradients(t, d)};
-    const int32_t step = add(t, d);
-    if (s_.float8_amax_kernel != kNoKernel) {
-      // Next step's FP8 scales: the local shards' amaxes, then one all-reduce.
-      Task k = t;
-      k.kind = TaskKind::kKernel;
-      k.stream = Stream::kCompute;
-      k.kernel = s_.float8_amax_kernel;
-      k.bytes = 0;
-      const int32_t amax = add(k, {step});
-      Task all = t;
-      all.kind = TaskKind::kAllReduce;
-      all.stream = Stream::kComm;
-      all.kernel = kNoKernel;
-      all.group = GroupRole::kShard;
-      all.bytes = kAmaxBytes * s_.blocks * s_.float8_weights;
-      add(all, {amax});
+    if (megatron_) {
+      const std::vector<int32_t>& buckets = megatron_->reductions();
+      d.insert(d.end(), buckets.begin(), buckets.end());
     }
+    const int32_t step = add_optimizer_tasks(spec_, s_, add_fn_, std::move(d));
+    if (megatron_) megatron_->after_optimizer(step);
   }
 
  private:
-  // Gradient-norm clipping before the optimizer (see the header): the local
-  // norm, its all-reduce over the ranks that hold other shards, the scaling.
-  int32_t clip_gradients(const Task& optimizer, const std::vector<int32_t>& ready) {
-    Task k = optimizer;
-    k.kind = TaskKind::kKernel;
-    k.stream = Stream::kCompute;
-    k.kernel = s_.grad_norm_kernel;
-    k.bytes = 0;
-    int32_t last = add(k, ready);
-    // On the communicators of those groups: FSDP's and TP's.
-    std::vector<std::pair<GroupRole, Stream>> groups;
-    if (sharded() && spec_.shard_group_size > 1) groups.emplace_back(GroupRole::kShard, Stream::kComm);
-    if (spec_.tp > 1) groups.emplace_back(GroupRole::kTp, Stream::kTp);
-    if (pipelined()) groups.emplace_back(GroupRole::kPp, Stream::kComm);
-    for (const auto& [g, stream] : groups) {
-      Task all = optimizer;
-      all.kind = TaskKind::kAllReduce;
-      all.stream = stream;
-      all.kernel = kNoKernel;
-      all.group = g;
-      all.bytes = kNormBytes;
-      last = add(all, {last});
-    }
-    k.kernel = s_.grad_clip_kernel;
-    return add(k, {last});
-  }
-
   static size_t slot(int32_t unit) { return static_cast<size_t>(unit + 1); }
   bool sharded() const { return spec_.strategy != ShardingStrategy::kNoShard; }
   bool pipelined() const { return spec_.pp > 1; }
@@ -201,9 +158,15 @@ class Builder {
     return index;
   }
 
-  // All-gathers `unit` unless gathered already (or out of range).
+  // All-gathers `unit` unless gathered already (or out of range); under
+  // Megatron's distributed optimizer, the step's first use of its bucket.
   void ensure_gathered(int32_t unit, Phase phase) {
-    if (unit < kRootUnit || unit >= s_.blocks || !on_stage(unit) || gathered_[slot(unit)]) return;
+    if (unit < kRootUnit || unit >= s_.blocks || !on_stage(unit)) return;
+    if (megatron_ && phase == Phase::kForward) {
+      const int32_t ag = megatron_->before_forward(unit, mb_);
+      if (ag != kNone) last_ag_[slot(unit)] = ag;
+    }
+    if (gathered_[slot(unit)]) return;
     Task t;
     t.kind = TaskKind::kAllGather;
     t.stream = Stream::kComm;
@@ -263,7 +226,7 @@ class Builder {
   }
 
   void free_unit(int32_t unit, Phase phase) {
-    if (!gathered_[slot(unit)] || !sharded()) return;
+    if (!gathered_[slot(unit)] || !sharded() || megatron_) return;
     Task t;
     t.kind = TaskKind::kFree;
     t.phase = phase;
@@ -401,6 +364,11 @@ class Builder {
   }
 
   void reduce(int32_t unit, int32_t grad_ready, bool last_mb) {
+    if (megatron_) {
+      // Earlier micro-batches accumulate into the main-grad buffer.
+      if (last_mb) megatron_->gradients_ready(unit, grad_ready);
+      return;
+    }
     const int32_t cast = unit == kRootUnit ? s_.root_grad_cast : s_.block_grad_cast;
     if (cast != kNoKernel && spec_.grad_accum > 1 && no_sync() && (mb_ > 0 || !last_mb)) {
       const int32_t add_in = unit == kRootUnit ? s_.root_grad_accumulate : s_.block_grad_accumulate;
@@ -598,6 +566,7 @@ class Builder {
   // add(), for the task generators of context parallelism and async TP.
   const AddTaskFn add_fn_ = [this](Task t, std::vector<int32_t> d) { return add(t, d); };
   std::optional<RingAttentionTasks> ring_;  // context parallelism's exchanges
+  std::optional<MegatronBuckets> megatron_;  // Megatron's DDP buckets (WorkloadSpec::megatron)
   std::vector<bool> gathered_;
   std::vector<int32_t> last_ag_;          // latest all-gather per unit slot
   std::vector<int32_t> copied_ag_;        // the all-gather whose output was copied out last

@@ -199,6 +199,20 @@
 // adds the all-reduce of the norm over the pipeline group (torchtitan's
 // clip_grad_norm_ with a pp mesh).
 //
+// Megatron-Core's DDP (WorkloadSpec::megatron: DISTRIBUTED_OPTIMIZER, or
+// NO_SHARD with workload.megatron.ddp; workloads/schedules/megatron_buckets.h):
+// every parameter stays whole (no FSDP all-gather, free or copy kernel),
+// micro-batches before the last accumulate into the main-grad buffer with no
+// task, and the last micro-batch's gradients are reduced per bucket (a
+// reduce-scatter under the distributed optimizer, an all-reduce under plain
+// DDP), overlapped with its backward or after it; the distributed optimizer
+// all-gathers its parameters per bucket at the step's start (the first
+// bucket exposed, each next one issued at the previous one's first use) or
+// after its optimizer step. Gradient clipping and the optimizer are as
+// above; the optimizer reads the main-grad shard in the reduce dtype and
+// writes the low-precision parameters (OptimizerPrecision{reduce dtype,
+// dtype}). The schedule's clipping and optimizer tasks are
+// workloads/schedules/optimizer_tasks.h's.
 //
 // Thread safety: build_fsdp_schedule is a pure function; FsdpSchedule is an
 // immutable value once built and may be shared across threads.

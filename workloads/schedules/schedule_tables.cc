@@ -184,11 +184,20 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   s.embedding_backward = append(s.kernels, embedding_backward(spec.model, eager));
   s.head_forward = append(s.kernels, head_forward(spec.model, eager));
   s.head_backward = append(s.kernels, head_backward(spec.model, eager));
-  const Recompute recompute = spec.activation_checkpointing == ActivationCheckpointing::kFull
-                                  ? Recompute::kFull
-                              : spec.activation_checkpointing == ActivationCheckpointing::kSelective
-                                  ? Recompute::kSelectiveOp
-                                  : Recompute::kNone;
+  Recompute recompute = Recompute::kNone;
+  switch (spec.activation_checkpointing) {
+    case ActivationCheckpointing::kNone:
+      break;
+    case ActivationCheckpointing::kFull:
+      recompute = Recompute::kFull;
+      break;
+    case ActivationCheckpointing::kSelective:
+      recompute = Recompute::kSelectiveOp;
+      break;
+    case ActivationCheckpointing::kAttentionCore:
+      recompute = Recompute::kAttentionCore;
+      break;
+  }
   const KernelRange again = append(s.kernels, block_recompute(spec.model, kc, recompute));
   for (int32_t i = 0; i < again.count; ++i) s.recompute.push_back(again.begin + i);
   split_weight_gradients(s.kernels, s.block_backward, s.block_input_grad, s.block_weight_grad);
@@ -227,8 +236,13 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   const int64_t local_params = ceil_div(ceil_div(stage_params, spec.tp), spec.shard_group_size);
   s.local_params = local_params;
   s.optimizer_kernel = static_cast<int32_t>(s.kernels.size());
-  s.kernels.push_back(
-      adamw_step(local_params, OptimizerPrecision{4, 0}, spec.optimizer_implementation));
+  // FSDP keeps fp32 sharded parameters and gradients; Megatron's optimizer
+  // reads the main-grad shard in its dtype and writes the bf16 parameters
+  // its all-gather (or DDP's next forward) uses.
+  const OptimizerPrecision precision =
+      spec.megatron ? OptimizerPrecision{dtype_bytes(spec.reduce_dtype), elem}
+                    : OptimizerPrecision{4, 0};
+  s.kernels.push_back(adamw_step(local_params, precision, spec.optimizer_implementation));
   if (spec.grad_clip && !spec.cpu_offload) {
     // _foreach_norm over the fp32 gradient shards, then _foreach_mul_ by the clip factor.
     const auto n = static_cast<double>(local_params);
@@ -237,7 +251,7 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
     s.kernels.push_back(pointwise("grad_clip", KernelClass::kOptimizer, n, 8 * n));
     s.grad_clip_kernel = static_cast<int32_t>(s.kernels.size() - 1);
   }
-  if (spec.fsdp_version == 2 && spec.strategy != ShardingStrategy::kNoShard) {
+  if (spec.fsdp_version == 2 && spec.strategy != ShardingStrategy::kNoShard && !spec.megatron) {
     const double reduce_elem = static_cast<double>(dtype_bytes(spec.reduce_dtype));
     const auto add_kernel = [&s](std::string_view name, double bytes) {
       s.kernels.push_back(pointwise(name, KernelClass::kElementwise, 0, bytes));

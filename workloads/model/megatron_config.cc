@@ -1,0 +1,205 @@
+#include "workloads/model/megatron_config.h"
+
+#include <algorithm>
+#include <string>
+#include <variant>
+
+#include "config/named_choices.h"
+
+namespace clustersim::workloads {
+
+namespace {
+
+const char* const kDdp = "workload.megatron.ddp";
+const char* const kOverlapGrad = "workload.megatron.overlap_grad_reduce";
+const char* const kOverlapParam = "workload.megatron.overlap_param_gather";
+const char* const kBucket = "workload.megatron.bucket_size";
+const char* const kRemainders = "workload.megatron.store_param_remainders";
+const char* const kCheckpointing = "workload.activation_checkpointing";
+const char* const kReduceDtype = "workload.fsdp.reduce_dtype";
+const char* const kGradReduction = "workload.pipeline.grad_reduction";
+const char* const kSequenceDim = "workload.parallelism.tp_sequence_dim";
+
+// FSDP's own options, which say nothing about Megatron's DDP.
+constexpr const char* kFsdpOnly[] = {"workload.fsdp.backward_prefetch",
+                                     "workload.fsdp.forward_prefetch",
+                                     "workload.fsdp.limit_all_gathers",
+                                     "workload.fsdp.reshard_after_forward",
+                                     "workload.fsdp.separate_reduce_stream",
+                                     "workload.fsdp.no_sync",
+                                     "workload.fsdp.version"};
+
+std::string str(int64_t x) { return std::to_string(x); }
+
+// Written in the scenario (or by --set), not the schema's default.
+bool given(const sim::ConfigValues& values, const char* key) {
+  return values.has(key) && !values.entry(key).is_default;
+}
+
+std::string text_of(const sim::ConfigValues& values, const char* key) {
+  const sim::ConfigValue& v = values.entry(key).value;
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const auto* i = std::get_if<int64_t>(&v)) return str(*i);
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  return "a value";
+}
+
+}  // namespace
+
+int64_t megatron_default_bucket_params(int64_t dp) {
+  return std::max<int64_t>(40'000'000, 1'000'000 * dp);
+}
+
+void add_megatron_keys(sim::ConfigSchema& schema) {
+  using sim::ValueType;
+  schema.add_section(
+      "workload.megatron",
+      "Megatron-Core's DistributedDataParallel (megatron/core/distributed): strategy "
+      "DISTRIBUTED_OPTIMIZER, or NO_SHARD with ddp true. Parameters whole on every rank, "
+      "gradients accumulated in a contiguous main-grad buffer (workload.fsdp.reduce_dtype; "
+      "fp32 for bf16 unless given, as Megatron-LM forces) and reduced once a step in "
+      "buckets; activations as Megatron lays them out (docs/run.md).");
+  schema
+      .add_key(kDdp, ValueType::kBool,
+               "NO_SHARD as plain Megatron DDP (no distributed optimizer): bf16 parameters, the "
+               "main-grad buffer and fp32 master weights with Adam's moments on every rank, 18 "
+               "bytes per parameter with fp32 gradients; each bucket all-reduced. "
+               "DISTRIBUTED_OPTIMIZER is Megatron's DDP already (true or omitted).")
+      .default_to(false);
+  schema
+      .add_key(kOverlapGrad, ValueType::kBool,
+               "--overlap-grad-reduce: each bucket reduced as the last micro-batch's backward "
+               "finishes its gradients, overlapped with the rest of the backward; false: one "
+               "bucket per model chunk, reduced after the backward. With pp > 1 it sets "
+               "workload.pipeline.grad_reduction (during_last_backward when true).")
+      .default_to(true);
+  schema
+      .add_key(kOverlapParam, ValueType::kBool,
+               "DISTRIBUTED_OPTIMIZER's --overlap-param-gather: the updated parameters "
+               "all-gathered bucket by bucket in the next forward (simulated at the step's "
+               "start: the first bucket's all-gather exposed, each later one started when the "
+               "bucket before it is first used); false: all buckets gathered after the "
+               "optimizer step.")
+      .default_to(true);
+  schema
+      .add_key(kBucket, ValueType::kInt,
+               "Parameters per gradient bucket (Megatron's --ddp-bucket-size); default "
+               "max(40,000,000, 1,000,000 x dp), dp without context parallelism, as "
+               "Megatron-Core's distributed_data_parallel_config.py sets it. Buckets close at "
+               "block boundaries here (megatron_config.h).")
+      .positive();
+  schema
+      .add_key(kRemainders, ValueType::kBool,
+               "DISTRIBUTED_OPTIMIZER with bf16: each fp32 master weight kept as the bf16 "
+               "parameter plus its low 16 bits, 10 bytes of optimizer state per parameter (with "
+               "Adam's moments) instead of 12: NeMo's distributed_fused_adam (Apex's "
+               "DistributedFusedAdam, store_param_remainders), Megatron-Core's "
+               "--use-precision-aware-optimizer (Transformer Engine's FusedAdam).")
+      .default_to(false);
+}
+
+bool reads_as_megatron(const sim::ConfigValues& values, ShardingStrategy strategy) {
+  return strategy == ShardingStrategy::kDistributedOptimizer ||
+         (strategy == ShardingStrategy::kNoShard && values.get_bool(kDdp));
+}
+
+void read_megatron_keys(const sim::ConfigValues& values, WorkloadSpec& w,
+                        sim::DiagnosticSink& sink) {
+  const bool distributed = w.strategy == ShardingStrategy::kDistributedOptimizer;
+  const std::string strategy(sharding_strategy_name(w.strategy));
+  w.megatron = reads_as_megatron(values, w.strategy);
+  if (!w.megatron) {
+    if (values.get_bool(kDdp)) {
+      sink.add(values.where(kDdp), kDdp,
+               "expected false with strategy " + strategy +
+                   " (Megatron-Core's DDP replicates the parameters: NO_SHARD, or "
+                   "DISTRIBUTED_OPTIMIZER for its sharded optimizer), found true");
+    }
+    for (const char* key : {kOverlapGrad, kOverlapParam, kBucket, kRemainders}) {
+      if (!given(values, key)) continue;
+      sink.add(values.where(key), key,
+               "expected no value with strategy " + strategy +
+                   " (workload.megatron configures Megatron-Core's DDP: strategy "
+                   "DISTRIBUTED_OPTIMIZER, or NO_SHARD with ddp true), found " +
+                   text_of(values, key));
+    }
+    if (w.activation_checkpointing == ActivationCheckpointing::kAttentionCore) {
+      sink.add(values.where(kCheckpointing), kCheckpointing,
+               "expected none, full or selective with strategy " + strategy +
+                   " (attention_core is Megatron-Core's selective recompute, in its activation "
+                   "layout: strategy DISTRIBUTED_OPTIMIZER, or NO_SHARD with "
+                   "workload.megatron.ddp), found attention_core");
+    }
+    return;
+  }
+
+  if (distributed && given(values, kDdp) && !values.get_bool(kDdp)) {
+    sink.add(values.where(kDdp), kDdp,
+             "expected true or no value with DISTRIBUTED_OPTIMIZER (the distributed optimizer "
+             "runs in Megatron-Core's DDP), found false");
+  }
+  w.overlap_grad_reduce = values.get_bool(kOverlapGrad);
+  w.overlap_param_gather = values.get_bool(kOverlapParam);
+  if (!distributed && given(values, kOverlapParam)) {
+    sink.add(values.where(kOverlapParam), kOverlapParam,
+             "expected no value with NO_SHARD (plain DDP all-reduces the gradients: every rank "
+             "updates its own parameters, none are gathered), found " +
+                 text_of(values, kOverlapParam));
+  }
+  w.bucket_params = values.has(kBucket) ? values.get_int(kBucket)
+                                        : megatron_default_bucket_params(w.batch_replicas());
+  w.store_param_remainders = values.get_bool(kRemainders);
+  if (w.store_param_remainders && (!distributed || w.dtype != Dtype::kBf16)) {
+    sink.add(values.where(kRemainders), kRemainders,
+             "expected false with " + strategy + " and dtype " + std::string(dtype_name(w.dtype)) +
+                 " (the remainders complete bf16 parameters to the distributed optimizer's fp32 "
+                 "master weights), found true");
+  }
+
+  for (const char* key : kFsdpOnly) {
+    if (!given(values, key)) continue;
+    sink.add(values.where(key), key,
+             "expected no value with " + strategy +
+                 (distributed ? "" : " and workload.megatron.ddp") +
+                 " (an FSDP option; Megatron-Core's DDP accumulates every micro-batch's "
+                 "gradients and reduces them once, in buckets: workload.megatron), found " +
+                 text_of(values, key));
+  }
+  if (w.cpu_offload) {
+    sink.add(values.where("workload.cpu_offload"), "workload.cpu_offload",
+             "expected false with " + strategy +
+                 " (FSDP's CPUOffload; Megatron-Core's DDP keeps parameters, main gradients and "
+                 "optimizer states on the GPU), found true");
+  }
+  if (w.activation_checkpointing == ActivationCheckpointing::kSelective) {
+    sink.add(values.where(kCheckpointing), kCheckpointing,
+             "expected none, full or attention_core with " + strategy +
+                 " (selective is torchtitan's op-level policy; Megatron-Core's selective "
+                 "recompute is attention_core), found selective");
+  }
+  // Megatron's activations are [seq, batch, hidden]: no copies around TP's collectives.
+  if (given(values, kSequenceDim) && w.tp_sequence_dim != 0) {
+    sink.add(values.where(kSequenceDim), kSequenceDim,
+             "expected 0 with " + strategy +
+                 " (Megatron-Core's activations are [seq, batch, hidden]), found " +
+                 str(w.tp_sequence_dim));
+  }
+  w.tp_sequence_dim = 0;
+  // Megatron-LM accumulates and reduces bf16 training's gradients in fp32
+  // (arguments.py: accumulate_allreduce_grads_in_fp32 forced with --bf16).
+  if (!given(values, kReduceDtype) && w.dtype == Dtype::kBf16) w.reduce_dtype = Dtype::kFp32;
+  if (w.pp > 1) {
+    const std::string wanted =
+        w.overlap_grad_reduce ? "during_last_backward" : "after_last_backward";
+    if (given(values, kGradReduction) && values.get_string(kGradReduction) != wanted) {
+      sink.add(values.where(kGradReduction), kGradReduction,
+               "expected " + wanted + " or no value with " + strategy + " and " + kOverlapGrad +
+                   " " + (w.overlap_grad_reduce ? "true" : "false") +
+                   " (Megatron's overlap decides when a stage reduces), found " +
+                   values.get_string(kGradReduction));
+    }
+    w.reduce_during_last_backward = w.overlap_grad_reduce;
+  }
+}
+
+}  // namespace clustersim::workloads
