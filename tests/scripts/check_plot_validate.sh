@@ -4,7 +4,15 @@
 # (a PNG of 1560 x 780 pixels), read back from the figure (--data): each run
 # at its measured and predicted tokens/s, its error bar as long as the CSV's
 # error, on an axis centred on zero that holds the +-5% band; a CSV that is
-# not validate's is refused, writing no image.
+# not validate's is refused, writing no image. --against gpus draws the same
+# CSV as error against GPU count: each run at its GPU count and its
+# cross-validated error (or its error where it has none), one series per
+# stack (torchtitan and fms_fsdp), a line for each stack with runs at 3 or
+# more GPU counts (torchtitan; fms_fsdp has 2) whose slope is the
+# least-squares fit of error against log2(GPUs) computed here from the CSV,
+# the +-5% band, the zero line and a y axis symmetric about zero, ticks at
+# the powers of two labelled as counts; a CSV without the stack and gpus
+# columns is refused for it, and still drawn by the default view.
 # Usage: check_plot_validate.sh CLUSTERSIM
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,4 +49,52 @@ expect_drawn "$out/v.data" \
   "an error axis centred on zero holding +-5%, the runs outside it labelled"
 printf 'a,b\n1,2\n' > "$out/bad.csv"
 expect_refused "$repo/scripts/plot_validate.py" "$out/bad.csv" "expected a .clustersim validate --csv. file"
+
+"$python" "$repo/scripts/plot_validate.py" "$out/runs.csv" --against gpus -o "$out/g.png" \
+  --data "$out/g.data" 2> "$out/err" || { cat "$out/err"; exit 1; }
+expect_png_size "$out/g.png" 1560 780
+expect_drawn "$out/g.data" \
+  "sorted((r['id'], r['stack'], r['gpus']) for r in d['runs'])
+   == sorted((r['id'], r['stack'], float(r['gpus'])) for r in rows(args[0]))
+   and len(d['runs']) == 12 and all(
+    close(p['error_pct'], 100 * float(r['cv_error'] or r['error']))
+    and p['cross_validated'] == (r['cv_error'] != '')
+    for p in d['runs'] for r in rows(args[0]) if r['id'] == p['id'])" \
+  "each run at its GPU count and its cross-validated error" "$out/runs.csv"
+expect_drawn "$out/g.data" \
+  "[(s['stack'], s['runs']) for s in d['stacks']] == [('torchtitan', 8), ('fms_fsdp', 4)]
+   and d['stacks'][0]['label'] == 'torchtitan: 8 runs'
+   and d['stacks'][1]['label'].startswith('fms_fsdp: 4 runs')
+   and 'cross-validated' in d['ylabel']" \
+  "one series per stack, named with its runs"
+expect_drawn "$out/g.data" \
+  "all((s['line'] is None) == (s['slope_pct_per_doubling'] is None)
+       == (len({r['gpus'] for r in rows(args[0]) if r['stack'] == s['stack']}) < 3)
+       for s in d['stacks'])
+   and [s['stack'] for s in d['stacks'] if s['line']] == ['torchtitan']
+   and all(close(s['slope_pct_per_doubling'], statistics.linear_regression(
+             [math.log2(int(r['gpus'])) for r in rows(args[0]) if r['stack'] == s['stack']],
+             [100 * float(r['cv_error'] or r['error'])
+              for r in rows(args[0]) if r['stack'] == s['stack']]).slope)
+           and [x for x, _ in s['line']]
+               == [min(float(r['gpus']) for r in rows(args[0]) if r['stack'] == s['stack']),
+                   max(float(r['gpus']) for r in rows(args[0]) if r['stack'] == s['stack'])]
+           and s['line_label'] == s['stack'] + ': %+.1f%% per doubling'
+                                  % s['slope_pct_per_doubling']
+           for s in d['stacks'] if s['line'])" \
+  "each stack's least-squares line over its GPU range, its slope per doubling" "$out/runs.csv"
+expect_drawn "$out/g.data" \
+  "d['band_pct'] == [-5, 5] and d['zero_line'] == 0
+   and close(-d['ylim'][0], d['ylim'][1]) and d['ylim'][1] > 5
+   and d['ylim'][1] > max(abs(r['error_pct']) for r in d['runs'])
+   and d['xticks'] == [8, 16, 32, 64, 128, 256]
+   and d['xticklabels'] == ['8', '16', '32', '64', '128', '256']
+   and d['xlim'][0] < 8 and d['xlim'][1] > 256" \
+  "the +-5% band, the zero line, a y axis symmetric about zero, ticks at powers of two"
+cut -d, -f1,2,5- "$out/runs.csv" > "$out/nostack.csv"
+expect_refused "$repo/scripts/plot_validate.py" "$out/nostack.csv" \
+  "nostack.csv: --against gpus needs the stack and gpus columns.*found no stack, gpus column" \
+  --against gpus
+"$python" "$repo/scripts/plot_validate.py" "$out/nostack.csv" -o "$out/n.png" 2> "$out/err" ||
+  { cat "$out/err"; exit 1; }
 echo ok

@@ -11,10 +11,11 @@ expect_png_size() {
 }
 
 # Fails unless SCRIPT refuses INPUT with MESSAGE (a grep pattern) on stderr
-# and writes no image.
+# and writes no image; any further arguments are passed to SCRIPT.
 expect_refused() {
   local script=$1 input=$2 message=$3
-  if "$python" "$script" "$input" -o "$out/refused.png" 2> "$out/err"; then
+  shift 3
+  if "$python" "$script" "$input" -o "$out/refused.png" "$@" 2> "$out/err"; then
     echo "$input was accepted by $script"; exit 1
   fi
   grep -q "$message" "$out/err" || { cat "$out/err"; exit 1; }
@@ -24,16 +25,16 @@ expect_refused() {
 # Fails unless the Python expression EXPR is true of `d`, the record of what
 # a plot script drew (its --data FILE.json), and prints WHAT and the record
 # when it is not. EXPR may use close(a, b, rel=1e-6), rows(CSV) (a sweep or
-# validate CSV's rows, '#' lines skipped), load(JSON) and args, the
-# arguments after WHAT.
+# validate CSV's rows, '#' lines skipped), load(JSON), the modules math and
+# statistics, and args, the arguments after WHAT.
 expect_drawn() {
   local file=$1 expr=$2 what=$3
   shift 3
   "$python" - "$file" "$expr" "$@" <<'PY' || { echo "expected the plot to draw $what"; exit 1; }
-import csv, json, sys
+import csv, json, math, statistics, sys
 d = json.load(open(sys.argv[1]))
 names = {
-    "d": d, "args": sys.argv[3:],
+    "d": d, "args": sys.argv[3:], "math": math, "statistics": statistics,
     "close": lambda a, b, rel=1e-6: a is not None and abs(a - b) <= rel * max(abs(b), 1e-12),
     "rows": lambda p: list(csv.DictReader(l for l in open(p) if not l.startswith("#"))),
     "load": lambda p: json.load(open(p)),
