@@ -355,33 +355,29 @@ class NemoImport : public ConfigImport {
       return;
     }
     const bool distributed = contains(optimizer, "distributed");
-    put("workload.parallelism.strategy", distributed ? "SHARD_GRAD_OP" : "NO_SHARD", optim_path,
+    put("workload.parallelism.strategy", distributed ? "DISTRIBUTED_OPTIMIZER" : "NO_SHARD",
+        optim_path,
         distributed ? "model.optim.name '" + optimizer +
-                          "': the distributed optimizer (states and gradients sharded, "
-                          "parameters gathered once a step)"
+                          "': the distributed optimizer (states sharded, gradients "
+                          "reduce-scattered and parameters all-gathered by bucket)"
                     : "model.optim.name '" + optimizer + "': DDP");
-    put("workload.fsdp.no_sync", "true", optim_path,
-        "Megatron accumulates the micro-batches' gradients and reduces them once a step");
+    if (!distributed) {
+      put("workload.megatron.ddp", "true", optim_path,
+          "model.optim.name '" + optimizer + "': Megatron's DDP");
+    }
     const std::string sync_path = "model.optim.grad_sync_dtype";
     const std::string sync = string_or(sync_path, dtype_ == "fp16" ? "fp16" : "fp32");
     put("workload.fsdp.reduce_dtype", contains(sync, "32") ? "fp32" : "param", sync_path,
         absent(sync_path, dtype_ == "fp16" ? "the fp16 gradients"
                                            : "fp32 (Megatron reduces bf16 training's gradients "
                                              "in fp32)"));
-    if (pp_ > 1) {
-      put("workload.pipeline.grad_reduction",
-          overlap_grad ? "during_last_backward" : "after_last_backward",
-          "model.optim.overlap_grad_sync", absent("model.optim.overlap_grad_sync", "false"));
-    } else if (!overlap_grad) {
-      approximate(
-          "model.optim.overlap_grad_sync false: the gradients' reduction is modelled "
-          "overlapped with the last micro-batch's backward");
-    }
+    put("workload.megatron.overlap_grad_reduce", overlap_grad ? "true" : "false",
+        "model.optim.overlap_grad_sync", absent("model.optim.overlap_grad_sync", "false"));
     const std::string param_sync_path = "model.optim.overlap_param_sync";
-    if (distributed && reader_.has(param_sync_path) && !bool_or(param_sync_path, true)) {
-      approximate(
-          "model.optim.overlap_param_sync false: the parameters' all-gather is modelled "
-          "overlapped with the first micro-batch's forward");
+    if (distributed) {
+      put("workload.megatron.overlap_param_gather",
+          bool_or(param_sync_path, false) ? "true" : "false", param_sync_path,
+          absent(param_sync_path, "false"));
     }
   }
 

@@ -101,16 +101,20 @@ TEST(NemoImport, ALlamaRecipeWithEveryParallelism) {
   EXPECT_EQ(value_of(s, "workload.parallelism.cp"), "2");
   EXPECT_EQ(value_of(s, "workload.pipeline.schedule"), "interleaved_1f1b");
   EXPECT_EQ(value_of(s, "workload.pipeline.virtual_stages"), "2");
-  EXPECT_EQ(value_of(s, "workload.pipeline.grad_reduction"), "during_last_backward");
+  // Megatron's modes derive when a stage reduces from overlap_grad_reduce.
+  EXPECT_EQ(value_of(s, "workload.pipeline.grad_reduction"), "(absent)");
+  EXPECT_EQ(value_of(s, "workload.megatron.overlap_grad_reduce"), "true");
+  EXPECT_EQ(value_of(s, "workload.megatron.overlap_param_gather"), "true");
   EXPECT_EQ(value_of(s, "workload.context_parallel.rotate_method"), "alltoall");
   EXPECT_EQ(value_of(s, "workload.context_parallel.kv_heads"), "model");
   EXPECT_EQ(value_of(s, "workload.activation_checkpointing"), "full");
   EXPECT_EQ(value_of(s, "workload.torch_compile"), "true");
   EXPECT_EQ(value_of(s, "workload.parallelism.async_tp"), "true");
   EXPECT_EQ(value_of(s, "workload.parallelism.tp_sequence_dim"), "0");
-  EXPECT_EQ(value_of(s, "workload.parallelism.strategy"), "SHARD_GRAD_OP");
-  EXPECT_EQ(value_of(s, "workload.fsdp.no_sync"), "true");
+  EXPECT_EQ(value_of(s, "workload.parallelism.strategy"), "DISTRIBUTED_OPTIMIZER");
+  EXPECT_EQ(value_of(s, "workload.fsdp.no_sync"), "(absent)");
   EXPECT_EQ(value_of(s, "workload.fsdp.reduce_dtype"), "fp32");
+  EXPECT_EQ(value_of(s, "stack"), "nemo");
   EXPECT_TRUE(s.approximations.empty()) << s.approximations.front();
   EXPECT_THAT(s.unmapped, ::testing::Contains("model.optim.lr: 1e-4"));
   EXPECT_THAT(s.unmapped, ::testing::Contains("model.max_position_embeddings: 8192"));
