@@ -48,7 +48,10 @@ std::string directory_of(const std::string& path) {
 
 std::string kind_of(const sim::ConfigValues& values, const collectives::HardwareProfile& profile) {
   const std::string strategy = values.get_string("workload.parallelism.strategy");
-  std::string kind = strategy == "HYBRID_SHARD" ? "HSDP" : strategy == "NO_SHARD" ? "DDP" : "FSDP";
+  std::string kind = strategy == "HYBRID_SHARD"            ? "HSDP"
+                     : strategy == "NO_SHARD"              ? "DDP"
+                     : strategy == "DISTRIBUTED_OPTIMIZER" ? "DistOpt"
+                                                           : "FSDP";
   if (values.get_int("workload.parallelism.tp") > 1) kind += "+TP";
   if (values.get_int("workload.parallelism.pp") > 1) kind += "+PP";
   if (values.get_int("workload.parallelism.cp") > 1) kind += "+CP";
