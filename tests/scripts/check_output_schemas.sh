@@ -17,6 +17,7 @@ schemas="$repo/docs/schemas"
 
 small_runs=(
   scenarios/examples/minimal.yaml
+  scenarios/examples/llama3_70b_whatif.yaml
   scenarios/examples/nemotron4_340b_h100.yaml
   scenarios/llama3_8b_fsdp_8xh100.yaml
   scenarios/llama3_70b_fsdp_tp_64xh100.yaml
