@@ -17,6 +17,7 @@
 #include "calibration/measurement_files.h"
 #include "calibration/profile_writer.h"
 #include "cli/calibrate_stack.h"
+#include "cli/fit_summary.h"
 #include "cli/progress.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
@@ -88,34 +89,6 @@ std::string description_of(const std::string& profile_path) {
   } catch (const sim::ConfigError&) {
     return "";
   }
-}
-
-// "2026-11-30": SOURCE_DATE_EPOCH when set (reproducible outputs), else today (UTC).
-std::string today() {
-  std::time_t now = std::time(nullptr);
-  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
-    now = static_cast<std::time_t>(std::strtoll(epoch, nullptr, 10));
-  }
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
-std::string percent(double fraction) { return fixed(fraction * 100.0, 2) + "%"; }
-
-struct ErrorSummary {
-  int cases = 0;
-  double median = 0;
-  double max = 0;
-};
-
-ErrorSummary summarize(const std::vector<double>& errors) {
-  sim::Samples s;
-  for (double e : errors) s.add(std::fabs(e));
-  if (s.size() == 0) return {};
-  return {static_cast<int>(s.size()), s.percentile(50), s.percentile(100)};
 }
 
 // Which cases a split holds out. --folds K: case i in fold i mod K.
@@ -419,7 +392,7 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   }
 
   // Provenance: what went in, and how well each group fits.
-  provenance.header_lines.push_back("Written by clustersim calibrate on " + today() + " (UTC).");
+  provenance.header_lines.push_back("Written by clustersim calibrate on " + fit_date() + " (UTC).");
   provenance.header_lines.push_back("Base: " + base_path + " (profile " + base.profile.name +
                                     "); constants not fitted below keep its values.");
   provenance.header_lines.push_back("Inputs:");
@@ -441,21 +414,21 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   for (const calibration::FitGroupReport& g : groups) {
     provenance.header_lines.push_back("  " + g.name + ": " + std::to_string(g.cases) + " cases, " +
                                       std::to_string(g.outliers.size()) + " outliers, rms " +
-                                      percent(g.rms_relative_error));
+                                      fit_percent(g.rms_relative_error));
   }
   for (const Kind& k : kinds) {
-    const ErrorSummary s = summarize(k.in_sample);
+    const ErrorSummary s = summarize_errors(k.in_sample);
     std::string line =
-        "  " + k.name + ": median |error| " + percent(s.median) + ", max " + percent(s.max);
+        "  " + k.name + ": median |error| " + fit_percent(s.median) + ", max " + fit_percent(s.max);
     if (!k.cross_validated.empty()) {
-      const ErrorSummary cv = summarize(k.cross_validated);
-      line += "; cross-validated median " + percent(cv.median) + ", max " + percent(cv.max);
+      const ErrorSummary cv = summarize_errors(k.cross_validated);
+      line += "; cross-validated median " + fit_percent(cv.median) + ", max " + fit_percent(cv.max);
     }
     provenance.header_lines.push_back(line);
   }
   const auto comment_of = [](const calibration::FitGroupReport& g) {
     std::string text = "Fitted by clustersim calibrate: " + std::to_string(g.cases) +
-                       " cases, rms " + percent(g.rms_relative_error) + ".";
+                       " cases, rms " + fit_percent(g.rms_relative_error) + ".";
     for (const std::string& note : g.notes) text += "\n" + note;
     return text;
   };
@@ -495,7 +468,7 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   }
   for (const calibration::FitGroupReport& g : groups) {
     out << pad_right(g.name, 36) << pad(std::to_string(g.cases), 6)
-        << pad(std::to_string(g.outliers.size()), 10) << pad(percent(g.rms_relative_error), 9)
+        << pad(std::to_string(g.outliers.size()), 10) << pad(fit_percent(g.rms_relative_error), 9)
         << "\n";
     for (const std::string& note : g.notes) out << "    " << note << "\n";
   }
@@ -507,13 +480,13 @@ int run_calibrate_command(const ParsedCommand& parsed, std::ostream& out, std::o
   }
   out << "\n";
   for (const Kind& k : kinds) {
-    const ErrorSummary s = summarize(k.in_sample);
-    out << pad_right(k.name, 14) << pad(std::to_string(s.cases), 6) << pad(percent(s.median), 9)
-        << pad(percent(s.max), 9);
+    const ErrorSummary s = summarize_errors(k.in_sample);
+    out << pad_right(k.name, 14) << pad(std::to_string(s.cases), 6) << pad(fit_percent(s.median), 9)
+        << pad(fit_percent(s.max), 9);
     if (split.folds > 0) {
-      const ErrorSummary cv = summarize(k.cross_validated);
-      out << pad(std::to_string(cv.cases), 10) << pad(percent(cv.median), 11)
-          << pad(percent(cv.max), 9);
+      const ErrorSummary cv = summarize_errors(k.cross_validated);
+      out << pad(std::to_string(cv.cases), 10) << pad(fit_percent(cv.median), 11)
+          << pad(fit_percent(cv.max), 9);
     }
     out << "\n";
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/fit_summary.h"
 #include "cli/progress.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
@@ -20,35 +21,6 @@
 namespace clustersim::cli {
 
 namespace {
-
-// "2026-11-30": SOURCE_DATE_EPOCH when set (reproducible outputs), else
-// today (UTC).
-std::string today() {
-  std::time_t now = std::time(nullptr);
-  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
-    now = static_cast<std::time_t>(std::strtoll(epoch, nullptr, 10));
-  }
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
-std::string percent(double fraction) { return fixed(fraction * 100.0, 2) + "%"; }
-
-struct Summary {
-  size_t cases = 0;
-  double median = 0;
-  double max = 0;
-};
-
-Summary summarize(const std::vector<double>& errors) {
-  sim::Samples s;
-  for (double e : errors) s.add(std::fabs(e));
-  if (s.size() == 0) return {};
-  return {s.size(), s.percentile(50), s.percentile(100)};
-}
 
 // `target` as the file at `from_dir` names it: relative when both are.
 std::string path_from(const std::string& from_dir, const std::string& target) {
@@ -70,18 +42,19 @@ bool same_file(const std::string& a, const std::string& b) {
 std::string stack_yaml(const std::string& extends, const std::string& name,
                        const std::vector<std::string>& runs_files, const StackFit& fit,
                        int folds) {
-  const Summary in = summarize(fit.in_sample);
-  std::string text = "# Fitted by clustersim calibrate on " + today() + " from training runs:\n";
+  const ErrorSummary in = summarize_errors(fit.in_sample);
+  std::string text = "# Fitted by clustersim calibrate on " + fit_date() + " from training runs:\n";
   for (const std::string& f : runs_files) text += "#   " + f + "\n";
-  text += "# workload.stack_efficiency: the value at which the median of log(predicted / "
-          "measured\n# tokens/s per GPU) over the " +
-          std::to_string(fit.fit.fitted_to.size()) +
-          " runs naming the stack is zero; in sample median |error| " + percent(in.median) +
-          ", max " + percent(in.max);
+  text +=
+      "# workload.stack_efficiency: the value at which the median of log(predicted / "
+      "measured\n# tokens/s per GPU) over the " +
+      std::to_string(fit.fit.fitted_to.size()) +
+      " runs naming the stack is zero; in sample median |error| " + fit_percent(in.median) +
+      ", max " + fit_percent(in.max);
   if (!fit.cross_validated.empty()) {
-    const Summary cv = summarize(fit.cross_validated);
+    const ErrorSummary cv = summarize_errors(fit.cross_validated);
     text += ";\n# " + std::to_string(folds) + "-fold cross-validated median " +
-            percent(cv.median) + ", max " + percent(cv.max);
+            fit_percent(cv.median) + ", max " + fit_percent(cv.max);
   }
   text += ".\nextends: " + extends + "\nname: " + name + "\n";
   text += "workload:\n  stack_efficiency: " + fixed(fit.fit.stack_efficiency, 3) + "\n";
@@ -162,13 +135,13 @@ int run_calibrate_stack(const ParsedCommand& parsed, std::ostream& out, std::ost
       << pad_right("kind", 14) << pad("cases", 6) << pad("median", 9) << pad("max", 9);
   if (folds > 1) out << pad("cv-cases", 10) << pad("cv-median", 11) << pad("cv-max", 9);
   out << "\n";
-  const Summary in = summarize(fit.in_sample);
+  const ErrorSummary in = summarize_errors(fit.in_sample);
   out << pad_right("training runs", 14) << pad(std::to_string(in.cases), 6)
-      << pad(percent(in.median), 9) << pad(percent(in.max), 9);
+      << pad(fit_percent(in.median), 9) << pad(fit_percent(in.max), 9);
   if (folds > 1) {
-    const Summary cv = summarize(fit.cross_validated);
-    out << pad(std::to_string(cv.cases), 10) << pad(percent(cv.median), 11)
-        << pad(percent(cv.max), 9);
+    const ErrorSummary cv = summarize_errors(fit.cross_validated);
+    out << pad(std::to_string(cv.cases), 10) << pad(fit_percent(cv.median), 11)
+        << pad(fit_percent(cv.max), 9);
   }
   out << "\n";
   if (folds > 1) {
