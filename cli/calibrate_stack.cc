@@ -40,8 +40,7 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 std::string stack_yaml(const std::string& extends, const std::string& name,
-                       const std::vector<std::string>& runs_files, const StackFit& fit,
-                       int folds) {
+                       const std::vector<std::string>& runs_files, const StackFit& fit, int folds) {
   const ErrorSummary in = summarize_errors(fit.in_sample);
   std::string text = "# Fitted by clustersim calibrate on " + fit_date() + " from training runs:\n";
   for (const std::string& f : runs_files) text += "#   " + f + "\n";
@@ -98,8 +97,9 @@ int run_calibrate_stack(const ParsedCommand& parsed, std::ostream& out, std::ost
   const std::string stack_path = resolve_stack_path("./", value);
   if (const sim::ReadOutcome file = sim::check_input_file(stack_path);
       file.failure != sim::ReadFailure::kNone) {
-    throw UsageError("option '--stack' expects a shipped stack's bare name or a stack file, found '" +
-                     value + "' (" + sim::found_phrase(file, stack_path) + ")");
+    throw UsageError(
+        "option '--stack' expects a shipped stack's bare name or a stack file, found '" + value +
+        "' (" + sim::found_phrase(file, stack_path) + ")");
   }
   const std::string output = parsed.value_or("-o", "");
   if (same_file(output, stack_path)) {

@@ -70,21 +70,20 @@ std::string maybe(const std::optional<double>& x) { return x ? exact(*x) : ""; }
 
 std::string rows_csv(const std::vector<Row>& rows) {
   std::string text =
-      "id,kind,stack,gpus,label,measured_tokens_per_s_per_gpu,predicted_tokens_per_s_per_gpu,error,"
-      "cv_error,cv_stack_efficiency,measured_memory_gib,predicted_memory_gib,capacity_gib,memory_error,"
-      "step_time_s,compute_s,exposed_comm_s,sync_wait_s,pipeline_bubble_s,source\n";
+      "id,kind,stack,gpus,label,measured_tokens_per_s_per_gpu,predicted_tokens_per_s_per_gpu,"
+      "error,cv_error,cv_stack_efficiency,measured_memory_gib,predicted_memory_gib,capacity_gib,"
+      "memory_error,step_time_s,compute_s,exposed_comm_s,sync_wait_s,pipeline_bubble_s,source\n";
   for (const Row& r : rows) {
     const workloads::StepBreakdown& b = r.prediction.breakdown;
     text += csv_field(r.run->id) + "," + csv_field(r.prediction.kind) + "," +
             csv_field(r.prediction.stack) + "," + std::to_string(r.prediction.gpus) + "," +
-            r.label + "," +
-            exact(r.run->tokens_per_s_per_gpu) + "," + exact(r.prediction.tokens_per_s_per_gpu) +
-            "," + exact(r.error) + "," + maybe(r.cv_error) + "," + maybe(r.cv_efficiency) + "," +
-            maybe(r.run->memory_gib) + "," + exact(r.prediction.memory_gib) + "," +
-            exact(r.prediction.capacity_gib) + "," + maybe(r.memory_error) + "," +
-            exact(r.prediction.step_time_s) + "," + exact(b.compute_s) + "," +
-            exact(b.exposed_comm_s()) + "," + exact(b.sync_wait_s) + "," +
-            exact(b.pipeline_bubble_s) + "," + csv_field(r.run->source) + "\n";
+            r.label + "," + exact(r.run->tokens_per_s_per_gpu) + "," +
+            exact(r.prediction.tokens_per_s_per_gpu) + "," + exact(r.error) + "," +
+            maybe(r.cv_error) + "," + maybe(r.cv_efficiency) + "," + maybe(r.run->memory_gib) +
+            "," + exact(r.prediction.memory_gib) + "," + exact(r.prediction.capacity_gib) + "," +
+            maybe(r.memory_error) + "," + exact(r.prediction.step_time_s) + "," +
+            exact(b.compute_s) + "," + exact(b.exposed_comm_s()) + "," + exact(b.sync_wait_s) +
+            "," + exact(b.pipeline_bubble_s) + "," + csv_field(r.run->source) + "\n";
   }
   return text;
 }

@@ -116,7 +116,8 @@ class Loader {
       if (schema_.find_key(key) == nullptr) {
         const std::string_view section = parent_path(key);
         if (const std::string* belongs = schema_.foreign(key)) {
-          sink_.add(where, key, "expected a key of this file, found '" + key + "', which " + *belongs);
+          sink_.add(where, key,
+                    "expected a key of this file, found '" + key + "', which " + *belongs);
         } else if (schema_.find_section(section) == nullptr) {
           sink_.add(where, key, "unknown key: there is no section '" + std::string(section) + "'");
         } else {

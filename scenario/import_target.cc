@@ -180,7 +180,8 @@ void add_target_keys(ImportedScenario& scenario, const ImportOptions& options, c
 void check_imported_scenario(const ImportedScenario& scenario, const std::string& yaml,
                              const std::string& scenario_path) {
   try {
-    sim::ConfigValues values = sim::load_scenario_text(yaml, scenario_path, build_scenario_schema());
+    sim::ConfigValues values =
+        sim::load_scenario_text(yaml, scenario_path, build_scenario_schema());
     apply_stack_profile(values, scenario_path);
     const NetworkScenario net = network_scenario_from_values(std::move(values), scenario_path);
     step_config_from_scenario(net);

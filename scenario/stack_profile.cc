@@ -98,10 +98,10 @@ sim::ConfigSchema stack_profile_schema(const sim::ConfigSchema& scenario,
   for (const auto& [path, spec] : scenario.sections()) {
     if (!path.empty() && s.find_section(path) == nullptr) s.add_foreign(path, job);
   }
-  const std::string part = "describes the part, not the software stack: it belongs in the hardware "
-                           "profile" +
-                           (hardware_path.empty() ? std::string(" (scenarios/hardware/)")
-                                                  : " " + hardware_path);
+  const std::string part =
+      "describes the part, not the software stack: it belongs in the hardware "
+      "profile" +
+      (hardware_path.empty() ? std::string(" (scenarios/hardware/)") : " " + hardware_path);
   for (const auto& [path, spec] : hardware.keys()) {
     if (!is_identity_key(path) && sim::parent_path(path).empty()) s.add_foreign(path, part);
   }
@@ -135,7 +135,8 @@ void apply_stack_profile(sim::ConfigValues& values, const std::string& scenario_
   const std::string& value = values.get_string("stack");
   if (const sim::ReadOutcome file = sim::check_input_file(path);
       file.failure != sim::ReadFailure::kNone) {
-    const bool bare = path.starts_with(shipped_stacks_dir()) && value.find('/') == std::string::npos;
+    const bool bare =
+        path.starts_with(shipped_stacks_dir()) && value.find('/') == std::string::npos;
     problems.add(values.where("stack"), "stack",
                  "expected " + stacks_phrase() + ", found " +
                      (bare ? "'" + value + "', which this build does not ship"

@@ -78,12 +78,12 @@ struct RunPrediction {
   double step_time_s = 0;
   double tokens_per_step_per_gpu = 0;  // the workload's, whatever the efficiency
   workloads::StepBreakdown breakdown;  // where the step's time goes, mean per rank
-  std::string kind;  // "FSDP", "HSDP", "FSDP+TP", ... with the GPU part: "FSDP H100-SXM"
-  std::string stack;       // the scenario's `stack` value (after overrides); "" for none
-  std::string stack_path;  // its file, resolved; "" for none
+  std::string kind;             // "FSDP", "HSDP", "FSDP+TP", ... with the GPU part: "FSDP H100-SXM"
+  std::string stack;            // the scenario's `stack` value (after overrides); "" for none
+  std::string stack_path;       // its file, resolved; "" for none
   double stack_efficiency = 1;  // the one the prediction used
   int64_t gpus = 0;             // the job's
-  std::string fitted_to;   // the run's workload.stack_efficiency_fitted_to
+  std::string fitted_to;        // the run's workload.stack_efficiency_fitted_to
   collectives::HardwareProfile profile;
 };
 

@@ -131,9 +131,8 @@ const collectives::HardwareProfile* PointLoader::profile_for(const sim::ConfigVa
   }
   std::unique_ptr<collectives::HardwareProfile>& profile = profiles_[profile_path];
   if (!profile) {
-    profile = std::make_unique<collectives::HardwareProfile>(
-        collectives::load_hardware_profile(
-            profile_path, hardware_schema_for_scenario(stack_path_of(v, path_))));
+    profile = std::make_unique<collectives::HardwareProfile>(collectives::load_hardware_profile(
+        profile_path, hardware_schema_for_scenario(stack_path_of(v, path_))));
   }
   return profile.get();
 }

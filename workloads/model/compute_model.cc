@@ -118,10 +118,9 @@ double kernel_seconds(const Kernel& kernel, const GpuComputeSpec& spec, bool com
                        ", which has no FP8 peak");
   const double peak = kernel.fp8 ? spec.peak_fp8_flops : spec.peak_flops;
   const double compute_s =
-      kernel.flops > 0
-          ? kernel.flops / (peak * spec.sustained_clock * spec.stack_efficiency *
-                          kernel_efficiency(kernel, spec))
-          : 0.0;
+      kernel.flops > 0 ? kernel.flops / (peak * spec.sustained_clock * spec.stack_efficiency *
+                                         kernel_efficiency(kernel, spec))
+                       : 0.0;
   const double memory_s = kernel.bytes / (spec.hbm_Bps * memory_efficiency(kernel.cls, spec));
   double seconds = std::max(compute_s, memory_s);
   if (comm_active) seconds *= spec.comm_overlap_slowdown;
