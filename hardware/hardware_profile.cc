@@ -416,12 +416,7 @@ void add_hardware_keys(sim::ConfigSchema& schema) {
 
 std::string resolve_hardware_path(const std::string& scenario_path,
                                   const std::string& hardware_value) {
-  if (is_bare_profile_name(hardware_value)) {
-    return (std::filesystem::path(shipped_profiles_dir()) / (hardware_value + ".yaml")).string();
-  }
-  const std::filesystem::path hw(hardware_value);
-  if (hw.is_absolute()) return hw.lexically_normal().string();
-  return (std::filesystem::path(scenario_path).parent_path() / hw).lexically_normal().string();
+  return resolve_named_file(scenario_path, hardware_value, shipped_profiles_dir());
 }
 
 }  // namespace clustersim::collectives

@@ -24,6 +24,14 @@ std::vector<std::string> shipped_profile_names();
 // True when `value` names a profile by its bare name rather than by a path.
 bool is_bare_profile_name(std::string_view value);
 
+// What the shipped profiles and the shipped software stacks share: the stems
+// of the .yaml files of `dir`, sorted; and the file a `value` in the file at
+// `referrer` names: a bare name (is_bare_profile_name) is `dir`/NAME.yaml,
+// an absolute path itself, any other path relative to the referrer's folder.
+std::vector<std::string> yaml_stems_in(const std::string& dir);
+std::string resolve_named_file(const std::string& referrer, const std::string& value,
+                               const std::string& dir);
+
 // "one of the shipped profiles a100, h100, ... (by bare name, e.g.
 // 'hardware: h100') or the path of a profile file": the end of an error for
 // a profile that is not found.

@@ -7,6 +7,7 @@
 #include "config/file_text.h"
 #include "config/scenario_loader.h"
 #include "hardware/hardware_profile.h"
+#include "hardware/shipped_profiles.h"
 #include "scenario/scenario_schema.h"
 
 namespace clustersim::cli {
@@ -45,24 +46,11 @@ std::string stacks_phrase() {
 std::string shipped_stacks_dir() { return CLUSTERSIM_STACKS_DIR; }
 
 std::vector<std::string> shipped_stack_names() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(shipped_stacks_dir(), ec)) {
-    if (entry.path().extension() == ".yaml" && entry.is_regular_file(ec)) {
-      names.push_back(entry.path().stem().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return collectives::yaml_stems_in(shipped_stacks_dir());
 }
 
 std::string resolve_stack_path(const std::string& scenario_path, const std::string& value) {
-  const bool bare = !value.empty() && value.find('/') == std::string::npos &&
-                    !value.ends_with(".yaml") && !value.ends_with(".yml");
-  if (bare) return (std::filesystem::path(shipped_stacks_dir()) / (value + ".yaml")).string();
-  const std::filesystem::path file(value);
-  if (file.is_absolute()) return file.lexically_normal().string();
-  return (std::filesystem::path(scenario_path).parent_path() / file).lexically_normal().string();
+  return collectives::resolve_named_file(scenario_path, value, shipped_stacks_dir());
 }
 
 sim::ConfigSchema stack_profile_schema(const sim::ConfigSchema& scenario,
