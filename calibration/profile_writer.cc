@@ -397,6 +397,7 @@ void write_gpu_and_host(YamlWriter& w, const HardwareProfile& p) {
   w.key("gpu.comm_overlap_slowdown", g.comm_overlap_slowdown);
   w.key("gpu.sustained_clock", g.sustained_clock);
   w.key("gpu.speed_variation", g.speed_variation);
+  w.key("gpu.segment_jitter", g.segment_jitter);
   w.blank_line();
   const collectives::HostProfile& h = p.host;
   w.section("host");

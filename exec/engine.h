@@ -68,6 +68,13 @@ struct EngineOptions {
   // stragglers' slowdowns, the GPUs' own speed spread (workloads/schedules/gpu_speed.h);
   // empty: every GPU at the median speed.
   std::vector<double> rank_time_factors;
+  // Kernel-time fluctuation (the hardware profile's gpu.segment_jitter): each
+  // compute segment of rank r at compute position k takes exp(sd * z) times
+  // as long, z a standard normal drawn from (seed, "gpu.segment_jitter", r)
+  // at a position set by k alone, so a segment's draw depends neither on
+  // the order events run in nor on what ran before it. 0: none.
+  double segment_jitter_sd = 0;
+  uint64_t segment_jitter_seed = 0;
   std::vector<int64_t> trace_ranks;  // ranks whose operations are recorded (sorted, unique)
   // For collectives tuned when they start (explicit groups; send/recv are
   // never forced).

@@ -60,7 +60,7 @@ int32_t Engine::plan_chain(int64_t r, int64_t* look_ns) {
     if (!holds(st, next.dep_begin, next.dep_end) || next.id >= gate_op(st)) break;
     const int64_t host = host_start(st, next.host_start_ns);
     const int64_t start = std::max(look, host + next.lead_ns);
-    const double work = static_cast<double>(next.length_ns) * st.slowdown;
+    const double work = segment_work(st, j + 1, next.length_ns);
     look = std::max(sm_.look_at(start, work, slowed), host + next.tail_ns);
     ++j;
   }

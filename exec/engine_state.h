@@ -27,6 +27,7 @@
 #include "exec/sm_sharing.h"
 #include "exec/trace_sink.h"
 #include "exec/tuned_collectives.h"
+#include "sim/random_stream.h"
 #include "sim/simulator.h"
 
 namespace clustersim::workloads::engine_detail {
@@ -233,6 +234,9 @@ class Engine : public sim::EventHandler {
   }
   size_t index(const RankState& st) const { return static_cast<size_t>(&st - ranks_.data()); }
   bool traced(int64_t r) const { return ranks_[static_cast<size_t>(r)].traced; }
+  // The work (ns at full speed) of the segment of `length_ns` at compute
+  // position k of rank r: its speed spread, straggling and jitter.
+  double segment_work(const RankState& st, int32_t k, int64_t length_ns) const;
   // When traced rank r reached (or started) the op running on stream s.
   int64_t& arrival(int64_t r, int s) {
     return arrivals_[static_cast<size_t>(stream_base_[static_cast<size_t>(r)] + s)];
@@ -374,6 +378,10 @@ class Engine : public sim::EventHandler {
   collectives::CollectiveFlows flows_;
   FlowTransfers transfers_;
   std::vector<RankState> ranks_;
+  // EngineOptions::segment_jitter_sd and, by rank when it is > 0, the
+  // streams its draws come from (else empty).
+  double jitter_sd_ = 0;
+  std::vector<sim::RandomStream> jitter_;
   std::vector<StreamState> streams_;    // streams past the inline ones: by rank, then stream
   std::vector<int64_t> overflow_base_;  // by rank: its stream kInlineStreams in streams_
   std::vector<int64_t> stream_base_;    // by rank, + 1: its first stream among all ranks'

@@ -188,6 +188,14 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
             "as long as the median GPU's, drawn from the scenario's seed; 0 = identical GPUs.")
       .default_to(0.0)
       .validated_by(small_spread, "in [0, 0.5]");
+  s.add_key("gpu.segment_jitter", ValueType::kFloat,
+            "Standard deviation of log time of each compute segment (a run of back-to-back "
+            "kernels) on each GPU, drawn per GPU and per segment from the scenario's seed: "
+            "kernel times that move as the power manager moves the clock. Every "
+            "synchronising collective waits for its slowest member, so it costs more in "
+            "larger groups (run's \"sync wait\"); 0 = steady kernels.")
+      .default_to(0.0)
+      .validated_by(small_spread, "in [0, 0.5]");
   s.add_key("gpu.comm_overlap_slowdown", ValueType::kFloat,
             "Factor on compute time while communication kernels share the SMs (default: a "
             "placeholder in the 1.05-1.15 range reports suggest).")
@@ -236,6 +244,7 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   g.comm_overlap_slowdown = v.get_float("gpu.comm_overlap_slowdown");
   g.sustained_clock = v.get_float("gpu.sustained_clock");
   g.speed_variation = v.get_float("gpu.speed_variation");
+  g.segment_jitter = v.get_float("gpu.segment_jitter");
   return g;
 }
 

@@ -122,6 +122,10 @@ struct GpuProfile {
   // Standard deviation of the log of a GPU's compute speed across parts of
   // one SKU (manufacturing and power-management variability), >= 0.
   double speed_variation = 0;
+  // Standard deviation of the log of one compute segment's time on one GPU
+  // against its mean, drawn per GPU and per segment (kernel times that move
+  // with the power manager's clock), >= 0.
+  double segment_jitter = 0;
 };
 
 // Each key of gpu.mem_efficiency_by_class and the field it fills, in the

@@ -94,6 +94,7 @@ bool profiles_equal(const HardwareProfile& a, const HardwareProfile& b,
   d.field("gpu.comm_overlap_slowdown", a.gpu.comm_overlap_slowdown, b.gpu.comm_overlap_slowdown);
   d.field("gpu.sustained_clock", a.gpu.sustained_clock, b.gpu.sustained_clock);
   d.field("gpu.speed_variation", a.gpu.speed_variation, b.gpu.speed_variation);
+  d.field("gpu.segment_jitter", a.gpu.segment_jitter, b.gpu.segment_jitter);
   d.field("host.kernel_launch_us", a.host.kernel_launch_us, b.host.kernel_launch_us);
   d.field("host.graph_launch_us", a.host.graph_launch_us, b.host.graph_launch_us);
   d.field("host.pcie_efficiency", a.host.pcie_efficiency, b.host.pcie_efficiency);
@@ -308,6 +309,7 @@ std::vector<std::pair<std::string, std::function<void(HardwareProfile&)>>> mutat
        [](HardwareProfile& p) { p.gpu.comm_overlap_slowdown = std::nextafter(1.0, 2.0); }},
       {"gpu.sustained_clock", [](HardwareProfile& p) { p.gpu.sustained_clock = 0.6; }},
       {"gpu.speed_variation", [](HardwareProfile& p) { p.gpu.speed_variation = 0.0123; }},
+      {"gpu.segment_jitter", [](HardwareProfile& p) { p.gpu.segment_jitter = 0.0234; }},
       {"host.kernel_launch_us",
        [](HardwareProfile& p) { p.host.kernel_launch_us = us_of_ns(12345); }},
       {"host.graph_launch_us",
@@ -326,8 +328,8 @@ TEST(ProfileWriter, EveryFieldChangesTheTextAndRoundTrips) {
   const auto changes = mutations();
   // Every field but source_file and gpu.gemm.causal_x_half: top level, protocols, gpu scalars
   // (both peaks, FP8 GEMM efficiency, memory, HBM and its efficiency),
-  // curves, gpu factors (overlap slowdown, sustained clock, speed spread), host.
-  EXPECT_EQ(changes.size(), 10u + 3 * 9 + 7 + (3 * 4 - 1) + 3 + 4);
+  // curves, gpu factors (overlap slowdown, sustained clock, speed spread, segment jitter), host.
+  EXPECT_EQ(changes.size(), 10u + 3 * 9 + 7 + (3 * 4 - 1) + 4 + 4);
   for (const auto& [field, mutate] : changes) {
     SCOPED_TRACE(field);
     HardwareProfile changed = original;

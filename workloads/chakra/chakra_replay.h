@@ -165,6 +165,9 @@ struct ReplayOptions {
   // on the main compute stream take factor r times their duration; empty:
   // all at the median.
   std::vector<double> rank_time_factors;
+  // Kernel-time fluctuation per rank and segment (EngineOptions::segment_jitter_sd).
+  double segment_jitter_sd = 0;
+  uint64_t segment_jitter_seed = 0;
   EngineProgressFn progress;  // EngineOptions::progress
 };
 

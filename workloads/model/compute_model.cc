@@ -50,6 +50,7 @@ GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& pro
   spec.comm_overlap_slowdown = gpu.comm_overlap_slowdown;
   spec.sustained_clock = gpu.sustained_clock;
   spec.speed_variation = gpu.speed_variation;
+  spec.segment_jitter = gpu.segment_jitter;
   return spec;
 }
 

@@ -101,6 +101,9 @@ struct GpuComputeSpec {
   // Spread of per-GPU speed (hardware profile gpu.speed_variation): the
   // standard deviation of log kernel time across GPUs, >= 0.
   double speed_variation = 0.0;
+  // Per-GPU, per-segment fluctuation of kernel time (gpu.segment_jitter):
+  // the standard deviation of log segment time, >= 0.
+  double segment_jitter = 0.0;
 };
 
 // The spec a hardware profile's `gpu` section describes (hardware =

@@ -38,6 +38,8 @@ StepResult simulate_step(const topology::Cluster& cluster,
   options.stragglers = config.stragglers;
   options.rank_time_factors =
       gpu_time_factors(layout.world, config.compute.speed_variation, config.seed);
+  options.segment_jitter_sd = config.compute.segment_jitter;
+  options.segment_jitter_seed = config.seed;
   options.trace_ranks = config.trace_ranks;
   options.progress = config.progress;
   EngineResult run;
