@@ -73,6 +73,26 @@ TEST(StepSimulator, TheSlowestGpuGatesTheStepAndCostGrowsWithTheGroup) {
   EXPECT_GE(*std::max_element(f16.begin(), f16.end()), slowest);
 }
 
+TEST(StepSimulator, SegmentJitterFromTheProfileMakesRanksWaitForEachOther) {
+  // gpu.segment_jitter reaches the engine: identical GPUs whose segments are
+  // drawn apart wait for each other at every collective; their compute
+  // grows by the lognormal's mean exp(sd^2 / 2) = 1.00125 on average.
+  collectives::HardwareProfile profile = h100();
+  profile.gpu.segment_jitter = 0.05;
+  StepConfig c = config_for(small_spec(8, 8));
+  const StepResult steady = simulate_step(hgx_h100(1), h100(), c);
+  c.compute.segment_jitter = compute_spec_from_profile(profile).segment_jitter;
+  ASSERT_EQ(c.compute.segment_jitter, 0.05);
+  const StepResult jittered = simulate_step(hgx_h100(1), h100(), c);
+  // The steady step waits a little too (30 us: the ring's members leave a
+  // collective at different times); the jittered one several times that.
+  EXPECT_GT(jittered.breakdown.sync_wait_s, 5 * steady.breakdown.sync_wait_s);
+  EXPECT_GT(jittered.step_time_s, steady.step_time_s);
+  EXPECT_NEAR(jittered.breakdown.compute_s / steady.breakdown.compute_s, 1.00125, 0.01);
+  EXPECT_NEAR(breakdown_sum(jittered.breakdown), jittered.step_time_s, 1e-9);
+  EXPECT_EQ(simulate_step(hgx_h100(1), h100(), c).step_time_s, jittered.step_time_s);
+}
+
 TEST(StepSimulator, ComputeIsTheScheduleKernelsAndTheBreakdownAddsUp) {
   const Cluster cluster = hgx_h100(1);
   const WorkloadSpec w = small_spec(8, 8);
