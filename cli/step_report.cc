@@ -1,7 +1,9 @@
 #include "cli/step_report.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
+#include <string>
 
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
@@ -29,10 +31,13 @@ std::string percent(double part, double whole) {
 
 std::string stack_text(const NetworkScenario& net) {
   const sim::ConfigValues& v = net.values;
-  const std::string efficiency =
-      "stack_efficiency " + fixed(v.get_float("workload.stack_efficiency"), 3);
-  if (!v.has("stack") || v.get_string("stack").empty()) return "none (" + efficiency + ")";
-  return v.get_string("stack") + " (" + efficiency + ")";
+  std::string details = "stack_efficiency " + fixed(v.get_float("workload.stack_efficiency"), 3);
+  // The loop's host work only when set, so that reports without it keep their lines.
+  const int64_t host_ns = v.get_duration("workload.host.per_step").count_ns();
+  if (host_ns > 0)
+    details += ", host per step " + fixed(static_cast<double>(host_ns) / 1e6, 3) + " ms";
+  if (!v.has("stack") || v.get_string("stack").empty()) return "none (" + details + ")";
+  return v.get_string("stack") + " (" + details + ")";
 }
 
 std::string gpus_text(const NetworkScenario& net) {

@@ -78,6 +78,12 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
                            static_cast<uint64_t>(r));
     }
   }
+  CLUSTERSIM_CHECK(options.host_lead_ns >= 0, "host lead " + std::to_string(options.host_lead_ns));
+  for (RankState& st : ranks_) {
+    st.anchor_ns = options.host_lead_ns;
+    st.compute_free_ns = options.host_lead_ns;
+    st.accounts[step_accounts::kLaunchBound] = options.host_lead_ns;
+  }
   for (const int64_t r : options.trace_ranks) {
     CLUSTERSIM_CHECK(r >= 0 && r < layout.world, "trace rank " + std::to_string(r));
     ranks_[static_cast<size_t>(r)].traced = true;

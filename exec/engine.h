@@ -75,6 +75,10 @@ struct EngineOptions {
   // the order events run in nor on what ran before it. 0: none.
   double segment_jitter_sd = 0;
   uint64_t segment_jitter_seed = 0;
+  // The training loop's host work before the step's first launch (ns >= 0):
+  // every rank's host starts issuing this late, and its GPU's wait is
+  // launch-bound.
+  int64_t host_lead_ns = 0;
   std::vector<int64_t> trace_ranks;  // ranks whose operations are recorded (sorted, unique)
   // For collectives tuned when they start (explicit groups; send/recv are
   // never forced).

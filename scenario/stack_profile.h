@@ -48,6 +48,7 @@ inline constexpr auto kStackKeys = std::to_array<std::string_view>({
     "workload.torch_compile",
     "workload.cuda_graphs",
     "workload.grad_clip",
+    "workload.host.per_step",
     "workload.optimizer.implementation",
     "workload.fsdp.version",
     "workload.fsdp.reduce_dtype",

@@ -181,6 +181,20 @@ TEST(Engine, RankTimeFactorsScaleComputeAndCombineWithStragglers) {
   EXPECT_EQ(r.summed_accounts[kSyncWait], 2000);
 }
 
+TEST(Engine, HostLeadDelaysEveryRanksFirstIssueAndIsLaunchBound) {
+  // The loop's host work before the step: 700 ns on every rank, then the
+  // program of CollectiveStartsWhenTheLastMemberArrives... on time: the
+  // step ends at 700 + 1000 + 50 + 500; the 700 ns are launch-bound.
+  EngineOptions options;
+  options.host_lead_ns = 700;
+  const EngineResult r = run(compute_sync_compute(), 2, options);
+  EXPECT_EQ(r.step_end_ns, 2250);
+  EXPECT_EQ(r.summed_accounts[kLaunchBound], 2 * 700);
+  EXPECT_EQ(r.summed_accounts[kCompute], 2 * 1500);
+  EXPECT_EQ(r.summed_accounts[kSyncWait], 0);
+  EXPECT_EQ(r.summed_accounts[kExposedAllReduce], 2 * 50);
+}
+
 TEST(Engine, RankTimeFactorsMustCoverEveryRank) {
   Program p;
   add(p, segment(1000, 0, 1000));

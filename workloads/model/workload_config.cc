@@ -253,6 +253,17 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "train by default (max_norm 1): the local gradients' norm, an all-reduce of it, "
                "then the gradients scaled, before the optimizer.")
       .default_to(true);
+  schema.add_section("workload.host",
+                     "The training loop's own host work, beyond kernel launches (the stack's).");
+  schema
+      .add_key("workload.host.per_step", ValueType::kDuration,
+               "Host time between steps that no kernel launch accounts for: data loading, "
+               "logging, zero_grad and the loop's Python. Every GPU waits for it whole at the "
+               "step's start (run's \"launch-bound\"); it does not shrink with the batch per GPU. "
+               "Measure it as the GPU's idle gap between two steps of a profile.")
+      .default_to(sim::SimTime::zero())
+      .non_negative()
+      .in_unit("ms");
   schema
       .add_key("workload.stack_efficiency", ValueType::kFloat,
                "The software stack's share of the modelled tensor-core rate: every kernel's FLOP "
@@ -453,6 +464,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.torch_compile = values.get_bool("workload.torch_compile");
   w.cuda_graphs = values.get_bool("workload.cuda_graphs");
   w.grad_clip = values.get_bool("workload.grad_clip");
+  w.host_per_step_ns = values.get_duration("workload.host.per_step").count_ns();
   w.optimizer_implementation = read_optimizer_implementation(values);
   w.flash_attention = values.get_string("workload.attention") == "flash";
   w.rotary_by_matrix = values.get_string("workload.rotary_embedding") == "rotation_matrix";

@@ -148,6 +148,10 @@ struct WorkloadSpec {
   bool float8_all_gather = false;
   // Gradient-norm clipping every step (workload.grad_clip, fsdp_schedule.h).
   bool grad_clip = true;
+  // The training loop's host work between steps that no kernel launch
+  // accounts for (workload.host.per_step: data loading, logging, the loop's
+  // Python), in ns >= 0: every GPU waits for it whole.
+  int64_t host_per_step_ns = 0;
   // How torch.optim.AdamW runs on the GPU (workload.optimizer.implementation,
   // workloads/model/optimizer_step.h): one fused kernel, or foreach's eight passes.
   OptimizerImplementation optimizer_implementation = OptimizerImplementation::kFused;

@@ -40,6 +40,7 @@ StepResult simulate_step(const topology::Cluster& cluster,
       gpu_time_factors(layout.world, config.compute.speed_variation, config.seed);
   options.segment_jitter_sd = config.compute.segment_jitter;
   options.segment_jitter_seed = config.seed;
+  options.host_lead_ns = w.host_per_step_ns;
   options.trace_ranks = config.trace_ranks;
   options.progress = config.progress;
   EngineResult run;

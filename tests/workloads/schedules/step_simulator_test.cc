@@ -93,6 +93,21 @@ TEST(StepSimulator, SegmentJitterFromTheProfileMakesRanksWaitForEachOther) {
   EXPECT_EQ(simulate_step(hgx_h100(1), h100(), c).step_time_s, jittered.step_time_s);
 }
 
+TEST(StepSimulator, HostWorkPerStepDelaysEveryGpuWhole) {
+  // workload.host.per_step: the host starts issuing 5 ms late, every GPU
+  // idles until then, and "launch-bound" holds the 5 ms.
+  StepConfig c = config_for(small_spec(8, 8));
+  const StepResult steady = simulate_step(hgx_h100(1), h100(), c);
+  c.workload.host_per_step_ns = 5'000'000;
+  const StepResult late = simulate_step(hgx_h100(1), h100(), c);
+  EXPECT_NEAR(late.step_time_s - steady.step_time_s, 5e-3, 1e-9);
+  EXPECT_NEAR(late.breakdown.launch_bound_s - steady.breakdown.launch_bound_s, 5e-3, 1e-9);
+  EXPECT_DOUBLE_EQ(late.breakdown.compute_s, steady.breakdown.compute_s);
+  EXPECT_DOUBLE_EQ(late.breakdown.sync_wait_s, steady.breakdown.sync_wait_s);
+  EXPECT_DOUBLE_EQ(late.breakdown.exposed_all_gather_s, steady.breakdown.exposed_all_gather_s);
+  EXPECT_NEAR(breakdown_sum(late.breakdown), late.step_time_s, 1e-9);
+}
+
 TEST(StepSimulator, ComputeIsTheScheduleKernelsAndTheBreakdownAddsUp) {
   const Cluster cluster = hgx_h100(1);
   const WorkloadSpec w = small_spec(8, 8);
