@@ -297,7 +297,7 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
       workloads::gpu_time_factors(in.ranks, in.net.profile.gpu.speed_variation,
                                   static_cast<uint64_t>(in.net.values.get_int("seed")));
   options.segment_jitter_sd = in.net.profile.gpu.segment_jitter;
-  options.segment_jitter_seed = static_cast<uint64_t>(in.net.values.get_int("seed"));
+  options.jitter_seed = static_cast<uint64_t>(in.net.values.get_int("seed"));
   if (tracing) {
     options.trace_ranks = trace_ranks_below(trace_ranks, in.ranks, "the replay");
   }

@@ -34,8 +34,11 @@ std::string stack_text(const NetworkScenario& net) {
   std::string details = "stack_efficiency " + fixed(v.get_float("workload.stack_efficiency"), 3);
   // The loop's host work only when set, so that reports without it keep their lines.
   const int64_t host_ns = v.get_duration("workload.host.per_step").count_ns();
-  if (host_ns > 0)
+  const int64_t jitter_ns = v.get_duration("workload.host.per_step_jitter").count_ns();
+  if (host_ns > 0 || jitter_ns > 0) {
     details += ", host per step " + fixed(static_cast<double>(host_ns) / 1e6, 3) + " ms";
+  }
+  if (jitter_ns > 0) details += " +- " + fixed(static_cast<double>(jitter_ns) / 1e6, 3) + " ms";
   if (!v.has("stack") || v.get_string("stack").empty()) return "none (" + details + ")";
   return v.get_string("stack") + " (" + details + ")";
 }

@@ -74,15 +74,23 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   if (jitter_sd_ > 0) {
     jitter_.reserve(ranks_.size());
     for (int64_t r = 0; r < layout.world; ++r) {
-      jitter_.emplace_back(options.segment_jitter_seed, "gpu.segment_jitter",
-                           static_cast<uint64_t>(r));
+      jitter_.emplace_back(options.jitter_seed, "gpu.segment_jitter", static_cast<uint64_t>(r));
     }
   }
-  CLUSTERSIM_CHECK(options.host_lead_ns >= 0, "host lead " + std::to_string(options.host_lead_ns));
-  for (RankState& st : ranks_) {
-    st.anchor_ns = options.host_lead_ns;
-    st.compute_free_ns = options.host_lead_ns;
-    st.accounts[step_accounts::kLaunchBound] = options.host_lead_ns;
+  CLUSTERSIM_CHECK(options.host_lead_ns >= 0 && options.host_lead_jitter_ns >= 0,
+                   "host lead " + std::to_string(options.host_lead_ns) + " jitter " +
+                       std::to_string(options.host_lead_jitter_ns));
+  for (int64_t r = 0; r < layout.world; ++r) {
+    int64_t lead = options.host_lead_ns;
+    if (options.host_lead_jitter_ns > 0) {
+      sim::RandomStream draws(options.jitter_seed, "host.step_jitter", static_cast<uint64_t>(r));
+      lead += std::llround(static_cast<double>(options.host_lead_jitter_ns) *
+                           std::abs(sim::Normal::standard(draws)));
+    }
+    RankState& st = rank(r);
+    st.anchor_ns = lead;
+    st.compute_free_ns = lead;
+    st.accounts[step_accounts::kLaunchBound] = lead;
   }
   for (const int64_t r : options.trace_ranks) {
     CLUSTERSIM_CHECK(r >= 0 && r < layout.world, "trace rank " + std::to_string(r));

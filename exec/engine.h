@@ -74,11 +74,14 @@ struct EngineOptions {
   // at a position set by k alone, so a segment's draw depends neither on
   // the order events run in nor on what ran before it. 0: none.
   double segment_jitter_sd = 0;
-  uint64_t segment_jitter_seed = 0;
+  uint64_t jitter_seed = 0;  // the scenario's seed: both jitters' draws
   // The training loop's host work before the step's first launch (ns >= 0):
-  // every rank's host starts issuing this late, and its GPU's wait is
-  // launch-bound.
+  // rank r's host starts issuing host_lead_ns + |host_lead_jitter_ns x z_r|
+  // late, z_r a standard normal drawn from (jitter_seed, "host.step_jitter",
+  // r), and its GPU's wait for it is launch-bound; what
+  // it then waits for slower ranks is sync wait.
   int64_t host_lead_ns = 0;
+  int64_t host_lead_jitter_ns = 0;
   std::vector<int64_t> trace_ranks;  // ranks whose operations are recorded (sorted, unique)
   // For collectives tuned when they start (explicit groups; send/recv are
   // never forced).

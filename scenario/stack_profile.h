@@ -49,6 +49,7 @@ inline constexpr auto kStackKeys = std::to_array<std::string_view>({
     "workload.cuda_graphs",
     "workload.grad_clip",
     "workload.host.per_step",
+    "workload.host.per_step_jitter",
     "workload.optimizer.implementation",
     "workload.fsdp.version",
     "workload.fsdp.reduce_dtype",

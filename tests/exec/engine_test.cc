@@ -195,6 +195,27 @@ TEST(Engine, HostLeadDelaysEveryRanksFirstIssueAndIsLaunchBound) {
   EXPECT_EQ(r.summed_accounts[kExposedAllReduce], 2 * 50);
 }
 
+TEST(Engine, HostLeadJitterMakesTheFirstCollectiveWaitForTheLatestHost) {
+  // Each rank's host starts 700 + |1000 z_r| ns late (z_r from the seed's
+  // stream ("host.step_jitter", r)); the collective after the first
+  // segment waits for the latest: the earlier rank's wait is sync wait.
+  EngineOptions options;
+  options.host_lead_ns = 700;
+  options.host_lead_jitter_ns = 1000;
+  options.jitter_seed = 3;
+  const auto lead = [](int64_t r) {
+    sim::RandomStream draws(3, "host.step_jitter", static_cast<uint64_t>(r));
+    return 700 + std::llround(1000 * std::abs(sim::Normal::standard(draws)));
+  };
+  const int64_t lead0 = lead(0), lead1 = lead(1);
+  ASSERT_NE(lead0, lead1);
+  const EngineResult r = run(compute_sync_compute(), 2, options);
+  EXPECT_EQ(r.step_end_ns, std::max(lead0, lead1) + 1550);
+  EXPECT_EQ(r.summed_accounts[kLaunchBound], lead0 + lead1);
+  EXPECT_EQ(r.summed_accounts[kSyncWait], std::abs(lead0 - lead1));
+  EXPECT_EQ(r.summed_accounts[kCompute], 2 * 1500);
+}
+
 TEST(Engine, RankTimeFactorsMustCoverEveryRank) {
   Program p;
   add(p, segment(1000, 0, 1000));
@@ -231,7 +252,7 @@ TEST(Engine, SegmentJitterDrawsEachRanksSegmentsAndTheCollectiveWaitsForTheSlowe
   constexpr uint64_t kSeed = 7;
   EngineOptions options;
   options.segment_jitter_sd = kSd;
-  options.segment_jitter_seed = kSeed;
+  options.jitter_seed = kSeed;
   const EngineResult r = run(jittered_sync(), 8, options);
   double last_arrival = 0;
   for (int64_t m = 0; m < 8; ++m) {
@@ -250,7 +271,7 @@ TEST(Engine, SegmentJitterDrawsEachRanksSegmentsAndTheCollectiveWaitsForTheSlowe
   EXPECT_GT(r.summed_accounts[kSyncWait], 8 * 1000);
   // Same seed, same bytes; another seed, another step.
   EXPECT_EQ(run(jittered_sync(), 8, options).step_end_ns, r.step_end_ns);
-  options.segment_jitter_seed = kSeed + 1;
+  options.jitter_seed = kSeed + 1;
   EXPECT_NE(run(jittered_sync(), 8, options).step_end_ns, r.step_end_ns);
 }
 
@@ -278,7 +299,7 @@ TEST(Engine, SegmentJitterWaitGrowsWithTheGroupAsTheExpectedMaximumOfNormals) {
   constexpr int kRounds = 48;
   EngineOptions options;
   options.segment_jitter_sd = kSd;
-  options.segment_jitter_seed = 11;
+  options.jitter_seed = 11;
   const auto mean_wait = [&](int64_t n) {
     const EngineResult r =
         run_program(jittered_rounds(kRounds), mesh(n), cluster, test_support::h100(), options);

@@ -164,7 +164,7 @@ StepResult replay_job(const topology::Cluster& cluster, const collectives::Hardw
   engine.trace_ranks = options.trace_ranks;
   engine.rank_time_factors = options.rank_time_factors;
   engine.segment_jitter_sd = options.segment_jitter_sd;
-  engine.segment_jitter_seed = options.segment_jitter_seed;
+  engine.jitter_seed = options.jitter_seed;
   engine.forced = options.forced;
   engine.report_unfinished = true;
   engine.progress = options.progress;

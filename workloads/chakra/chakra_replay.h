@@ -167,7 +167,7 @@ struct ReplayOptions {
   std::vector<double> rank_time_factors;
   // Kernel-time fluctuation per rank and segment (EngineOptions::segment_jitter_sd).
   double segment_jitter_sd = 0;
-  uint64_t segment_jitter_seed = 0;
+  uint64_t jitter_seed = 0;
   EngineProgressFn progress;  // EngineOptions::progress
 };
 

@@ -152,6 +152,9 @@ struct WorkloadSpec {
   // accounts for (workload.host.per_step: data loading, logging, the loop's
   // Python), in ns >= 0: every GPU waits for it whole.
   int64_t host_per_step_ns = 0;
+  // Its spread between ranks (workload.host.per_step_jitter), ns >= 0: each
+  // rank's host work is host_per_step_ns + |N(0, this)| (exec/engine.h).
+  int64_t host_per_step_jitter_ns = 0;
   // How torch.optim.AdamW runs on the GPU (workload.optimizer.implementation,
   // workloads/model/optimizer_step.h): one fused kernel, or foreach's eight passes.
   OptimizerImplementation optimizer_implementation = OptimizerImplementation::kFused;

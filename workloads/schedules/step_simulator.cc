@@ -39,8 +39,9 @@ StepResult simulate_step(const topology::Cluster& cluster,
   options.rank_time_factors =
       gpu_time_factors(layout.world, config.compute.speed_variation, config.seed);
   options.segment_jitter_sd = config.compute.segment_jitter;
-  options.segment_jitter_seed = config.seed;
+  options.jitter_seed = config.seed;
   options.host_lead_ns = w.host_per_step_ns;
+  options.host_lead_jitter_ns = w.host_per_step_jitter_ns;
   options.trace_ranks = config.trace_ranks;
   options.progress = config.progress;
   EngineResult run;

@@ -108,6 +108,27 @@ TEST(StepSimulator, HostWorkPerStepDelaysEveryGpuWhole) {
   EXPECT_NEAR(breakdown_sum(late.breakdown), late.step_time_s, 1e-9);
 }
 
+TEST(StepSimulator, HostWorkJitterCostsMoreOnMoreRanks) {
+  // workload.host.per_step_jitter: each rank's host work between steps is
+  // |N(0, 10 ms)|, and the step waits for the slowest host: on average
+  // 10 ms x E[max of n |z|] = 10 ms x the integral of 1 - erf(x / sqrt 2)^n
+  // over x > 0: 1.78 for 8 ranks, 2.60 for 64. One draw each: the bounds
+  // leave room for its spread.
+  const auto extra = [](int64_t world) {
+    StepConfig c = config_for(small_spec(world, world));
+    const double steady = simulate_step(hgx_h100(world / 8), h100(), c).step_time_s;
+    c.workload.host_per_step_jitter_ns = 10'000'000;
+    const StepResult r = simulate_step(hgx_h100(world / 8), h100(), c);
+    EXPECT_GT(r.breakdown.sync_wait_s, 0);
+    return (r.step_time_s - steady) / 10e-3;
+  };
+  const double e8 = extra(8), e64 = extra(64);
+  EXPECT_GT(e8, 1.0);
+  EXPECT_LT(e8, 3.2);
+  EXPECT_GT(e64, 2.0);
+  EXPECT_LT(e64, 3.8);
+}
+
 TEST(StepSimulator, ComputeIsTheScheduleKernelsAndTheBreakdownAddsUp) {
   const Cluster cluster = hgx_h100(1);
   const WorkloadSpec w = small_spec(8, 8);
