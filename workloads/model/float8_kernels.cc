@@ -32,8 +32,10 @@ Kernel cast(std::string_view name, double n, double read, double written) {
 // previous kernel, whose first read torch.compile can fuse into it.
 void activation_casts(std::vector<Kernel>& out, Float8Recipe recipe, bool fused, double n,
                       bool gradient) {
-  if (recipe == Float8Recipe::kTensorwise) {
-    if (!fused) out.push_back(amax(gradient ? "float8.amax_grad" : "float8.amax_input", n));
+  if (recipe == Float8Recipe::kTensorwise || recipe == Float8Recipe::kDelayed) {
+    if (!fused && recipe == Float8Recipe::kTensorwise) {
+      out.push_back(amax(gradient ? "float8.amax_grad" : "float8.amax_input", n));
+    }
     out.push_back(
         cast(gradient ? "float8.cast_grad" : "float8.cast_input", n, kBf16, 2 * kFp8));
     return;
@@ -58,7 +60,7 @@ void weight_casts_backward(std::vector<Kernel>& out, Float8Recipe recipe, bool g
   }
   if (recipe == Float8Recipe::kRowwise) {
     out.push_back(pointwise("float8.transpose_weight", kCls, 0, 2 * kBf16 * n));
-  } else {
+  } else if (recipe == Float8Recipe::kTensorwise) {
     out.push_back(amax("float8.amax_weight_t", n));
   }
   out.push_back(cast("float8.cast_weight_t", n, kBf16, kFp8));

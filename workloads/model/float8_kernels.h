@@ -49,8 +49,14 @@
 // the backward's become float8.transpose_weight_fp8 2n(W) (the FP8 weight
 // copied column-major, as _scaled_mm wants its second operand).
 //
+//  * delayed (Transformer Engine's DelayedScaling, Megatron-Core's and NeMo's
+//    default FP8 recipe): tensorwise's casts without any amax kernel; the
+//    scale comes from the amax history of earlier steps, and each cast
+//    records its tensor's amax as it writes.
+//
 // Not modelled: torchao's float8 all-gather of TP activations (TP
-// collectives stay bf16), delayed scaling.
+// collectives stay bf16); Transformer Engine's FP8 weights kept across the
+// micro-batches of a step (each micro-batch casts its weights here).
 //
 // Units: FLOPs and bytes. Thread safety: pure functions.
 #pragma once

@@ -220,6 +220,9 @@ enum class Float8Recipe {
   kNone,        // bf16 GEMMs
   kTensorwise,  // one dynamic scale per tensor
   kRowwise,     // one dynamic scale per row
+  // Transformer Engine's delayed scaling: one scale per tensor from the amax
+  // history of earlier steps, so no amax pass precedes a cast.
+  kDelayed,
 };
 
 struct KernelConfig {

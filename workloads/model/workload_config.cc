@@ -35,10 +35,11 @@ constexpr std::array<Named<BackwardPrefetch>, 3> kPrefetches = {
     {{BackwardPrefetch::kBackwardPre, "BACKWARD_PRE"},
      {BackwardPrefetch::kBackwardPost, "BACKWARD_POST"},
      {BackwardPrefetch::kNone, "NONE"}}};
-constexpr std::array<Named<Float8Recipe>, 3> kFloat8Recipes = {
+constexpr std::array<Named<Float8Recipe>, 4> kFloat8Recipes = {
     {{Float8Recipe::kNone, "none"},
      {Float8Recipe::kTensorwise, "tensorwise"},
-     {Float8Recipe::kRowwise, "rowwise"}}};
+     {Float8Recipe::kRowwise, "rowwise"},
+     {Float8Recipe::kDelayed, "delayed"}}};
 constexpr std::array<Named<ActivationCheckpointing>, 4> kCheckpointing = {
     {{ActivationCheckpointing::kNone, "none"},
      {ActivationCheckpointing::kFull, "full"},
@@ -359,7 +360,10 @@ void add_workload_keys(sim::ConfigSchema& schema) {
   schema
       .add_key(kFloat8, ValueType::kEnum,
                "none: bf16 GEMMs; tensorwise: FP8 GEMMs with one dynamic scale per tensor "
-               "(torchao's default); rowwise: one scale per row. Each linear's input, weight and "
+               "(torchao's default); rowwise: one scale per row; delayed: Transformer Engine's "
+               "delayed scaling (Megatron-Core's --fp8-recipe default), one scale per tensor "
+               "taken from the amax history of earlier steps, so no amax pass precedes a cast "
+               "(the cast records the amax as it writes). Each linear's input, weight and "
                "output gradient are scaled and cast first; needs a part with FP8 tensor cores "
                "(gpu.peak_fp8_tflops) and dtype bf16.")
       .one_of(names(kFloat8Recipes))

@@ -68,6 +68,26 @@ TEST(Float8Kernels, CompiledFusesTheFirstReadOfActivationsAndGradients) {
   EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_weight"), 2 * kW);  // weights never fused
 }
 
+TEST(Float8Kernels, DelayedScalingCastsWithoutAnyAmaxPass) {
+  // Transformer Engine's delayed scaling takes its scales from earlier
+  // steps' amax history: tensorwise's casts, byte for byte, and no amax
+  // kernel, fused or not.
+  for (const bool fused : {false, true}) {
+    std::vector<Kernel> ks = one_linear();
+    apply_float8(ks, Float8Recipe::kDelayed, fused);
+    EXPECT_EQ(names(ks),
+              (std::vector<std::string_view>{"norm", "float8.cast_input", "float8.cast_weight",
+                                             "proj", "float8.cast_grad", "float8.cast_weight_t",
+                                             "proj.dgrad", "proj.wgrad"}));
+    EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_input"), 4 * kX);
+    EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight"), 3 * kW);
+    EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_grad"), 4 * kG);
+    EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight_t"), 3 * kW);
+    EXPECT_TRUE(ks[3].fp8);
+    EXPECT_DOUBLE_EQ(ks[3].bytes, kX + kW + 2 * kG);
+  }
+}
+
 TEST(Float8Kernels, RowwiseTransposesInBf16) {
   std::vector<Kernel> ks = one_linear();
   apply_float8(ks, Float8Recipe::kRowwise, /*fused_with_producer=*/false);
