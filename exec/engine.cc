@@ -361,12 +361,10 @@ void Engine::start_segment(int64_t r, const StartInfo& op, int64_t host, const C
 // Each position owns 16 draws: the polar method's rejections (2.55 draws on
 // average, more than 16 with probability (1 - pi/4)^8, about 5 in 10^6)
 // seldom reach the next one's.
-double Engine::segment_work(const RankState& st, int32_t k, int64_t length_ns) const {
-  const double work = static_cast<double>(length_ns) * st.slowdown;
-  if (jitter_sd_ == 0) return work;
+double Engine::jitter_factor(const RankState& st, int32_t k) const {
   sim::RandomStream draws = jitter_[index(st)];
   draws.seek(static_cast<uint64_t>(k) * 16);
-  return work * std::exp(jitter_sd_ * sim::Normal::standard(draws));
+  return std::exp(jitter_sd_ * sim::Normal::standard(draws));
 }
 
 // The next look at the running segment, `left` ns of full-speed work after

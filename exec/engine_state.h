@@ -235,8 +235,15 @@ class Engine : public sim::EventHandler {
   size_t index(const RankState& st) const { return static_cast<size_t>(&st - ranks_.data()); }
   bool traced(int64_t r) const { return ranks_[static_cast<size_t>(r)].traced; }
   // The work (ns at full speed) of the segment of `length_ns` at compute
-  // position k of rank r: its speed spread, straggling and jitter.
-  double segment_work(const RankState& st, int32_t k, int64_t length_ns) const;
+  // position k of rank st: its speed spread, straggling and jitter. Inline:
+  // every segment start and chain look asks, and without jitter it is one
+  // multiplication.
+  double segment_work(const RankState& st, int32_t k, int64_t length_ns) const {
+    const double work = static_cast<double>(length_ns) * st.slowdown;
+    return jitter_sd_ == 0 ? work : work * jitter_factor(st, k);
+  }
+  // exp(sd z) for the segment at compute position k of rank st (engine.cc).
+  double jitter_factor(const RankState& st, int32_t k) const;
   // When traced rank r reached (or started) the op running on stream s.
   int64_t& arrival(int64_t r, int s) {
     return arrivals_[static_cast<size_t>(stream_base_[static_cast<size_t>(r)] + s)];

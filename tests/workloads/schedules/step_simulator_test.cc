@@ -127,6 +127,7 @@ TEST(StepSimulator, HostWorkJitterCostsMoreOnMoreRanks) {
   EXPECT_LT(e8, 3.2);
   EXPECT_GT(e64, 2.0);
   EXPECT_LT(e64, 3.8);
+  EXPECT_GT(e64, e8);
 }
 
 TEST(StepSimulator, ComputeIsTheScheduleKernelsAndTheBreakdownAddsUp) {
