@@ -291,12 +291,22 @@ class NemoImport : public ConfigImport {
     read_checkpointing();
     const std::string fp8_path = "model.fp8";
     if (bool_or(fp8_path, false)) {
-      put("workload.float8.recipe", "tensorwise", fp8_path, "model.fp8 (one scale per tensor)");
-      approximate(
-          "model.fp8: Transformer Engine's delayed scaling (amax history) modelled as "
-          "torchao's dynamic tensorwise scales");
+      put("workload.float8.recipe", "delayed", fp8_path,
+          "model.fp8: Transformer Engine's delayed scaling, one scale per tensor from the "
+          "amax history");
     }
     read_data_parallelism();
+    const std::string fp8_params_path = "model.fp8_params";
+    if (bool_or(fp8_path, false) && bool_or(fp8_params_path, false)) {
+      if (contains(string_or("model.optim.name", ""), "distributed")) {
+        put("workload.megatron.fp8_param_gather", "true", fp8_params_path,
+            "model.fp8_params: FP8 weights, all-gathered in FP8 by the distributed optimizer");
+      } else {
+        approximate(
+            "model.fp8_params without the distributed optimizer: its weights are "
+            "modelled as bf16 cast once a step");
+      }
+    }
   }
 
   void read_checkpointing() {

@@ -120,6 +120,20 @@ TEST(NemoImport, ALlamaRecipeWithEveryParallelism) {
   EXPECT_THAT(s.unmapped, ::testing::Contains("model.max_position_embeddings: 8192"));
 }
 
+// FP8 through Transformer Engine: its delayed scaling, and with fp8_params
+// the distributed optimizer's FP8 weights (the nemo stack casts once a step).
+TEST(NemoImport, Fp8WithFp8ParamsIsDelayedScalingWithFp8Weights) {
+  const ImportedScenario s = import_nemo_text(
+      std::string(kLlama) + "  fp8: true\n  fp8_params: true\n", "n.yaml", options());
+  EXPECT_EQ(value_of(s, "workload.float8.recipe"), "delayed");
+  EXPECT_EQ(value_of(s, "workload.megatron.fp8_param_gather"), "true");
+  EXPECT_EQ(s.find("workload.megatron.fp8_param_gather")->where.to_string(), "n.yaml:43:15");
+  EXPECT_TRUE(s.approximations.empty()) << s.approximations.front();
+  const ImportedScenario bf16_weights =
+      import_nemo_text(std::string(kLlama) + "  fp8: true\n", "n.yaml", options());
+  EXPECT_EQ(value_of(bf16_weights, "workload.megatron.fp8_param_gather"), "(absent)");
+}
+
 // GPT-3 conventions: GELU, LayerNorm, biases, learned positions, a tied head.
 const char* const kGpt =
     "trainer:\n  num_nodes: 1\n  devices: 8\n  precision: 16\n"

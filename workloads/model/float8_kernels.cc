@@ -66,6 +66,17 @@ void weight_casts_backward(std::vector<Kernel>& out, Float8Recipe recipe, bool g
   out.push_back(cast("float8.cast_weight_t", n, kBf16, kFp8));
 }
 
+// Transformer Engine's cast of a weight kept for the step: the bf16 weight
+// read once and written in FP8 in both layouts (fp8_cast_transpose_fused), or
+// the FP8 weight the optimizer gathered only transposed.
+void weight_casts_once(std::vector<Kernel>& out, bool gathered, double n) {
+  if (gathered) {
+    out.push_back(pointwise("float8.transpose_weight_fp8", kCls, 0, 2 * kFp8 * n));
+    return;
+  }
+  out.push_back(cast("float8.cast_transpose_weight", n, kBf16, 2 * kFp8));
+}
+
 Kernel fp8_gemm(Kernel g) {
   g.fp8 = true;
   g.bytes = kFp8 * (dbl(g.m) * dbl(g.k) + dbl(g.k) * dbl(g.n)) + kBf16 * dbl(g.m) * dbl(g.n);
@@ -75,7 +86,7 @@ Kernel fp8_gemm(Kernel g) {
 }  // namespace
 
 void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
-                  bool weights_gathered_in_fp8) {
+                  bool weights_gathered_in_fp8, Float8WeightCasts weight_casts) {
   if (recipe == Float8Recipe::kNone) return;
   std::vector<Kernel> out;
   out.reserve(kernels.size() * 2);
@@ -88,12 +99,17 @@ void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_
     // A = G, B = W transposed; weight gradient A = X^T, B = G (cast already).
     const double a = dbl(k.m) * dbl(k.k);
     const double b = dbl(k.k) * dbl(k.n);
+    const bool every_pass = weight_casts == Float8WeightCasts::kEveryPass;
     if (ends_with(k.name, ".dgrad")) {
       activation_casts(out, recipe, fused_with_producer, a, /*gradient=*/true);
-      weight_casts_backward(out, recipe, weights_gathered_in_fp8, b);
+      if (every_pass) weight_casts_backward(out, recipe, weights_gathered_in_fp8, b);
     } else if (!ends_with(k.name, ".wgrad")) {
       activation_casts(out, recipe, fused_with_producer, a, /*gradient=*/false);
-      weight_casts_forward(out, recipe, weights_gathered_in_fp8, b);
+      if (every_pass) {
+        weight_casts_forward(out, recipe, weights_gathered_in_fp8, b);
+      } else if (weight_casts == Float8WeightCasts::kOncePerStep) {
+        weight_casts_once(out, weights_gathered_in_fp8, b);
+      }
     }
     out.push_back(fp8_gemm(k));
   }

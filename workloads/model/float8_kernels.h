@@ -54,9 +54,18 @@
 //    scale comes from the amax history of earlier steps, and each cast
 //    records its tensor's amax as it writes.
 //
+// Weights kept across the micro-batches of a step (Float8WeightCasts):
+// Transformer Engine under Megatron-Core casts the blocks' weights in the first
+// micro-batch's forward only (is_first_microbatch, which Megatron's schedules
+// set at each step's first micro-batch of a model chunk), one
+// float8.cast_transpose_weight 4n(W) (bf16 read, FP8 written in both layouts),
+// and every later forward and every backward reads the kept casts: no weight
+// kernel at all. With the weights gathered in FP8 (Megatron's
+// --fp8-param-gather, NeMo's fp8_params) the kept cast is the FP8 weight's
+// transpose alone, float8.transpose_weight_fp8 2n(W).
+//
 // Not modelled: torchao's float8 all-gather of TP activations (TP
-// collectives stay bf16); Transformer Engine's FP8 weights kept across the
-// micro-batches of a step (each micro-batch casts its weights here).
+// collectives stay bf16).
 //
 // Units: FLOPs and bytes. Thread safety: pure functions.
 #pragma once
@@ -74,6 +83,7 @@ namespace clustersim::workloads {
 // ".dgrad" GEMM brings the backward casts; ".wgrad" reads what they wrote.
 // Kernel::name of the inserted kernels is a string literal.
 void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
-                  bool weights_gathered_in_fp8 = false);
+                  bool weights_gathered_in_fp8 = false,
+                  Float8WeightCasts weight_casts = Float8WeightCasts::kEveryPass);
 
 }  // namespace clustersim::workloads

@@ -15,6 +15,7 @@ const char* const kOverlapGrad = "workload.megatron.overlap_grad_reduce";
 const char* const kOverlapParam = "workload.megatron.overlap_param_gather";
 const char* const kBucket = "workload.megatron.bucket_size";
 const char* const kRemainders = "workload.megatron.store_param_remainders";
+const char* const kFp8ParamGather = "workload.megatron.fp8_param_gather";
 const char* const kCheckpointing = "workload.activation_checkpointing";
 const char* const kReduceDtype = "workload.fsdp.reduce_dtype";
 const char* const kGradReduction = "workload.pipeline.grad_reduction";
@@ -96,6 +97,13 @@ void add_megatron_keys(sim::ConfigSchema& schema) {
                "DistributedFusedAdam, store_param_remainders), Megatron-Core's "
                "--use-precision-aware-optimizer (Transformer Engine's FusedAdam).")
       .default_to(false);
+  schema
+      .add_key(kFp8ParamGather, ValueType::kBool,
+               "DISTRIBUTED_OPTIMIZER with FP8 (Megatron-Core's --fp8-param-gather, NeMo's "
+               "fp8_params): the blocks' linear weights are Transformer Engine FP8 tensors, "
+               "all-gathered in FP8 (half their bytes) and never cast in the forward; each "
+               "step makes their transposed layout once. Needs float8.recipe delayed.")
+      .default_to(false);
 }
 
 bool reads_as_megatron(const sim::ConfigValues& values, ShardingStrategy strategy) {
@@ -115,7 +123,7 @@ void read_megatron_keys(const sim::ConfigValues& values, WorkloadSpec& w,
                    " (Megatron-Core's DDP replicates the parameters: NO_SHARD, or "
                    "DISTRIBUTED_OPTIMIZER for its sharded optimizer), found true");
     }
-    for (const char* key : {kOverlapGrad, kOverlapParam, kBucket, kRemainders}) {
+    for (const char* key : {kOverlapGrad, kOverlapParam, kBucket, kRemainders, kFp8ParamGather}) {
       if (!given(values, key)) continue;
       sink.add(values.where(key), key,
                "expected no value with strategy " + strategy +
@@ -148,6 +156,14 @@ void read_megatron_keys(const sim::ConfigValues& values, WorkloadSpec& w,
   }
   w.bucket_params = values.has(kBucket) ? values.get_int(kBucket)
                                         : megatron_default_bucket_params(w.batch_replicas());
+  w.fp8_param_gather = values.get_bool(kFp8ParamGather);
+  if (w.fp8_param_gather && (!distributed || w.float8 != Float8Recipe::kDelayed)) {
+    sink.add(values.where(kFp8ParamGather), kFp8ParamGather,
+             "expected false with " + strategy + " and float8.recipe " +
+                 std::string(values.get_string("workload.float8.recipe")) +
+                 " (the distributed optimizer gathers Transformer Engine's FP8 weights: "
+                 "DISTRIBUTED_OPTIMIZER and recipe delayed), found true");
+  }
   w.store_param_remainders = values.get_bool(kRemainders);
   if (w.store_param_remainders && (!distributed || w.dtype != Dtype::kBf16)) {
     sink.add(values.where(kRemainders), kRemainders,

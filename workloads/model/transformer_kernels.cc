@@ -8,6 +8,7 @@
 #include "workloads/model/float8_kernels.h"
 #include "workloads/model/math_attention.h"
 #include "workloads/model/ring_attention.h"
+#include "workloads/model/vocab_parallel_loss.h"
 
 namespace clustersim::workloads {
 
@@ -56,6 +57,7 @@ struct Dims {
   bool eager = false;  // KernelFusion::kEager
   bool rotary_by_matrix = false;
   bool fused_norm = false;  // KernelConfig::fused_norm
+  CrossEntropyKernels cross_entropy = CrossEntropyKernels::kAten;
 
   int64_t q_width() const { return q_heads * head_dim; }
   int64_t kv_width() const { return kv_heads * head_dim; }
@@ -90,6 +92,7 @@ Dims dims_of(const ModelSpec& model, const KernelConfig& c) {
   x.eager = c.fusion == KernelFusion::kEager;
   x.rotary_by_matrix = c.rotary_by_matrix;
   x.fused_norm = c.fused_norm;
+  x.cross_entropy = c.cross_entropy;
   return x;
 }
 
@@ -378,6 +381,11 @@ Kernel cross_entropy(std::string_view name, const Dims& x, bool backward) {
 // Eager F.cross_entropy(logits.float(), labels): the upcast copy,
 // log_softmax and nll_loss (mean), each over fp32 logits.
 void cross_entropy_forward(std::vector<Kernel>& out, const Dims& x) {
+  if (x.cross_entropy != CrossEntropyKernels::kAten) {
+    vocab_parallel_cross_entropy(out, x.cross_entropy, dbl(x.tokens) * dbl(x.vocab), x.d,
+                                 /*backward=*/false);
+    return;
+  }
   if (!x.eager) {
     out.push_back(cross_entropy("cross_entropy", x, /*backward=*/false));
     return;
@@ -392,6 +400,11 @@ void cross_entropy_forward(std::vector<Kernel>& out, const Dims& x) {
 }
 
 void cross_entropy_backward(std::vector<Kernel>& out, const Dims& x) {
+  if (x.cross_entropy != CrossEntropyKernels::kAten) {
+    vocab_parallel_cross_entropy(out, x.cross_entropy, dbl(x.tokens) * dbl(x.vocab), x.d,
+                                 /*backward=*/true);
+    return;
+  }
   if (!x.eager) {
     out.push_back(cross_entropy("cross_entropy.bwd", x, /*backward=*/true));
     return;
@@ -474,7 +487,8 @@ namespace {
 // The blocks' linears in FP8 (workloads/model/float8_kernels.h); compiled blocks fuse
 // the casts' first reads into the kernels before them.
 std::vector<Kernel> with_float8(std::vector<Kernel> kernels, const KernelConfig& c) {
-  apply_float8(kernels, c.float8, c.fusion == KernelFusion::kCompiled, c.float8_weights_gathered);
+  apply_float8(kernels, c.float8, c.fusion == KernelFusion::kCompiled, c.float8_weights_gathered,
+               c.float8_weight_casts);
   return kernels;
 }
 

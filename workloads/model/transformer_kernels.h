@@ -225,6 +225,20 @@ enum class Float8Recipe {
   kDelayed,
 };
 
+// Which kernels compute the loss: aten's (F.cross_entropy, as `fusion` runs
+// it) or Megatron-Core's vocab-parallel cross entropy, unfused or fused
+// (workloads/model/vocab_parallel_loss.h).
+enum class CrossEntropyKernels { kAten, kVocabParallel, kVocabParallelFused };
+
+// Which passes cast the blocks' FP8 weights (workloads/model/float8_kernels.h).
+enum class Float8WeightCasts {
+  kEveryPass,  // torchao: every forward casts W, every backward casts W transposed
+  // Transformer Engine under Megatron's is_first_microbatch: this forward
+  // casts the step's weights once, both layouts in one kernel, and keeps them.
+  kOncePerStep,
+  kCached,  // Transformer Engine: later micro-batches and every backward use the kept casts
+};
+
 struct KernelConfig {
   int64_t seq_len = 0;      // tokens per sequence, > 0
   int64_t micro_batch = 1;  // sequences per micro-batch, > 0
@@ -250,6 +264,8 @@ struct KernelConfig {
   Float8Recipe float8 = Float8Recipe::kNone;
   // The weights come from FSDP's float8 all-gather (workloads/model/float8_kernels.h).
   bool float8_weights_gathered = false;
+  Float8WeightCasts float8_weight_casts = Float8WeightCasts::kEveryPass;
+  CrossEntropyKernels cross_entropy = CrossEntropyKernels::kAten;
   // RMSNorm as one kernel each way even in eager mode (torchtitan's Triton
   // fused_rmsnorm): the compiled mode's norm kernels.
   bool fused_norm = false;

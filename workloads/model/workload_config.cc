@@ -58,6 +58,15 @@ const char* const kAsyncTp = "workload.parallelism.async_tp";
 const char* const kFloat8 = "workload.float8.recipe";
 const char* const kFloat8AllGather = "workload.float8.fsdp_all_gather";
 const char* const kFloat8Precompute = "workload.float8.precompute_scales";
+const char* const kFloat8WeightCasts = "workload.float8.weight_casts";
+const char* const kCrossEntropy = "workload.cross_entropy";
+constexpr std::array<Named<CrossEntropyKernels>, 3> kCrossEntropyKernels = {
+    {{CrossEntropyKernels::kAten, "aten"},
+     {CrossEntropyKernels::kVocabParallel, "vocab_parallel"},
+     {CrossEntropyKernels::kVocabParallelFused, "vocab_parallel_fused"}}};
+constexpr std::array<Named<Float8WeightCasts>, 2> kWeightCasts = {
+    {{Float8WeightCasts::kEveryPass, "every_micro_batch"},
+     {Float8WeightCasts::kOncePerStep, "once_per_step"}}};
 
 std::string str(int64_t x) { return std::to_string(x); }
 
@@ -230,6 +239,17 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .one_of({"flash", "math"})
       .default_to(std::string("flash"));
   schema
+      .add_key(kCrossEntropy, ValueType::kEnum,
+               "Which kernels compute the loss: aten: F.cross_entropy (eager: the fp32 copy, "
+               "log_softmax and nll_loss, 36 bytes per logit with bf16 logits); "
+               "vocab_parallel: Megatron-Core's vocab-parallel cross entropy over each TP "
+               "rank's slice of the logits (megatron/core/tensor_parallel/cross_entropy.py: "
+               "the fp32 copy, max, subtract, exp, sum and softmax passes, and backward the "
+               "scaling and the cast back, 52 bytes per logit); vocab_parallel_fused: the same "
+               "with --cross-entropy-loss-fusion (NeMo's default), 40 bytes per logit.")
+      .one_of(names(kCrossEntropyKernels))
+      .default_to(std::string("aten"));
+  schema
       .add_key("workload.norm_kernel", ValueType::kEnum,
                "How eager mode runs RMSNorm: composite: the Python RMSNorm (torchtitan's, "
                "or nn.RMSNorm before PyTorch had a fused CUDA kernel), eight kernels with "
@@ -383,6 +403,16 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "all-reduce for all of them, instead of an all-reduce per weight before each "
                "all-gather. Needs fsdp_all_gather.")
       .default_to(false);
+  schema
+      .add_key(kFloat8WeightCasts, ValueType::kEnum,
+               "Which passes cast the blocks' weights to FP8: every_micro_batch (torchao's "
+               "Float8Linear: every forward casts W, every backward casts it transposed); "
+               "once_per_step (Transformer Engine under Megatron-Core: the first micro-batch of "
+               "each model chunk casts every weight once, both layouts in one kernel, and keeps "
+               "the casts for the step's later forwards and all its backwards, Megatron's "
+               "is_first_microbatch). once_per_step needs recipe delayed (Transformer Engine's).")
+      .one_of(names(kWeightCasts))
+      .default_to(std::string("every_micro_batch"));
   schema.add_section("workload.fsdp", "FSDP options (PyTorch names and defaults).");
   schema
       .add_key("workload.fsdp.backward_prefetch", ValueType::kEnum,
@@ -485,6 +515,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.flash_attention = values.get_string("workload.attention") == "flash";
   w.rotary_by_matrix = values.get_string("workload.rotary_embedding") == "rotation_matrix";
   w.fused_norm = values.get_string("workload.norm_kernel") == "fused";
+  w.cross_entropy = value_of(kCrossEntropyKernels, values.get_string(kCrossEntropy));
   w.float8 = value_of(kFloat8Recipes, values.get_string(kFloat8));
   w.tp_sequence_dim = static_cast<int>(values.get_int("workload.parallelism.tp_sequence_dim"));
   w.async_tp = values.get_bool(kAsyncTp);
@@ -497,6 +528,14 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.world_size = world_size_gpus;
   w.float8_all_gather = values.get_bool(kFloat8AllGather);
   w.float8_precompute_scales = values.get_bool(kFloat8Precompute);
+  w.float8_weight_casts = value_of(kWeightCasts, values.get_string(kFloat8WeightCasts));
+  if (w.float8_weight_casts == Float8WeightCasts::kOncePerStep &&
+      (w.float8 == Float8Recipe::kTensorwise || w.float8 == Float8Recipe::kRowwise)) {
+    sink.add(values.where(kFloat8WeightCasts), kFloat8WeightCasts,
+             "expected every_micro_batch with recipe " + values.get_string(kFloat8) +
+                 " (torchao's Float8Linear casts its weights in every pass; once_per_step is "
+                 "Transformer Engine's weight cache, recipe delayed), found once_per_step");
+  }
   if (w.float8_all_gather &&
       (w.float8 != Float8Recipe::kTensorwise || w.fsdp_version != 2 ||
        w.strategy == ShardingStrategy::kNoShard ||

@@ -146,6 +146,12 @@ struct WorkloadSpec {
   // FSDP all-gathers the blocks' linear weights in FP8 (workload.float8.fsdp_all_gather),
   // with their scales computed once per step (workload.float8.precompute_scales).
   bool float8_all_gather = false;
+  // Which passes cast the blocks' FP8 weights (workload.float8.weight_casts):
+  // kEveryPass (torchao) or kOncePerStep (Transformer Engine's weight cache
+  // under Megatron: the first micro-batch of a step casts them).
+  Float8WeightCasts float8_weight_casts = Float8WeightCasts::kEveryPass;
+  // The loss's kernels (workload.cross_entropy, workloads/model/vocab_parallel_loss.h).
+  CrossEntropyKernels cross_entropy = CrossEntropyKernels::kAten;
   // Gradient-norm clipping every step (workload.grad_clip, fsdp_schedule.h).
   bool grad_clip = true;
   // The training loop's host work between steps that no kernel launch
@@ -172,6 +178,9 @@ struct WorkloadSpec {
   // The fp32 master weights kept as the bf16 parameters plus their low 16
   // bits (store_param_remainders): 10 bytes of optimizer state per parameter.
   bool store_param_remainders = false;
+  // --fp8-param-gather (NeMo's fp8_params): the blocks' linear weights are FP8
+  // tensors, all-gathered in FP8 by the distributed optimizer.
+  bool fp8_param_gather = false;
 
   // Derived: world_size = dp_size * tp * pp; dp_size = shard_group_size * replica_group_size.
   int64_t world_size = 0;          // GPUs in the job

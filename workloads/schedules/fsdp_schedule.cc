@@ -349,7 +349,8 @@ class Builder {
     for (auto unit = static_cast<int32_t>(st.first_block); unit < st.end_block; ++unit) {
       ensure_gathered(unit, Phase::kForward);
       if (spec_.forward_prefetch) ensure_gathered(unit + 1, Phase::kForward);
-      last = kernels(unit, Phase::kForward, range(s_.block_forward));
+      last = kernels(unit, Phase::kForward,
+                     range(mb_ == 0 ? s_.block_forward_first : s_.block_forward));
       if (reshard_after_forward()) free_unit(unit, Phase::kForward);
     }
     if (st.has_head) {

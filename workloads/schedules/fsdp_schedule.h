@@ -324,6 +324,10 @@ struct FsdpSchedule {
   std::vector<Kernel> kernels;
   KernelRange block_forward, block_backward, embedding_forward, embedding_backward, head_forward,
       head_backward;
+  // A block's forward in a chunk's first micro-batch: block_forward's kernels
+  // unless FP8 weights are cast once a step (WorkloadSpec::float8_weight_casts),
+  // which this forward does and the later ones read.
+  KernelRange block_forward_first;
   std::vector<int32_t> recompute;  // kernel indices a block recomputes (checkpointing)
   // Zero-bubble schedules: the block's and the head's backward kernels split
   // into the input gradient's and the weight gradient's (the .wgrad GEMMs and

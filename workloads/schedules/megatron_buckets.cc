@@ -37,6 +37,7 @@ MegatronBuckets::MegatronBuckets(const WorkloadSpec& spec, const FsdpSchedule& s
     for (const int32_t unit : order) {
       open.units.push_back(unit);
       open.params += s_.unit_bytes(unit) / elem;
+      open.gather_bytes += unit == kRootUnit ? s_.root_bytes : s_.block_gather_bytes;
       if (bucketed && open.params >= spec.bucket_params) {
         buckets_.push_back(std::move(open));
         open = Bucket{};
@@ -68,7 +69,7 @@ int32_t MegatronBuckets::gather(size_t forward_index, std::vector<int32_t> deps)
   t.phase = deps.empty() ? Phase::kForward : Phase::kOptimizer;
   t.unit = b.units.back();  // the bucket's first unit in forward order
   t.micro_batch = deps.empty() ? 0 : static_cast<int32_t>(spec_.grad_accum - 1);
-  t.bytes = b.params * dtype_bytes(spec_.dtype);
+  t.bytes = b.gather_bytes;
   t.group = GroupRole::kShard;
   gathered_[forward_index] = add_(t, std::move(deps));
   return gathered_[forward_index];

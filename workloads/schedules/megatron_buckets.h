@@ -60,6 +60,9 @@ class MegatronBuckets {
     int32_t chunk = 0;           // index into FsdpSchedule::chunks
     std::vector<int32_t> units;  // in gradient order; the last closes the bucket
     int64_t params = 0;          // parameters of this TP rank
+    // Bytes its parameter all-gather moves: params in the compute dtype, the
+    // blocks' linear weights in FP8 with WorkloadSpec::fp8_param_gather.
+    int64_t gather_bytes = 0;
   };
 
   // `schedule`'s kernel table, chunks and unit sizes must be built

@@ -173,12 +173,23 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   kc.rotary_by_matrix = spec.rotary_by_matrix;
   kc.fused_norm = spec.fused_norm;
   kc.float8 = spec.float8;
-  kc.float8_weights_gathered = spec.float8_all_gather;
+  kc.float8_weights_gathered = spec.float8_all_gather || spec.fp8_param_gather;
+  kc.cross_entropy = spec.cross_entropy;
   // torchtitan compiles the blocks only: the rest runs eager either way.
   KernelConfig eager = kc;
   eager.fusion = KernelFusion::kEager;
   kc.fusion = spec.torch_compile ? KernelFusion::kCompiled : KernelFusion::kEager;
-  s.block_forward = append(s.kernels, block_forward(spec.model, kc));
+  if (spec.float8 != Float8Recipe::kNone &&
+      spec.float8_weight_casts == Float8WeightCasts::kOncePerStep) {
+    KernelConfig first = kc;
+    first.float8_weight_casts = Float8WeightCasts::kOncePerStep;
+    kc.float8_weight_casts = Float8WeightCasts::kCached;
+    s.block_forward_first = append(s.kernels, block_forward(spec.model, first));
+    s.block_forward = append(s.kernels, block_forward(spec.model, kc));
+  } else {
+    s.block_forward = append(s.kernels, block_forward(spec.model, kc));
+    s.block_forward_first = s.block_forward;
+  }
   s.block_backward = append(s.kernels, block_backward(spec.model, kc));
   s.embedding_forward = append(s.kernels, embedding_forward(spec.model, eager));
   s.embedding_backward = append(s.kernels, embedding_backward(spec.model, eager));
@@ -223,11 +234,12 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   }
   s.block_bytes = ceil_div(p.block, spec.tp) * elem;
   s.block_gather_bytes = s.block_bytes;
-  if (spec.float8_all_gather) {
+  if (spec.float8_all_gather || spec.fp8_param_gather) {
     const int64_t linear = ceil_div(p.block_linear, spec.tp);
     s.block_gather_bytes = linear + (ceil_div(p.block, spec.tp) - linear) * elem;
-    s.float8_weights = spec.model.activation == Activation::kSwiGLU ? 7 : 6;
   }
+  if (spec.float8_all_gather)
+    s.float8_weights = spec.model.activation == Activation::kSwiGLU ? 7 : 6;
   // The stage's share of the model: its blocks and what it holds of the root.
   const int64_t root_params = (s.chunks.front().has_embedding ? p.embedding : 0) +
                               (s.chunks.back().has_head ? p.final_norm + p.output_head : 0);

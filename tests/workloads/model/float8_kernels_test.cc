@@ -119,6 +119,39 @@ TEST(Float8Kernels, WeightsGatheredInFp8NeedOnlyATransposeBackward) {
   EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.transpose_weight_fp8"), 2 * kW);
 }
 
+// Transformer Engine's weight cache: the step's first forward casts W once,
+// both FP8 layouts written in one kernel (2 bytes read, 2 written per
+// element); later forwards and every backward read the kept casts.
+TEST(Float8Kernels, WeightsCastOncePerStepAreReadFromTheCacheAfterwards) {
+  std::vector<Kernel> first = one_linear();
+  apply_float8(first, Float8Recipe::kDelayed, /*fused_with_producer=*/true,
+               /*weights_gathered_in_fp8=*/false, Float8WeightCasts::kOncePerStep);
+  EXPECT_EQ(names(first), (std::vector<std::string_view>{
+                              "norm", "float8.cast_input", "float8.cast_transpose_weight", "proj",
+                              "float8.cast_grad", "proj.dgrad", "proj.wgrad"}));
+  EXPECT_DOUBLE_EQ(bytes_named(first, "float8.cast_transpose_weight"), 4 * kW);
+  std::vector<Kernel> later = one_linear();
+  apply_float8(later, Float8Recipe::kDelayed, true, false, Float8WeightCasts::kCached);
+  EXPECT_EQ(names(later),
+            (std::vector<std::string_view>{"norm", "float8.cast_input", "proj", "float8.cast_grad",
+                                           "proj.dgrad", "proj.wgrad"}));
+  // Per step of 4 micro-batches: 4 kW of weight casts, where casting in
+  // every pass moves 4 x (3 + 3) kW.
+  std::vector<Kernel> every = one_linear();
+  apply_float8(every, Float8Recipe::kDelayed, true);
+  const double every_pass =
+      4 * (bytes_named(every, "float8.cast_weight") + bytes_named(every, "float8.cast_weight_t"));
+  EXPECT_DOUBLE_EQ(every_pass, 24 * kW);
+  // FP8 weights from the optimizer's all-gather (--fp8-param-gather): the
+  // kept cast is their transpose alone.
+  std::vector<Kernel> gathered = one_linear();
+  apply_float8(gathered, Float8Recipe::kDelayed, true, true, Float8WeightCasts::kOncePerStep);
+  EXPECT_EQ(names(gathered), (std::vector<std::string_view>{
+                                 "norm", "float8.cast_input", "float8.transpose_weight_fp8", "proj",
+                                 "float8.cast_grad", "proj.dgrad", "proj.wgrad"}));
+  EXPECT_DOUBLE_EQ(bytes_named(gathered, "float8.transpose_weight_fp8"), 2 * kW);
+}
+
 TEST(Float8Kernels, BlocksConvertTheirLinearsAndTheHeadStaysBf16) {
   const ModelSpec m = *model_preset("llama3-8b");
   KernelConfig c;

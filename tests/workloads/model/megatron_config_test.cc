@@ -162,5 +162,31 @@ TEST(MegatronConfig, MegatronKeysNeedAMegatronStrategy) {
                          "no value with NO_SHARD"));
 }
 
+TEST(MegatronConfig, Fp8ParamGatherNeedsTheDistributedOptimizerAndDelayedScaling) {
+  EXPECT_TRUE(spec_from_yaml(distributed("  float8:\n    recipe: delayed\n"
+                                         "  megatron:\n    fp8_param_gather: true\n"))
+                  .fp8_param_gather);
+  EXPECT_THAT(error_of(distributed("  megatron:\n    fp8_param_gather: true\n")),
+              AllOf(StartsWith("s.yaml:9:23: error: workload.megatron.fp8_param_gather: expected "
+                               "false with DISTRIBUTED_OPTIMIZER and float8.recipe none"),
+                    HasSubstr("found true")));
+  EXPECT_THAT(error_of(job("  float8:\n    recipe: delayed\n  megatron:\n"
+                           "    fp8_param_gather: true\n")),
+              StartsWith("s.yaml:9:23: error: workload.megatron.fp8_param_gather: expected no "
+                         "value with strategy FULL_SHARD"));
+}
+
+TEST(MegatronConfig, WeightsCastOncePerStepAreTransformerEnginesAlone) {
+  EXPECT_EQ(spec_from_yaml(distributed("  float8:\n    recipe: delayed\n"
+                                       "    weight_casts: once_per_step\n"))
+                .float8_weight_casts,
+            Float8WeightCasts::kOncePerStep);
+  EXPECT_EQ(spec_from_yaml(job("")).float8_weight_casts, Float8WeightCasts::kEveryPass);
+  EXPECT_THAT(error_of(job("  float8:\n    recipe: tensorwise\n    weight_casts: once_per_step\n")),
+              AllOf(StartsWith("s.yaml:8:19: error: workload.float8.weight_casts: expected "
+                               "every_micro_batch with recipe tensorwise"),
+                    HasSubstr("found once_per_step")));
+}
+
 }  // namespace
 }  // namespace clustersim::workloads

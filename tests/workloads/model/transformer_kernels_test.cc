@@ -500,6 +500,27 @@ TEST(TransformerKernels, EagerCrossEntropyUpcastsTheLogits) {
   EXPECT_EQ(head_forward(m, eager(config(4096, 1))).size(), 8u + 1u + 3u);
 }
 
+// Megatron-Core's vocab-parallel cross entropy over a TP rank's slice:
+// llama3-8b's 128,256 logits per token over tp 2 is 64,128 per rank.
+TEST(TransformerKernels, MegatronCrossEntropyPassesOverTheRanksSliceOfLogits) {
+  const ModelSpec m = preset("llama3-8b");
+  const double l = 4096.0 * 64128;
+  KernelConfig c = config(4096, 1, /*tp=*/2);
+  c.cross_entropy = CrossEntropyKernels::kVocabParallel;
+  const std::vector<Kernel> fwd = with_prefix(head_forward(m, c), "cross_entropy");
+  const std::vector<Kernel> bwd = with_prefix(head_backward(m, c), "cross_entropy");
+  // .float() 6, max 4, subtract 8, exp 8, sum 4, softmax 8; backward 8 and the cast 6.
+  EXPECT_EQ(fwd.size(), 6u);
+  EXPECT_DOUBLE_EQ(total_bytes(fwd), 38 * l);
+  EXPECT_DOUBLE_EQ(total_bytes(bwd), 14 * l);
+  EXPECT_EQ(find(fwd, "cross_entropy.sub_max").bytes, 8 * l);
+  c.cross_entropy = CrossEntropyKernels::kVocabParallelFused;
+  const std::vector<Kernel> fused = with_prefix(head_forward(m, c), "cross_entropy");
+  EXPECT_EQ(fused.size(), 4u);
+  EXPECT_DOUBLE_EQ(total_bytes(fused), 26 * l);
+  EXPECT_DOUBLE_EQ(total_bytes(with_prefix(head_backward(m, c), "cross_entropy")), 14 * l);
+}
+
 TEST(TransformerKernels, KernelClassNames) {
   EXPECT_EQ(kernel_class_name(KernelClass::kGemm), "gemm");
   EXPECT_EQ(kernel_class_name(KernelClass::kOptimizer), "optimizer");

@@ -104,6 +104,36 @@ TEST(MegatronSchedule, DistributedOptimizerReduceScattersAndGathersEachBucketOnc
   EXPECT_TRUE(waits);
 }
 
+// --fp8-param-gather: each block's linear weights (16,777,216 of its
+// parameters) gathered at 1 byte, its norms (2,048) and the root at 2; the
+// FP8 weights are transposed once, in the first micro-batch, and no
+// micro-batch casts a weight.
+TEST(MegatronSchedule, Fp8ParamGatherMovesFp8WeightsAndTransposesThemOnce) {
+  const WorkloadSpec w =
+      spec("DISTRIBUTED_OPTIMIZER",
+           "  float8:\n    recipe: delayed\n    weight_casts: once_per_step\n"
+           "  megatron:\n    bucket_size: 20000000\n    fp8_param_gather: true\n");
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  const std::vector<Task> ag = of_kind(s, TaskKind::kAllGather);
+  ASSERT_EQ(ag.size(), 3u);
+  EXPECT_EQ(ag[0].bytes, 2 * kRoot);
+  EXPECT_EQ(ag[1].bytes, 2 * (16'777'216 + 2 * 2'048));  // 33,562,624
+  EXPECT_EQ(ag[2].bytes, 2 * (16'777'216 + 2 * 2'048));
+  int transposes[2] = {0, 0};
+  int casts = 0;
+  for (const Task& t : s.tasks) {
+    if (t.kind != TaskKind::kKernel) continue;
+    const std::string_view name = s.kernels[static_cast<size_t>(t.kernel)].name;
+    if (name == "float8.transpose_weight_fp8") ++transposes[t.micro_batch];
+    casts += name == "float8.cast_weight" || name == "float8.cast_weight_t" ||
+             name == "float8.cast_transpose_weight";
+  }
+  // 4 blocks of 4 GEMMs (qkv, out, gate-up, down), once a step.
+  EXPECT_EQ(transposes[0], 16);
+  EXPECT_EQ(transposes[1], 0);
+  EXPECT_EQ(casts, 0);
+}
+
 TEST(MegatronSchedule, OverlappedReductionStartsBeforeTheBackwardEnds) {
   const WorkloadSpec w = spec("DISTRIBUTED_OPTIMIZER", "  megatron:\n    bucket_size: 20000000\n");
   const FsdpSchedule s = build_fsdp_schedule(w);
