@@ -66,6 +66,16 @@ void weight_casts_backward(std::vector<Kernel>& out, Float8Recipe recipe, bool g
   out.push_back(cast("float8.cast_weight_t", n, kBf16, kFp8));
 }
 
+// An input TP all-gathers in FP8 (Transformer Engine's userbuffers, fp8_buf):
+// the rank's 1/tp shard cast (bf16 read, one FP8 layout written) before the
+// gather, the gathered tensor transposed whole for the weight gradient.
+void gathered_casts(std::vector<Kernel>& out, double n, int64_t tp, bool gradient) {
+  out.push_back(cast(gradient ? "float8.cast_grad" : "float8.cast_input",
+                     n / static_cast<double>(tp), kBf16, kFp8));
+  out.push_back(pointwise(gradient ? "float8.transpose_grad" : "float8.transpose_input", kCls, 0,
+                          2 * kFp8 * n));
+}
+
 // Transformer Engine's cast of a weight kept for the step: the bf16 weight
 // read once and written in FP8 in both layouts (fp8_cast_transpose_fused), or
 // the FP8 weight the optimizer gathered only transposed.
@@ -86,7 +96,8 @@ Kernel fp8_gemm(Kernel g) {
 }  // namespace
 
 void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
-                  bool weights_gathered_in_fp8, Float8WeightCasts weight_casts) {
+                  bool weights_gathered_in_fp8, Float8WeightCasts weight_casts,
+                  int64_t fp8_tp_gather) {
   if (recipe == Float8Recipe::kNone) return;
   std::vector<Kernel> out;
   out.reserve(kernels.size() * 2);
@@ -100,7 +111,16 @@ void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_
     const double a = dbl(k.m) * dbl(k.k);
     const double b = dbl(k.k) * dbl(k.n);
     const bool every_pass = weight_casts == Float8WeightCasts::kEveryPass;
-    if (ends_with(k.name, ".dgrad")) {
+    if (fp8_tp_gather > 1 && tp_gathers_input(k.name)) {
+      gathered_casts(out, a, fp8_tp_gather, ends_with(k.name, ".dgrad"));
+      if (ends_with(k.name, ".dgrad")) {
+        if (every_pass) weight_casts_backward(out, recipe, weights_gathered_in_fp8, b);
+      } else if (every_pass) {
+        weight_casts_forward(out, recipe, weights_gathered_in_fp8, b);
+      } else if (weight_casts == Float8WeightCasts::kOncePerStep) {
+        weight_casts_once(out, weights_gathered_in_fp8, b);
+      }
+    } else if (ends_with(k.name, ".dgrad")) {
       activation_casts(out, recipe, fused_with_producer, a, /*gradient=*/true);
       if (every_pass) weight_casts_backward(out, recipe, weights_gathered_in_fp8, b);
     } else if (!ends_with(k.name, ".wgrad")) {

@@ -64,7 +64,16 @@
 // --fp8-param-gather, NeMo's fp8_params) the kept cast is the FP8 weight's
 // transpose alone, float8.transpose_weight_fp8 2n(W).
 //
-// Not modelled: torchao's float8 all-gather of TP activations (TP
+// TP all-gathers in FP8 (KernelConfig::float8_tp_gather: Transformer Engine's
+// userbuffers, whose all-gather buffers are FP8 under an FP8 recipe, with
+// sequence parallelism): the input of qkv_proj and of up_proj / gate_up_proj
+// (the norm's output) and the output gradient of out_proj and of down_proj
+// are cast on the rank's sequence shard, float8.cast_input / float8.cast_grad
+// 3n/tp (bf16 read, FP8 written), all-gathered at 1 byte per element, and the
+// gathered tensor transposed for the weight gradient's GEMM,
+// float8.transpose_input / float8.transpose_grad 2n (FP8 read and written).
+//
+// Not modelled: torchao's float8 all-gather of TP activations (its TP
 // collectives stay bf16).
 //
 // Units: FLOPs and bytes. Thread safety: pure functions.
@@ -82,8 +91,11 @@ namespace clustersim::workloads {
 // forward GEMM is one whose name has no ".dgrad" / ".wgrad" suffix; a
 // ".dgrad" GEMM brings the backward casts; ".wgrad" reads what they wrote.
 // Kernel::name of the inserted kernels is a string literal.
+// fp8_tp_gather > 1: the inputs of the GEMMs tp_gathers_input() names are
+// gathered in FP8 over that many TP ranks (the casts above, on the shard).
 void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
                   bool weights_gathered_in_fp8 = false,
-                  Float8WeightCasts weight_casts = Float8WeightCasts::kEveryPass);
+                  Float8WeightCasts weight_casts = Float8WeightCasts::kEveryPass,
+                  int64_t fp8_tp_gather = 1);
 
 }  // namespace clustersim::workloads

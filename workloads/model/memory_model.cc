@@ -214,6 +214,13 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
     m.grads = dtype_bytes(w.reduce_dtype) * r.model;
     if (w.store_param_remainders) m.optimizer = 10 * shard;
   }
+  if (w.float8 != Float8Recipe::kNone && w.float8_weight_casts == Float8WeightCasts::kOncePerStep &&
+      !w.fp8_param_gather) {
+    // Transformer Engine keeps each linear weight's FP8 casts, both layouts,
+    // for the step. (With fp8_param_gather the FP8 weight and its kept
+    // transpose take the bf16 weight's 2 bytes: params as they are.)
+    m.unsharded_params += 2 * stage.blocks() * linear;
+  }
   if (w.cpu_offload) {
     m.host_bytes = m.params + m.grads + m.optimizer;
     m.params = m.grads = m.optimizer = 0;

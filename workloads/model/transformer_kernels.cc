@@ -482,13 +482,20 @@ std::string tensor_parallel_problem(const ModelSpec& model, int64_t tp) {
   return "";
 }
 
+bool tp_gathers_input(std::string_view gemm_name) {
+  return gemm_name == "qkv_proj" || gemm_name == "k_proj.recompute" ||
+         gemm_name == "gate_up_proj" || gemm_name == "up_proj" ||
+         gemm_name == "up_proj.recompute" || gemm_name == "down_proj.dgrad" ||
+         gemm_name == "out_proj.dgrad";
+}
+
 namespace {
 
 // The blocks' linears in FP8 (workloads/model/float8_kernels.h); compiled blocks fuse
 // the casts' first reads into the kernels before them.
 std::vector<Kernel> with_float8(std::vector<Kernel> kernels, const KernelConfig& c) {
   apply_float8(kernels, c.float8, c.fusion == KernelFusion::kCompiled, c.float8_weights_gathered,
-               c.float8_weight_casts);
+               c.float8_weight_casts, c.float8_tp_gather && c.sequence_parallel ? c.tp : 1);
   return kernels;
 }
 

@@ -266,6 +266,10 @@ struct KernelConfig {
   bool float8_weights_gathered = false;
   Float8WeightCasts float8_weight_casts = Float8WeightCasts::kEveryPass;
   CrossEntropyKernels cross_entropy = CrossEntropyKernels::kAten;
+  // Transformer Engine's userbuffers with FP8 and sequence parallelism: the
+  // inputs TP all-gathers are cast on the rank's shard and gathered in FP8
+  // (workloads/model/float8_kernels.h).
+  bool float8_tp_gather = false;
   // RMSNorm as one kernel each way even in eager mode (torchtitan's Triton
   // fused_rmsnorm): the compiled mode's norm kernels.
   bool fused_norm = false;
@@ -276,6 +280,12 @@ struct KernelConfig {
 // kernel functions require this (an invariant check), and with sequence
 // parallelism that tp divides micro_batch * seq_len.
 std::string tensor_parallel_problem(const ModelSpec& model, int64_t tp);
+
+// Megatron's sequence parallelism: true for the block GEMMs (forward,
+// recomputed or input gradient) whose input TP all-gathers along the
+// sequence first: qkv_proj, gate_up_proj / up_proj, out_proj.dgrad and
+// down_proj.dgrad.
+bool tp_gathers_input(std::string_view gemm_name);
 
 // One transformer block, in execution order. Forward: attn_norm, qkv_proj,
 // rotary (rotary models), attention, out_proj, attn_residual, mlp_norm,

@@ -6,14 +6,14 @@ namespace clustersim::workloads {
 
 namespace {
 
-Task copy(const FsdpSchedule& s, const Task& gemm, TaskKind kind, int32_t shift) {
+Task copy(int64_t bytes, const Task& gemm, TaskKind kind, int32_t shift) {
   Task t = gemm;
   t.kind = kind;
   t.kernel = kNoKernel;
   t.stream = kind == TaskKind::kSend ? Stream::kTpSend : Stream::kTpRecv;
   t.group = GroupRole::kTp;
   t.peer_stage = shift;
-  t.bytes = s.tp_chunk_bytes;
+  t.bytes = bytes;
   return t;
 }
 
@@ -35,8 +35,9 @@ int32_t add_gathered_matmul(const FsdpSchedule& s, int64_t tp, const Task& gemm,
   std::vector<int32_t> ready = deps;
   if (input >= 0) ready.push_back(input);
   for (int32_t k = 1; k < static_cast<int32_t>(tp); ++k) {
-    add(copy(s, gemm, TaskKind::kSend, k), ready);  // this shard to the peer k on
-    const int32_t got = add(copy(s, gemm, TaskKind::kRecv, -k), ready);
+    const int64_t bytes = s.tp_gather_chunk_bytes;
+    add(copy(bytes, gemm, TaskKind::kSend, k), ready);  // this shard to the peer k on
+    const int32_t got = add(copy(bytes, gemm, TaskKind::kRecv, -k), ready);
     // After the previous chunk too: the compute stream's order, said
     // explicitly so that an exported graph keeps it.
     last = add(chunk, {got, last});
@@ -54,8 +55,8 @@ int32_t add_scattered_matmul(const FsdpSchedule& s, int64_t tp, const Task& gemm
     // The next chunk after this one (the compute stream's order, explicit
     // for an exported graph).
     d = {done};
-    add(copy(s, gemm, TaskKind::kSend, k), {done});
-    got = add(copy(s, gemm, TaskKind::kRecv, -k), {done});
+    add(copy(s.tp_chunk_bytes, gemm, TaskKind::kSend, k), {done});
+    got = add(copy(s.tp_chunk_bytes, gemm, TaskKind::kRecv, -k), {done});
   }
   add(chunk, d);  // its own rows
   Task sum = gemm;

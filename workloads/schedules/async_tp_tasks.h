@@ -4,7 +4,7 @@
 // has Inductor substitute for TP's collectives and the GEMMs beside them).
 // A GEMM whose input TP all-gathers runs as tp row chunks: the local shard's
 // first, then each peer's as soon as its copy arrived; the copies (one
-// activation chunk, FsdpSchedule::tp_chunk_bytes, from each of the tp - 1
+// activation chunk, FsdpSchedule::tp_gather_chunk_bytes, from each of the tp - 1
 // peers in turn) run on copy engines (no SMs taken from compute) while the
 // chunks compute. A GEMM whose output TP reduce-scatters computes the
 // chunks the peers own first, copying each to its owner as it is done, then

@@ -354,6 +354,9 @@ struct FsdpSchedule {
   std::vector<int32_t> tp_chunk;
   int32_t tp_reduce_partials = kNoKernel;
   int64_t tp_chunk_bytes = 0;
+  // What a gathered matmul receives per chunk: tp_chunk_bytes, or its FP8
+  // half when the inputs are gathered in FP8 (KernelConfig::float8_tp_gather).
+  int64_t tp_gather_chunk_bytes = 0;
 
   int32_t blocks = 0;  // transformer blocks (units 0 .. blocks-1)
   // The stage's chunks of blocks and root parts (one chunk, the whole model,

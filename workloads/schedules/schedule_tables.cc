@@ -89,12 +89,7 @@ std::string_view stream_name(Stream stream) {
 }
 
 TaskKind tp_collective_before(std::string_view name) {
-  if (name == "qkv_proj" || name == "k_proj.recompute" || name == "gate_up_proj" ||
-      name == "up_proj" || name == "up_proj.recompute" || name == "down_proj.dgrad" ||
-      name == "out_proj.dgrad") {
-    return TaskKind::kAllGather;
-  }
-  return TaskKind::kKernel;
+  return tp_gathers_input(name) ? TaskKind::kAllGather : TaskKind::kKernel;
 }
 
 TaskKind tp_collective_after(std::string_view name) {
@@ -175,6 +170,9 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   kc.float8 = spec.float8;
   kc.float8_weights_gathered = spec.float8_all_gather || spec.fp8_param_gather;
   kc.cross_entropy = spec.cross_entropy;
+  // Transformer Engine's userbuffers (async_tp stands for --tp-comm-overlap
+  // under Megatron) gather FP8 inputs under its recipe.
+  kc.float8_tp_gather = spec.float8 == Float8Recipe::kDelayed && spec.async_tp;
   // torchtitan compiles the blocks only: the rest runs eager either way.
   KernelConfig eager = kc;
   eager.fusion = KernelFusion::kEager;
@@ -317,6 +315,7 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
       s.tp_chunk[i] = static_cast<int32_t>(s.kernels.size() - 1);
     }
     s.tp_chunk_bytes = spec.rank_tokens() / spec.tp * spec.model.hidden * elem;
+    s.tp_gather_chunk_bytes = kc.float8_tp_gather ? s.tp_chunk_bytes / elem : s.tp_chunk_bytes;
     const double chunk = static_cast<double>(s.tp_chunk_bytes);
     const auto tp = static_cast<double>(spec.tp);
     s.kernels.push_back(pointwise("tp.reduce_partials", KernelClass::kElementwise,

@@ -152,6 +152,26 @@ TEST(Float8Kernels, WeightsCastOncePerStepAreReadFromTheCacheAfterwards) {
   EXPECT_DOUBLE_EQ(bytes_named(gathered, "float8.transpose_weight_fp8"), 2 * kW);
 }
 
+// Transformer Engine's FP8 all-gather under sequence parallelism (tp 4): the
+// gathered input's shard cast (3 bytes per element of a quarter), the
+// gathered tensor transposed whole (2 bytes per element); the GEMMs whose
+// input is not gathered (proj here) cast as before.
+TEST(Float8Kernels, InputsGatheredInFp8AreCastOnTheShardAndTransposedWhole) {
+  std::vector<Kernel> ks = {gemm("qkv_proj", kM, kN, kK, 2), gemm("out_proj.dgrad", kM, kK, kN, 2),
+                            gemm("proj", kM, kN, kK, 2)};
+  apply_float8(ks, Float8Recipe::kDelayed, /*fused_with_producer=*/true,
+               /*weights_gathered_in_fp8=*/false, Float8WeightCasts::kCached, /*fp8_tp_gather=*/4);
+  EXPECT_EQ(names(ks),
+            (std::vector<std::string_view>{"float8.cast_input", "float8.transpose_input",
+                                           "qkv_proj", "float8.cast_grad", "float8.transpose_grad",
+                                           "out_proj.dgrad", "float8.cast_input", "proj"}));
+  EXPECT_DOUBLE_EQ(ks[0].bytes, 3 * kX / 4);
+  EXPECT_DOUBLE_EQ(ks[1].bytes, 2 * kX);
+  EXPECT_DOUBLE_EQ(ks[3].bytes, 3 * kG / 4);  // dgrad's A is G, M x N
+  EXPECT_DOUBLE_EQ(ks[4].bytes, 2 * kG);
+  EXPECT_DOUBLE_EQ(ks[6].bytes, 4 * kX);  // not gathered: both layouts from bf16
+}
+
 TEST(Float8Kernels, BlocksConvertTheirLinearsAndTheHeadStaysBf16) {
   const ModelSpec m = *model_preset("llama3-8b");
   KernelConfig c;

@@ -109,6 +109,28 @@ TEST(MegatronMemory, DistributedOptimizerHoldsSixPlusTwelveOverDpBytesPerParamet
               kFragmentation * static_cast<double>(m.activations), 1.0);
 }
 
+// Transformer Engine's FP8 weight cache: 2 bytes (both FP8 layouts) for each
+// of the 4 blocks' 16,777,216 linear weights; none with FP8 parameters,
+// whose kept transpose and FP8 weight take the bf16 weight's bytes.
+TEST(MegatronMemory, Fp8WeightsKeptForTheStepTakeTwoBytesPerLinearWeight) {
+  const std::string fp8 =
+      "    strategy: DISTRIBUTED_OPTIMIZER\n  float8:\n    recipe: delayed\n"
+      "    weight_casts: once_per_step\n";
+  const MemoryBreakdown kept = memory_breakdown(spec(llama(fp8), 4));
+  EXPECT_EQ(kept.unsharded_params, 2 * 4 * 16'777'216);
+  EXPECT_EQ(kept.params, 2 * kN);
+  const MemoryBreakdown fp8_params =
+      memory_breakdown(spec(llama(fp8 + "  megatron:\n    fp8_param_gather: true\n"), 4));
+  EXPECT_EQ(fp8_params.unsharded_params, 0);
+  EXPECT_EQ(fp8_params.params, 2 * kN);
+  // Cast in every pass: nothing kept.
+  EXPECT_EQ(memory_breakdown(spec(llama("    strategy: DISTRIBUTED_OPTIMIZER\n  float8:\n"
+                                        "    recipe: delayed\n"),
+                                  4))
+                .unsharded_params,
+            0);
+}
+
 TEST(MegatronMemory, PlainMegatronDdpHoldsEighteenBytesPerParameter) {
   const MemoryBreakdown m =
       memory_breakdown(spec(llama("    strategy: NO_SHARD\n  megatron:\n    ddp: true\n"), 4));

@@ -56,6 +56,24 @@ TEST(AsyncTp, CollectivesBecomeCopiesToEachPeerBesideGemmChunks) {
   EXPECT_DOUBLE_EQ(sum.bytes, 5.0 * static_cast<double>(async.tp_chunk_bytes));
 }
 
+// Under Transformer Engine's delayed scaling the 8 gathering sites receive
+// FP8 chunks (1 byte an element), the 8 scattering sites still bf16 ones.
+TEST(AsyncTp, Fp8InputsAreGatheredAtOneByteAnElement) {
+  WorkloadSpec w = tp_spec(true);
+  w.float8 = Float8Recipe::kDelayed;
+  const FsdpSchedule s = build_fsdp_schedule(w);
+  EXPECT_EQ(s.tp_gather_chunk_bytes, 512 * 2048);
+  EXPECT_EQ(s.tp_chunk_bytes, 512 * 2048 * 2);
+  int64_t received = 0;
+  for (const Task& t : s.tasks) {
+    if (t.kind == TaskKind::kRecv && t.group == GroupRole::kTp) received += t.bytes;
+  }
+  EXPECT_EQ(received, 8 * 3 * (512 * 2048 + 512 * 2048 * 2));
+  // torchao's recipes keep bf16 chunks.
+  w.float8 = Float8Recipe::kTensorwise;
+  EXPECT_EQ(build_fsdp_schedule(w).tp_gather_chunk_bytes, 512 * 2048 * 2);
+}
+
 StepResult simulate(const WorkloadSpec& w) { return test_support::simulate_on_one_node(w); }
 
 TEST(AsyncTp, TheStepHidesTpCommunicationBehindTheGemmChunks) {
