@@ -71,6 +71,7 @@ inline constexpr auto kStackKeys = std::to_array<std::string_view>({
     "workload.megatron.bucket_size",
     "workload.megatron.store_param_remainders",
     "workload.megatron.fp8_param_gather",
+    "workload.megatron.optimizer_dtype",
     "workload.float8.weight_casts",
     "workload.float8.fsdp_all_gather",
     "workload.float8.precompute_scales",

@@ -16,6 +16,7 @@ const char* const kOverlapParam = "workload.megatron.overlap_param_gather";
 const char* const kBucket = "workload.megatron.bucket_size";
 const char* const kRemainders = "workload.megatron.store_param_remainders";
 const char* const kFp8ParamGather = "workload.megatron.fp8_param_gather";
+const char* const kOptimizerDtype = "workload.megatron.optimizer_dtype";
 const char* const kCheckpointing = "workload.activation_checkpointing";
 const char* const kReduceDtype = "workload.fsdp.reduce_dtype";
 const char* const kGradReduction = "workload.pipeline.grad_reduction";
@@ -104,6 +105,16 @@ void add_megatron_keys(sim::ConfigSchema& schema) {
                "all-gathered in FP8 (half their bytes) and never cast in the forward; each "
                "step makes their transposed layout once. Needs float8.recipe delayed.")
       .default_to(false);
+  schema
+      .add_key(kOptimizerDtype, ValueType::kEnum,
+               "DISTRIBUTED_OPTIMIZER: the dtype of its state: fp32 (fp32 master weights and "
+               "Adam's two moments, 12 bytes per parameter over the data-parallel ranks), or "
+               "bf16 (Apex's DistributedFusedAdam with dtype bf16, NeMo's optim.dtype: the "
+               "moments in bf16 and the bf16 parameters as master weights, 4 bytes; 6 with "
+               "fp8_param_gather, whose FP8 weights need a bf16 master copy, as NeMo's "
+               "store_params rule keeps one). The step reads and writes them at that size.")
+      .one_of({"fp32", "bf16"})
+      .default_to(std::string("fp32"));
 }
 
 bool reads_as_megatron(const sim::ConfigValues& values, ShardingStrategy strategy) {
@@ -123,7 +134,8 @@ void read_megatron_keys(const sim::ConfigValues& values, WorkloadSpec& w,
                    " (Megatron-Core's DDP replicates the parameters: NO_SHARD, or "
                    "DISTRIBUTED_OPTIMIZER for its sharded optimizer), found true");
     }
-    for (const char* key : {kOverlapGrad, kOverlapParam, kBucket, kRemainders, kFp8ParamGather}) {
+    for (const char* key :
+         {kOverlapGrad, kOverlapParam, kBucket, kRemainders, kFp8ParamGather, kOptimizerDtype}) {
       if (!given(values, key)) continue;
       sink.add(values.where(key), key,
                "expected no value with strategy " + strategy +
@@ -164,10 +176,18 @@ void read_megatron_keys(const sim::ConfigValues& values, WorkloadSpec& w,
                  " (the distributed optimizer gathers Transformer Engine's FP8 weights: "
                  "DISTRIBUTED_OPTIMIZER and recipe delayed), found true");
   }
+  w.optimizer_state_bytes = values.get_string(kOptimizerDtype) == "bf16" ? 2 : 4;
+  if (w.optimizer_state_bytes != 4 && !distributed) {
+    sink.add(values.where(kOptimizerDtype), kOptimizerDtype,
+             "expected fp32 with " + strategy +
+                 " (16-bit state is the distributed optimizer's), found bf16");
+  }
   w.store_param_remainders = values.get_bool(kRemainders);
-  if (w.store_param_remainders && (!distributed || w.dtype != Dtype::kBf16)) {
+  if (w.store_param_remainders &&
+      (!distributed || w.dtype != Dtype::kBf16 || w.optimizer_state_bytes != 4)) {
     sink.add(values.where(kRemainders), kRemainders,
-             "expected false with " + strategy + " and dtype " + std::string(dtype_name(w.dtype)) +
+             "expected false with " + strategy + ", dtype " + std::string(dtype_name(w.dtype)) +
+                 " and optimizer_dtype " + values.get_string(kOptimizerDtype) +
                  " (the remainders complete bf16 parameters to the distributed optimizer's fp32 "
                  "master weights), found true");
   }

@@ -213,6 +213,12 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
     m.params = c * r.model;
     m.grads = dtype_bytes(w.reduce_dtype) * r.model;
     if (w.store_param_remainders) m.optimizer = 10 * shard;
+    if (w.optimizer_state_bytes != 4) {
+      // Adam's moments in 16 bits; the bf16 parameters are the master
+      // weights unless they are FP8 (NeMo's store_params rule).
+      const int64_t states = w.fp8_param_gather ? 3 : 2;
+      m.optimizer = states * w.optimizer_state_bytes * shard;
+    }
   }
   if (w.float8 != Float8Recipe::kNone && w.float8_weight_casts == Float8WeightCasts::kOncePerStep &&
       !w.fp8_param_gather) {

@@ -11,7 +11,7 @@ namespace clustersim::workloads {
 namespace {
 
 constexpr double kAdamwFlops = 14;  // per parameter (see the header)
-constexpr double kFp32State = 12;   // master weight, m, v: each read once, written once
+constexpr double kStates = 3;       // master weight, m, v: each read once, written once
 
 constexpr std::array<sim::Named<OptimizerImplementation>, 2> kImplementations = {
     {{OptimizerImplementation::kFused, "fused"}, {OptimizerImplementation::kForeach, "foreach"}}};
@@ -41,7 +41,8 @@ constexpr std::array<ForeachOp, 8> kForeachOps = {{
 double dbl(int64_t x) { return static_cast<double>(x); }
 
 void check_arguments(int64_t local_params, const OptimizerPrecision& precision) {
-  CLUSTERSIM_CHECK(local_params >= 0 && precision.grad_bytes > 0 && precision.param_copy_bytes >= 0,
+  CLUSTERSIM_CHECK(local_params >= 0 && precision.grad_bytes > 0 &&
+                       precision.param_copy_bytes >= 0 && precision.state_bytes > 0,
                    "local_params " + std::to_string(local_params));
 }
 
@@ -57,7 +58,7 @@ std::vector<Kernel> adamw_foreach_ops(int64_t local_params, const OptimizerPreci
   const double g = dbl(precision.grad_bytes);
   std::vector<Kernel> out;
   for (const ForeachOp& op : kForeachOps) {
-    const double bytes = op.fp32_bytes + (op.reads_grad ? g : 0);
+    const double bytes = op.fp32_bytes * dbl(precision.state_bytes) / 4 + (op.reads_grad ? g : 0);
     out.push_back(pointwise(op.name, KernelClass::kOptimizer, op.flops * n, bytes * n));
   }
   if (precision.param_copy_bytes > 0) {
@@ -75,8 +76,9 @@ Kernel adamw_step(int64_t local_params, const OptimizerPrecision& precision,
     return pointwise("adamw.foreach", KernelClass::kOptimizer, total_flops(ops), total_bytes(ops));
   }
   const double n = dbl(local_params);
+  const double state = kStates * dbl(precision.state_bytes);
   const double per_param =
-      dbl(precision.grad_bytes) + kFp32State + kFp32State + dbl(precision.param_copy_bytes);
+      dbl(precision.grad_bytes) + state + state + dbl(precision.param_copy_bytes);
   return pointwise("adamw", KernelClass::kOptimizer, kAdamwFlops * n, per_param * n);
 }
 

@@ -9,7 +9,9 @@
 // upcasts to its fp32 flat parameter); the step writes a low-precision
 // parameter copy of p = `param_copy_bytes` (2 for bf16; 0 when none is kept,
 // e.g. FSDP casts during its all-gather, which is what the schedules pass:
-// OptimizerPrecision{4, 0}).
+// OptimizerPrecision{4, 0}). With 16-bit optimizer state (`state_bytes` 2:
+// Apex's DistributedFusedAdam with dtype bf16, as NeMo's optim.dtype sets it)
+// the master weight and both moments are read and written at 2 bytes each.
 //
 // Fused (torch.optim.AdamW(fused=True), _fused_adamw_): one kernel reading
 // each operand once and writing each result once. Bytes per parameter:
@@ -65,6 +67,7 @@ namespace clustersim::workloads {
 struct OptimizerPrecision {
   int64_t grad_bytes = 2;        // gradient as the optimizer reads it
   int64_t param_copy_bytes = 2;  // low-precision copy written; 0 for none
+  int64_t state_bytes = 4;       // master weight, m and v, each (fp32 = 4, bf16 = 2)
 };
 
 // Which torch.optim.AdamW implementation runs the step.

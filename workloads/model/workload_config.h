@@ -181,6 +181,10 @@ struct WorkloadSpec {
   // --fp8-param-gather (NeMo's fp8_params): the blocks' linear weights are FP8
   // tensors, all-gathered in FP8 by the distributed optimizer.
   bool fp8_param_gather = false;
+  // Bytes of each of the distributed optimizer's states (master weight and
+  // two moments; workload.megatron.optimizer_dtype): 4, or 2 for bf16, when
+  // the bf16 parameters are the master weights (memory_model.h).
+  int64_t optimizer_state_bytes = 4;
 
   // Derived: world_size = dp_size * tp * pp; dp_size = shard_group_size * replica_group_size.
   int64_t world_size = 0;          // GPUs in the job

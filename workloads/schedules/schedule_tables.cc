@@ -250,8 +250,9 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   // reads the main-grad shard in its dtype and writes the bf16 parameters
   // its all-gather (or DDP's next forward) uses.
   const OptimizerPrecision precision =
-      spec.megatron ? OptimizerPrecision{dtype_bytes(spec.reduce_dtype), elem}
-                    : OptimizerPrecision{4, 0};
+      spec.megatron
+          ? OptimizerPrecision{dtype_bytes(spec.reduce_dtype), elem, spec.optimizer_state_bytes}
+          : OptimizerPrecision{4, 0};
   s.kernels.push_back(adamw_step(local_params, precision, spec.optimizer_implementation));
   if (spec.grad_clip && !spec.cpu_offload) {
     // _foreach_norm over the fp32 gradient shards, then _foreach_mul_ by the clip factor.

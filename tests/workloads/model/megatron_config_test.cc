@@ -176,6 +176,22 @@ TEST(MegatronConfig, Fp8ParamGatherNeedsTheDistributedOptimizerAndDelayedScaling
                          "value with strategy FULL_SHARD"));
 }
 
+TEST(MegatronConfig, SixteenBitOptimizerStateIsTheDistributedOptimizers) {
+  EXPECT_EQ(
+      spec_from_yaml(distributed("  megatron:\n    optimizer_dtype: bf16\n")).optimizer_state_bytes,
+      2);
+  EXPECT_EQ(spec_from_yaml(distributed()).optimizer_state_bytes, 4);
+  EXPECT_THAT(error_of(job("  parallelism:\n    strategy: NO_SHARD\n  megatron:\n    ddp: true\n"
+                           "    optimizer_dtype: bf16\n")),
+              AllOf(StartsWith("s.yaml:10:22: error: workload.megatron.optimizer_dtype: expected "
+                               "fp32 with NO_SHARD"),
+                    HasSubstr("found bf16")));
+  EXPECT_THAT(error_of(distributed("  megatron:\n    optimizer_dtype: bf16\n"
+                                   "    store_param_remainders: true\n")),
+              StartsWith("s.yaml:10:29: error: workload.megatron.store_param_remainders: expected "
+                         "false with DISTRIBUTED_OPTIMIZER, dtype bf16 and optimizer_dtype bf16"));
+}
+
 TEST(MegatronConfig, WeightsCastOncePerStepAreTransformerEnginesAlone) {
   EXPECT_EQ(spec_from_yaml(distributed("  float8:\n    recipe: delayed\n"
                                        "    weight_casts: once_per_step\n"))

@@ -103,6 +103,17 @@ TEST(MegatronMemory, DistributedOptimizerHoldsSixPlusTwelveOverDpBytesPerParamet
            4));
   EXPECT_EQ(r.grads, 2 * kN);
   EXPECT_EQ(r.optimizer, 10 * (kN / 4));
+  // 16-bit state (NeMo's optim.dtype bf16): the moments, 2 x 2 bytes over
+  // dp 4, the bf16 parameters being the master weights.
+  const MemoryBreakdown b = memory_breakdown(spec(
+      llama("    strategy: DISTRIBUTED_OPTIMIZER\n  megatron:\n    optimizer_dtype: bf16\n"), 4));
+  EXPECT_EQ(b.optimizer, 4 * (kN / 4));
+  // FP8 parameters need a bf16 master copy: 6 bytes.
+  const MemoryBreakdown f = memory_breakdown(
+      spec(llama("    strategy: DISTRIBUTED_OPTIMIZER\n  float8:\n    recipe: delayed\n"
+                 "  megatron:\n    optimizer_dtype: bf16\n    fp8_param_gather: true\n"),
+           4));
+  EXPECT_EQ(f.optimizer, 6 * (kN / 4));
   // Megatron allocates those once: the allocator's fragmentation is the
   // activations' only.
   EXPECT_NEAR(static_cast<double>(m.reserve - kRuntimeReserveBytes),

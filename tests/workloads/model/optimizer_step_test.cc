@@ -30,6 +30,17 @@ TEST(OptimizerStep, FusedAdamwMovesTwentyEightBytesPerParameter) {
   EXPECT_DOUBLE_EQ(fused.flops, 14e6);
 }
 
+// bf16 state (Apex's DistributedFusedAdam, dtype bf16): master weight and
+// moments read and written at 2 bytes: bf16 gradient 2 + 6 + 6 + bf16 copy 2.
+TEST(OptimizerStep, SixteenBitStateHalvesTheStatesBytes) {
+  EXPECT_DOUBLE_EQ(adamw_step(1'000'000, {2, 2, 2}).bytes, 16e6);
+  EXPECT_DOUBLE_EQ(adamw_step(1'000'000, {2, 2, 4}).bytes, 28e6);
+  // foreach: the eight passes' fp32 operands at half the size (80 - 8 = 72
+  // state bytes become 36), the gradient's reads as they were.
+  EXPECT_DOUBLE_EQ(adamw_step(1000, {4, 0, 2}, OptimizerImplementation::kForeach).bytes,
+                   36000 + 8000);
+}
+
 TEST(OptimizerStep, ForeachRunsEightPassesOfHandCountedBytes) {
   // 1000 parameters, fp32 gradients (g = 4), no low-precision copy: per
   // parameter 8 (mul) + 12 (lerp) + 8 (mul) + 12 (addcmul) + 8 (sqrt) + 8
