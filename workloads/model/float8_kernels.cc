@@ -87,6 +87,21 @@ void weight_casts_once(std::vector<Kernel>& out, bool gathered, double n) {
   out.push_back(cast("float8.cast_transpose_weight", n, kBf16, 2 * kFp8));
 }
 
+// The weight's kernels before a forward (or input-gradient) GEMM: every
+// pass's casts, the step's one kept cast in its first forward, or none.
+void weight_casts(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered,
+                  Float8WeightCasts casts, bool gradient, double n) {
+  if (casts == Float8WeightCasts::kEveryPass) {
+    if (gradient) {
+      weight_casts_backward(out, recipe, gathered, n);
+    } else {
+      weight_casts_forward(out, recipe, gathered, n);
+    }
+  } else if (casts == Float8WeightCasts::kOncePerStep && !gradient) {
+    weight_casts_once(out, gathered, n);
+  }
+}
+
 Kernel fp8_gemm(Kernel g) {
   g.fp8 = true;
   g.bytes = kFp8 * (dbl(g.m) * dbl(g.k) + dbl(g.k) * dbl(g.n)) + kBf16 * dbl(g.m) * dbl(g.n);
@@ -96,8 +111,7 @@ Kernel fp8_gemm(Kernel g) {
 }  // namespace
 
 void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
-                  bool weights_gathered_in_fp8, Float8WeightCasts weight_casts,
-                  int64_t fp8_tp_gather) {
+                  bool weights_gathered_in_fp8, Float8WeightCasts casts, int64_t fp8_tp_gather) {
   if (recipe == Float8Recipe::kNone) return;
   std::vector<Kernel> out;
   out.reserve(kernels.size() * 2);
@@ -110,26 +124,14 @@ void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_
     // A = G, B = W transposed; weight gradient A = X^T, B = G (cast already).
     const double a = dbl(k.m) * dbl(k.k);
     const double b = dbl(k.k) * dbl(k.n);
-    const bool every_pass = weight_casts == Float8WeightCasts::kEveryPass;
-    if (fp8_tp_gather > 1 && tp_gathers_input(k.name)) {
-      gathered_casts(out, a, fp8_tp_gather, ends_with(k.name, ".dgrad"));
-      if (ends_with(k.name, ".dgrad")) {
-        if (every_pass) weight_casts_backward(out, recipe, weights_gathered_in_fp8, b);
-      } else if (every_pass) {
-        weight_casts_forward(out, recipe, weights_gathered_in_fp8, b);
-      } else if (weight_casts == Float8WeightCasts::kOncePerStep) {
-        weight_casts_once(out, weights_gathered_in_fp8, b);
+    const bool gradient = ends_with(k.name, ".dgrad");
+    if (gradient || !ends_with(k.name, ".wgrad")) {
+      if (fp8_tp_gather > 1 && tp_gathers_input(k.name)) {
+        gathered_casts(out, a, fp8_tp_gather, gradient);
+      } else {
+        activation_casts(out, recipe, fused_with_producer, a, gradient);
       }
-    } else if (ends_with(k.name, ".dgrad")) {
-      activation_casts(out, recipe, fused_with_producer, a, /*gradient=*/true);
-      if (every_pass) weight_casts_backward(out, recipe, weights_gathered_in_fp8, b);
-    } else if (!ends_with(k.name, ".wgrad")) {
-      activation_casts(out, recipe, fused_with_producer, a, /*gradient=*/false);
-      if (every_pass) {
-        weight_casts_forward(out, recipe, weights_gathered_in_fp8, b);
-      } else if (weight_casts == Float8WeightCasts::kOncePerStep) {
-        weight_casts_once(out, weights_gathered_in_fp8, b);
-      }
+      weight_casts(out, recipe, weights_gathered_in_fp8, casts, gradient, b);
     }
     out.push_back(fp8_gemm(k));
   }
