@@ -109,6 +109,10 @@ std::string summary(const RunInputs& in, const StepResult& r) {
                                      : std::string("- (DDP)")) +
                                 ", bucket_size " + str(w.bucket_params) + ", main grads " +
                                 std::string(workloads::dtype_name(w.reduce_dtype)));
+  } else if (w.megatron_fsdp) {
+    text += row("megatron-fsdp", std::string("optim_grads_params, fsdp_double_buffer ") +
+                                     on_off(w.limit_all_gathers) + ", main grads " +
+                                     std::string(workloads::dtype_name(w.reduce_dtype)));
   } else {
     text += row("fsdp", "backward_prefetch " +
                             std::string(workloads::backward_prefetch_name(w.backward_prefetch)) +

@@ -72,6 +72,8 @@ inline constexpr auto kStackKeys = std::to_array<std::string_view>({
     "workload.megatron.store_param_remainders",
     "workload.megatron.fp8_param_gather",
     "workload.megatron.optimizer_dtype",
+    "workload.megatron.fsdp",
+    "workload.megatron.fsdp_double_buffer",
     "workload.float8.weight_casts",
     "workload.float8.fsdp_all_gather",
     "workload.float8.precompute_scales",

@@ -17,6 +17,8 @@ const char* const kBucket = "workload.megatron.bucket_size";
 const char* const kRemainders = "workload.megatron.store_param_remainders";
 const char* const kFp8ParamGather = "workload.megatron.fp8_param_gather";
 const char* const kOptimizerDtype = "workload.megatron.optimizer_dtype";
+const char* const kFsdp = "workload.megatron.fsdp";
+const char* const kDoubleBuffer = "workload.megatron.fsdp_double_buffer";
 const char* const kCheckpointing = "workload.activation_checkpointing";
 const char* const kReduceDtype = "workload.fsdp.reduce_dtype";
 const char* const kGradReduction = "workload.pipeline.grad_reduction";
@@ -46,6 +48,100 @@ std::string text_of(const sim::ConfigValues& values, const char* key) {
   return "a value";
 }
 
+// The checks and settings every way Megatron-Core runs the model shares:
+// its activation layout, its fp32 main gradients, no offload.
+void read_megatron_model(const sim::ConfigValues& values, const std::string& mode, WorkloadSpec& w,
+                         sim::DiagnosticSink& sink) {
+  if (w.cpu_offload) {
+    sink.add(values.where("workload.cpu_offload"), "workload.cpu_offload",
+             "expected false with " + mode +
+                 " (FSDP's CPUOffload; Megatron-Core keeps parameters, main gradients and "
+                 "optimizer states on the GPU), found true");
+  }
+  if (w.activation_checkpointing == ActivationCheckpointing::kSelective) {
+    sink.add(values.where(kCheckpointing), kCheckpointing,
+             "expected none, full or attention_core with " + mode +
+                 " (selective is torchtitan's op-level policy; Megatron-Core's selective "
+                 "recompute is attention_core), found selective");
+  }
+  // Megatron's activations are [seq, batch, hidden]: no copies around TP's collectives.
+  if (given(values, kSequenceDim) && w.tp_sequence_dim != 0) {
+    sink.add(values.where(kSequenceDim), kSequenceDim,
+             "expected 0 with " + mode +
+                 " (Megatron-Core's activations are [seq, batch, hidden]), found " +
+                 str(w.tp_sequence_dim));
+  }
+  w.tp_sequence_dim = 0;
+  // Megatron-LM accumulates and reduces bf16 training's gradients in fp32
+  // (arguments.py: accumulate_allreduce_grads_in_fp32 forced with --bf16;
+  // Megatron-FSDP's grad_reduce_in_fp32 is the same flag).
+  if (!given(values, kReduceDtype) && w.dtype == Dtype::kBf16) w.reduce_dtype = Dtype::kFp32;
+}
+
+// PyTorch FSDP's own options, which the Megatron-Core mode decides.
+void reject_fsdp_options(const sim::ConfigValues& values, const std::string& mode,
+                         const std::string& why, sim::DiagnosticSink& sink) {
+  for (const char* key : kFsdpOnly) {
+    if (!given(values, key)) continue;
+    sink.add(values.where(key), key,
+             "expected no value with " + mode + " (a PyTorch FSDP option; " + why + "), found " +
+                 text_of(values, key));
+  }
+}
+
+// Megatron-FSDP (megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py,
+// param_and_grad_buffer.py) with data_parallel_sharding_strategy
+// optim_grads_params, as the header describes it.
+void read_megatron_fsdp(const sim::ConfigValues& values, WorkloadSpec& w,
+                        sim::DiagnosticSink& sink) {
+  const std::string strategy(sharding_strategy_name(w.strategy));
+  if (w.strategy != ShardingStrategy::kFullShard) {
+    sink.add(values.where(kFsdp), kFsdp,
+             "expected false with strategy " + strategy +
+                 " (Megatron-FSDP is modelled with its optim_grads_params sharding: strategy "
+                 "FULL_SHARD; its optim sharding is DISTRIBUTED_OPTIMIZER; optim_grads and its "
+                 "hybrid outer data-parallel sharding are not modelled), found true");
+  }
+  if (w.pp > 1) {
+    sink.add(values.where(kFsdp), kFsdp,
+             "expected false with pp " + str(w.pp) +
+                 " (Megatron-FSDP with pipeline stages is not modelled), found true");
+  }
+  if (w.float8_all_gather) {
+    sink.add(values.where("workload.float8.fsdp_all_gather"), "workload.float8.fsdp_all_gather",
+             "expected false with workload.megatron.fsdp (torchao's FP8 all-gather is PyTorch "
+             "FSDP2's), found true");
+  }
+  // Megatron-FSDP asserts both overlaps when it shards gradients and
+  // parameters (megatron_fsdp.py sets them for optim_grads_params).
+  for (const char* key : {kOverlapGrad, kOverlapParam}) {
+    if (values.get_bool(key)) continue;
+    sink.add(values.where(key), key,
+             "expected true or no value with workload.megatron.fsdp (optim_grads_params "
+             "always overlaps its all-gathers and reduce-scatters), found false");
+  }
+  for (const char* key : {kDdp, kBucket, kRemainders, kFp8ParamGather, kOptimizerDtype}) {
+    if (!given(values, key)) continue;
+    sink.add(values.where(key), key,
+             "expected no value with workload.megatron.fsdp (a key of Megatron-Core's DDP and "
+             "distributed optimizer; Megatron-FSDP's buckets are its units), found " +
+                 text_of(values, key));
+  }
+  reject_fsdp_options(values, "workload.megatron.fsdp",
+                      "Megatron-FSDP prefetches the next unit's all-gather in forward and "
+                      "backward, reduce-scatters every micro-batch on its own stream, and "
+                      "workload.megatron.fsdp_double_buffer limits its unit buffers",
+                      sink);
+  read_megatron_model(values, "workload.megatron.fsdp", w, sink);
+  w.megatron_fsdp = true;
+  w.forward_prefetch = true;
+  w.backward_prefetch = BackwardPrefetch::kBackwardPre;
+  w.reshard_after_forward = true;
+  w.separate_reduce_stream = true;
+  w.no_sync = false;
+  w.limit_all_gathers = values.get_bool(kDoubleBuffer);
+}
+
 }  // namespace
 
 int64_t megatron_default_bucket_params(int64_t dp) {
@@ -56,11 +152,12 @@ void add_megatron_keys(sim::ConfigSchema& schema) {
   using sim::ValueType;
   schema.add_section(
       "workload.megatron",
-      "Megatron-Core's DistributedDataParallel (megatron/core/distributed): strategy "
-      "DISTRIBUTED_OPTIMIZER, or NO_SHARD with ddp true. Parameters whole on every rank, "
-      "gradients accumulated in a contiguous main-grad buffer (workload.fsdp.reduce_dtype; "
-      "fp32 for bf16 unless given, as Megatron-LM forces) and reduced once a step in "
-      "buckets; activations as Megatron lays them out (docs/run.md).");
+      "Megatron-Core's data parallelism (megatron/core/distributed): its "
+      "DistributedDataParallel (strategy DISTRIBUTED_OPTIMIZER, or NO_SHARD with ddp true: "
+      "parameters whole on every rank, gradients accumulated in a contiguous main-grad "
+      "buffer, workload.fsdp.reduce_dtype, fp32 for bf16 unless given, as Megatron-LM "
+      "forces, and reduced once a step in buckets), or Megatron-FSDP (FULL_SHARD with fsdp "
+      "true); activations as Megatron lays them out (docs/run.md).");
   schema
       .add_key(kDdp, ValueType::kBool,
                "NO_SHARD as plain Megatron DDP (no distributed optimizer): bf16 parameters, the "
@@ -115,6 +212,23 @@ void add_megatron_keys(sim::ConfigSchema& schema) {
                "store_params rule keeps one). The step reads and writes them at that size.")
       .one_of({"fp32", "bf16"})
       .default_to(std::string("fp32"));
+  schema
+      .add_key(kFsdp, ValueType::kBool,
+               "Megatron-FSDP (--use-megatron-fsdp with --data-parallel-sharding-strategy "
+               "optim_grads_params; strategy FULL_SHARD, pp 1): every transformer layer a unit, "
+               "all-gathered into a persistent buffer before its forward and again before its "
+               "backward (the next unit prefetched), its gradients written into the unit's "
+               "main-grad bucket (workload.fsdp.reduce_dtype, fp32 for bf16 unless given) and "
+               "reduce-scattered every micro-batch on a stream of their own; no copy around "
+               "either collective; fp32 main weights, Adam's moments and the main grads "
+               "sharded over the data-parallel ranks.")
+      .default_to(false);
+  schema
+      .add_key(kDoubleBuffer, ValueType::kBool,
+               "Megatron-FSDP's --fsdp-double-buffer: two persistent unit buffers, so an "
+               "all-gather waits for the buffer two units back to be released; false: buffers "
+               "from the caching allocator, the prefetch not held back.")
+      .default_to(false);
 }
 
 bool reads_as_megatron(const sim::ConfigValues& values, ShardingStrategy strategy) {
@@ -124,6 +238,16 @@ bool reads_as_megatron(const sim::ConfigValues& values, ShardingStrategy strateg
 
 void read_megatron_keys(const sim::ConfigValues& values, WorkloadSpec& w,
                         sim::DiagnosticSink& sink) {
+  if (values.get_bool(kFsdp)) {
+    read_megatron_fsdp(values, w, sink);
+    return;
+  }
+  if (given(values, kDoubleBuffer)) {
+    sink.add(values.where(kDoubleBuffer), kDoubleBuffer,
+             "expected no value without workload.megatron.fsdp (the double buffer is "
+             "Megatron-FSDP's), found " +
+                 text_of(values, kDoubleBuffer));
+  }
   const bool distributed = w.strategy == ShardingStrategy::kDistributedOptimizer;
   const std::string strategy(sharding_strategy_name(w.strategy));
   w.megatron = reads_as_megatron(values, w.strategy);
@@ -140,15 +264,17 @@ void read_megatron_keys(const sim::ConfigValues& values, WorkloadSpec& w,
       sink.add(values.where(key), key,
                "expected no value with strategy " + strategy +
                    " (workload.megatron configures Megatron-Core's DDP: strategy "
-                   "DISTRIBUTED_OPTIMIZER, or NO_SHARD with ddp true), found " +
+                   "DISTRIBUTED_OPTIMIZER, or NO_SHARD with ddp true; or Megatron-FSDP: "
+                   "FULL_SHARD with fsdp true), found " +
                    text_of(values, key));
     }
     if (w.activation_checkpointing == ActivationCheckpointing::kAttentionCore) {
       sink.add(values.where(kCheckpointing), kCheckpointing,
                "expected none, full or selective with strategy " + strategy +
                    " (attention_core is Megatron-Core's selective recompute, in its activation "
-                   "layout: strategy DISTRIBUTED_OPTIMIZER, or NO_SHARD with "
-                   "workload.megatron.ddp), found attention_core");
+                   "layout: strategy DISTRIBUTED_OPTIMIZER, NO_SHARD with "
+                   "workload.megatron.ddp, or FULL_SHARD with workload.megatron.fsdp), found "
+                   "attention_core");
     }
     return;
   }
@@ -192,38 +318,12 @@ void read_megatron_keys(const sim::ConfigValues& values, WorkloadSpec& w,
                  "master weights), found true");
   }
 
-  for (const char* key : kFsdpOnly) {
-    if (!given(values, key)) continue;
-    sink.add(values.where(key), key,
-             "expected no value with " + strategy +
-                 (distributed ? "" : " and workload.megatron.ddp") +
-                 " (an FSDP option; Megatron-Core's DDP accumulates every micro-batch's "
-                 "gradients and reduces them once, in buckets: workload.megatron), found " +
-                 text_of(values, key));
-  }
-  if (w.cpu_offload) {
-    sink.add(values.where("workload.cpu_offload"), "workload.cpu_offload",
-             "expected false with " + strategy +
-                 " (FSDP's CPUOffload; Megatron-Core's DDP keeps parameters, main gradients and "
-                 "optimizer states on the GPU), found true");
-  }
-  if (w.activation_checkpointing == ActivationCheckpointing::kSelective) {
-    sink.add(values.where(kCheckpointing), kCheckpointing,
-             "expected none, full or attention_core with " + strategy +
-                 " (selective is torchtitan's op-level policy; Megatron-Core's selective "
-                 "recompute is attention_core), found selective");
-  }
-  // Megatron's activations are [seq, batch, hidden]: no copies around TP's collectives.
-  if (given(values, kSequenceDim) && w.tp_sequence_dim != 0) {
-    sink.add(values.where(kSequenceDim), kSequenceDim,
-             "expected 0 with " + strategy +
-                 " (Megatron-Core's activations are [seq, batch, hidden]), found " +
-                 str(w.tp_sequence_dim));
-  }
-  w.tp_sequence_dim = 0;
-  // Megatron-LM accumulates and reduces bf16 training's gradients in fp32
-  // (arguments.py: accumulate_allreduce_grads_in_fp32 forced with --bf16).
-  if (!given(values, kReduceDtype) && w.dtype == Dtype::kBf16) w.reduce_dtype = Dtype::kFp32;
+  const std::string mode = strategy + (distributed ? "" : " and workload.megatron.ddp");
+  reject_fsdp_options(values, mode,
+                      "Megatron-Core's DDP accumulates every micro-batch's gradients and reduces "
+                      "them once, in buckets: workload.megatron",
+                      sink);
+  read_megatron_model(values, mode, w, sink);
   if (w.pp > 1) {
     const std::string wanted =
         w.overlap_grad_reduce ? "during_last_backward" : "after_last_backward";

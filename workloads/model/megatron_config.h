@@ -31,6 +31,30 @@
 //    in place: with --overlap-param-gather in the next step's forward (each
 //    bucket's forward pre-hook waits for its all-gather and starts the
 //    next bucket's), else at once after the optimizer.
+// Megatron-FSDP (workload.megatron.fsdp, strategy FULL_SHARD: its
+// optim_grads_params sharding; megatron/core/distributed/fsdp/src/megatron_fsdp/
+// megatron_fsdp.py and param_and_grad_buffer.py) runs FSDP's schedule
+// (fsdp_schedule.h) with what Megatron-FSDP does differently from PyTorch's:
+//  * each transformer layer is a unit whose parameters live in a persistent
+//    buffer: the all-gather writes them in place and the GEMMs read them
+//    there, no copy-out; the next unit's all-gather is issued before the
+//    current unit's forward or backward (its prefetch);
+//  * the backward writes each weight's gradient into the unit's main-grad
+//    bucket (Transformer Engine's gradient accumulation fusion, which its
+//    TransformerEngine needs for FSDP), of reduce_dtype (grad_reduce_in_fp32),
+//    and every micro-batch reduce-scatters the bucket ("for grads shard mode
+//    there will actually always be gradient sync") on a stream of its own;
+//    the accumulation of each micro-batch's reduced shard (1/dp of the
+//    bucket) is not priced;
+//  * --fsdp-double-buffer holds two unit buffers (an all-gather waits for the
+//    release of the buffer two units back), else the caching allocator's;
+//  * memory: the bf16 parameter shard, the main-grad shard in reduce_dtype,
+//    fp32 main weights and Adam's moments (12 bytes) over the shard group,
+//    and the gathered units and one unit's main-grad bucket unsharded.
+// Not modelled: its optim_grads sharding, its hybrid (outer data-parallel)
+// sharding and pipeline stages (each an error with fsdp true), and
+// --no-gradient-accumulation-fusion (a copy of each gradient into the bucket).
+//
 // Here buckets close at FSDP-unit boundaries (a block, or the root's
 // embedding / output head), the first unit that brings a bucket to
 // bucket_params parameters closing it: a block bigger than a bucket is one
@@ -58,7 +82,8 @@ namespace clustersim::workloads {
 int64_t megatron_default_bucket_params(int64_t dp);
 
 // Declares section `workload.megatron` (ddp, overlap_grad_reduce,
-// overlap_param_gather, bucket_size, store_param_remainders).
+// overlap_param_gather, bucket_size, store_param_remainders, fp8_param_gather,
+// optimizer_dtype, fsdp, fsdp_double_buffer).
 void add_megatron_keys(sim::ConfigSchema& schema);
 
 // Whether the job runs Megatron-Core's DDP: DISTRIBUTED_OPTIMIZER, or NO_SHARD
@@ -66,7 +91,8 @@ void add_megatron_keys(sim::ConfigSchema& schema);
 bool reads_as_megatron(const sim::ConfigValues& values, ShardingStrategy strategy);
 
 // With the rest of `w` read (strategy, groups, dp_size, cp, pp, dtype,
-// checkpointing, options): sets w.megatron and the workload.megatron values
+// checkpointing, options): sets w.megatron or w.megatron_fsdp (and the FSDP
+// options Megatron-FSDP decides) and the workload.megatron values
 // (the bucket size derived when not given), and adds to `sink` every
 // combination the mode cannot run (see the top of this file and
 // docs/parallelism.md).

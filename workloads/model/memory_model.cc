@@ -71,7 +71,7 @@ ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& o
   // The Python RMSNorm keeps its input's fp32 copy (4 H) and the normalised
   // tensor (c H) where the fused one keeps the input (c H): 4 H more per token.
   // Megatron runs Transformer Engine's fused norms: nothing extra.
-  const bool python_norm = m.norm == NormKind::kRmsNorm && !w.fused_norm && !w.megatron;
+  const bool python_norm = m.norm == NormKind::kRmsNorm && !w.fused_norm && !w.megatron_core();
   a.head_norm_extra = python_norm ? 4 * a.hidden : 0;
   a.block_norm_extra = python_norm && !w.torch_compile ? 4 * a.hidden : 0;
   a.stats = options.flash_attention && w.flash_attention
@@ -89,7 +89,7 @@ int64_t megatron_block_none_bytes(const WorkloadSpec& w, const ActivationShapes&
 }
 
 int64_t block_none_bytes(const WorkloadSpec& w, const ActivationShapes& a) {
-  if (w.megatron) return megatron_block_none_bytes(w, a);
+  if (w.megatron_core()) return megatron_block_none_bytes(w, a);
   const int64_t norms = 2 * a.sp * (a.hidden * a.c + a.r + a.block_norm_extra);
   const int64_t projection_inputs = 2 * a.tokens * a.hidden * a.c;
   const int64_t attention = 4 * a.tokens * a.q * a.c + a.stats;
@@ -160,10 +160,10 @@ ActivationBreakdown activation_breakdown(const WorkloadSpec& w, const MemoryOpti
   // Bytes per logit at the loss's peak: aten's fused log_softmax backward,
   // loss_parallel's decomposed one on vocab-sharded logits, or Megatron's
   // vocab-parallel cross entropy (header).
-  const int64_t loss_bytes = w.megatron ? 6 : w.tp > 1 ? 16 : 12;
+  const int64_t loss_bytes = w.megatron_core() ? 6 : w.tp > 1 ? 16 : 12;
   // The head's input: gathered (torchtitan), or Megatron's sequence-parallel
   // output layer, which keeps its local input and gathers it again.
-  const int64_t head_input = (w.megatron ? a.sp : a.tokens) * a.hidden * a.c;
+  const int64_t head_input = (w.megatron_core() ? a.sp : a.tokens) * a.hidden * a.c;
   r.head = a.sp * (a.hidden * a.c + a.r + a.head_norm_extra) + head_input +
            loss_bytes * a.tokens * a.vocab;
   r.layers = w.model.layers * b.stored;
@@ -220,6 +220,11 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
       m.optimizer = states * w.optimizer_state_bytes * shard;
     }
   }
+  if (w.megatron_fsdp) {
+    // The main-grad shard in its dtype; the optimizer's fp32 main weights
+    // and Adam's moments over the shard, as above.
+    m.grads = dtype_bytes(w.reduce_dtype) * shard;
+  }
   if (w.float8 != Float8Recipe::kNone && w.float8_weight_casts == Float8WeightCasts::kOncePerStep &&
       !w.fp8_param_gather) {
     // Transformer Engine keeps each linear weight's FP8 casts, both layouts,
@@ -243,7 +248,9 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
       const int64_t in_flight = std::min(w.model.layers, 1 + depth);
       m.unsharded_params = c * r.root + in_flight * gathered_block;
     }
-    m.comm_buffers = c * r.block;
+    // Megatron-FSDP's backward writes each weight's gradient into the unit's
+    // unsharded main-grad bucket, the reduce-scatter's input.
+    m.comm_buffers = (w.megatron_fsdp ? dtype_bytes(w.reduce_dtype) : c) * r.block;
     // no_sync(): micro-batches before the last accumulate unsharded
     // gradients of the whole model (FSDP keeps them in each parameter's .grad).
     // A pipeline stage reduces once per step, as under no_sync(). FSDP2
@@ -268,7 +275,13 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
   m.stage = stage_index;
   // Megatron's buffers and optimizer shards are allocated once, up front:
   // only what each step allocates and frees fragments the allocator.
-  const int64_t fragmenting = w.megatron ? m.activations : m.total();
+  // Megatron-FSDP's unit buffers are persistent with its double buffer and
+  // come from the caching allocator without it.
+  const int64_t megatron_fsdp_buffers =
+      w.limit_all_gathers ? 0 : m.unsharded_params + m.comm_buffers;
+  const int64_t fragmenting = w.megatron        ? m.activations
+                              : w.megatron_fsdp ? m.activations + megatron_fsdp_buffers
+                                                : m.total();
   m.reserve = kRuntimeReserveBytes +
               static_cast<int64_t>(std::llround(kFragmentation * static_cast<double>(fragmenting)));
   return m;

@@ -219,7 +219,8 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "recomputed); attention_core: Megatron-Core's selective recompute "
                "(--recompute-granularity selective, Korthikanti et al. 2022): the attention "
                "core (QK^T, softmax, softmax x V) re-run before its backward, everything else "
-               "kept (needs strategy DISTRIBUTED_OPTIMIZER or workload.megatron.ddp).")
+               "kept (needs strategy DISTRIBUTED_OPTIMIZER, workload.megatron.ddp or "
+               "workload.megatron.fsdp).")
       .one_of(names(kCheckpointing))
       .default_to(std::string("none"));
   schema

@@ -185,6 +185,15 @@ struct WorkloadSpec {
   // two moments; workload.megatron.optimizer_dtype): 4, or 2 for bf16, when
   // the bf16 parameters are the master weights (memory_model.h).
   int64_t optimizer_state_bytes = 4;
+  // Megatron-FSDP (workload.megatron.fsdp with FULL_SHARD: its
+  // optim_grads_params sharding; megatron_config.h): FSDP's schedule with
+  // Megatron-Core's persistent buffers (no copy around its collectives), its
+  // main-grad dtype and its model layout. `megatron` stays false: no buckets.
+  bool megatron_fsdp = false;
+  // Megatron-Core runs the model (its DDP or Megatron-FSDP): activations in
+  // its layout, its fused norms and loss (memory_model.h), its optimizer's
+  // precision (optimizer_step.h).
+  bool megatron_core() const { return megatron || megatron_fsdp; }
 
   // Derived: world_size = dp_size * tp * pp; dp_size = shard_group_size * replica_group_size.
   int64_t world_size = 0;          // GPUs in the job

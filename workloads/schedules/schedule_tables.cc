@@ -247,10 +247,10 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   s.local_params = local_params;
   s.optimizer_kernel = static_cast<int32_t>(s.kernels.size());
   // FSDP keeps fp32 sharded parameters and gradients; Megatron's optimizer
-  // reads the main-grad shard in its dtype and writes the bf16 parameters
-  // its all-gather (or DDP's next forward) uses.
+  // (its DDP's or Megatron-FSDP's) reads the main-grad shard in its dtype and
+  // writes the bf16 parameters its all-gather (or DDP's next forward) uses.
   const OptimizerPrecision precision =
-      spec.megatron
+      spec.megatron_core()
           ? OptimizerPrecision{dtype_bytes(spec.reduce_dtype), elem, spec.optimizer_state_bytes}
           : OptimizerPrecision{4, 0};
   s.kernels.push_back(adamw_step(local_params, precision, spec.optimizer_implementation));
@@ -262,7 +262,11 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
     s.kernels.push_back(pointwise("grad_clip", KernelClass::kOptimizer, n, 8 * n));
     s.grad_clip_kernel = static_cast<int32_t>(s.kernels.size() - 1);
   }
-  if (spec.fsdp_version == 2 && spec.strategy != ShardingStrategy::kNoShard && !spec.megatron) {
+  // Megatron-FSDP gathers into the parameters' persistent buffer and its
+  // GEMMs write their weight gradients into the main-grad bucket (Transformer
+  // Engine's gradient accumulation fusion): no copy either way.
+  if (spec.fsdp_version == 2 && spec.strategy != ShardingStrategy::kNoShard &&
+      !spec.megatron_core()) {
     const double reduce_elem = static_cast<double>(dtype_bytes(spec.reduce_dtype));
     const auto add_kernel = [&s](std::string_view name, double bytes) {
       s.kernels.push_back(pointwise(name, KernelClass::kElementwise, 0, bytes));

@@ -138,7 +138,7 @@ TEST(MegatronConfig, CheckpointingModesBelongToTheirLayouts) {
 TEST(MegatronConfig, FsdpOptionsAreRejectedAtTheirKeys) {
   EXPECT_THAT(error_of(distributed("  fsdp:\n    no_sync: true\n")),
               AllOf(StartsWith("s.yaml:9:14: error: workload.fsdp.no_sync: expected no value "
-                               "with DISTRIBUTED_OPTIMIZER (an FSDP option"),
+                               "with DISTRIBUTED_OPTIMIZER (a PyTorch FSDP option"),
                     HasSubstr("found true")));
   EXPECT_THAT(error_of(distributed("    tp_sequence_dim: 1\n")),
               StartsWith("s.yaml:8:22: error: workload.parallelism.tp_sequence_dim: expected 0 "
@@ -160,6 +160,76 @@ TEST(MegatronConfig, MegatronKeysNeedAMegatronStrategy) {
                            "    overlap_param_gather: true\n")),
               StartsWith("s.yaml:10:27: error: workload.megatron.overlap_param_gather: expected "
                          "no value with NO_SHARD"));
+}
+
+// FULL_SHARD at lines 6-7, Megatron-FSDP at lines 8-9, `extra` from line 10.
+std::string megatron_fsdp(std::string_view extra = "") {
+  return job("  parallelism:\n    strategy: FULL_SHARD\n  megatron:\n    fsdp: true\n" +
+             std::string(extra));
+}
+
+TEST(MegatronConfig, MegatronFsdpIsFullShardWithItsOwnPrefetchStreamsAndMainGrads) {
+  const WorkloadSpec w = spec_from_yaml(megatron_fsdp(), 8);
+  EXPECT_TRUE(w.megatron_fsdp);
+  EXPECT_FALSE(w.megatron);  // no Megatron DDP buckets
+  EXPECT_TRUE(w.megatron_core());
+  EXPECT_EQ(w.strategy, ShardingStrategy::kFullShard);
+  EXPECT_EQ(w.shard_group_size, 8);
+  // What megatron_fsdp.py does: the next unit prefetched in both passes,
+  // resharded after forward, reduce-scatters on their own stream every
+  // micro-batch, fp32 main gradients for bf16, [seq, batch, hidden].
+  EXPECT_TRUE(w.forward_prefetch);
+  EXPECT_EQ(w.backward_prefetch, BackwardPrefetch::kBackwardPre);
+  EXPECT_TRUE(w.reshard_after_forward);
+  EXPECT_TRUE(w.separate_reduce_stream);
+  EXPECT_FALSE(w.no_sync);
+  EXPECT_FALSE(w.limit_all_gathers);
+  EXPECT_EQ(w.reduce_dtype, Dtype::kFp32);
+  EXPECT_EQ(w.tp_sequence_dim, 0);
+  const WorkloadSpec d =
+      spec_from_yaml(megatron_fsdp("    fsdp_double_buffer: true\n  fsdp:\n    reduce_dtype: bf16\n"
+                                   "  activation_checkpointing: attention_core\n"));
+  EXPECT_TRUE(d.limit_all_gathers);
+  EXPECT_EQ(d.reduce_dtype, Dtype::kBf16);  // --grad-reduce-in-bf16
+  EXPECT_EQ(d.activation_checkpointing, ActivationCheckpointing::kAttentionCore);
+}
+
+TEST(MegatronConfig, MegatronFsdpCombinationsAreRejectedAtTheirKeys) {
+  EXPECT_THAT(error_of(distributed("  megatron:\n    fsdp: true\n")),
+              AllOf(StartsWith("s.yaml:9:11: error: workload.megatron.fsdp: expected false with "
+                               "strategy DISTRIBUTED_OPTIMIZER (Megatron-FSDP is modelled with "
+                               "its optim_grads_params sharding"),
+                    HasSubstr("found true")));
+  EXPECT_THAT(error_of(megatron_fsdp("  fsdp:\n    no_sync: true\n")),
+              AllOf(StartsWith("s.yaml:11:14: error: workload.fsdp.no_sync: expected no value "
+                               "with workload.megatron.fsdp (a PyTorch FSDP option; "
+                               "Megatron-FSDP prefetches"),
+                    HasSubstr("found true")));
+  EXPECT_THAT(error_of(megatron_fsdp("    overlap_grad_reduce: false\n")),
+              StartsWith("s.yaml:10:26: error: workload.megatron.overlap_grad_reduce: expected "
+                         "true or no value with workload.megatron.fsdp"));
+  EXPECT_THAT(error_of(megatron_fsdp("    bucket_size: 1000\n")),
+              AllOf(StartsWith("s.yaml:10:18: error: workload.megatron.bucket_size: expected no "
+                               "value with workload.megatron.fsdp"),
+                    HasSubstr("found 1000")));
+  EXPECT_THAT(error_of(megatron_fsdp("  cpu_offload: true\n")),
+              StartsWith("s.yaml:10:16: error: workload.cpu_offload: expected false with "
+                         "workload.megatron.fsdp"));
+  EXPECT_THAT(error_of(distributed("  megatron:\n    fsdp_double_buffer: true\n")),
+              AllOf(StartsWith("s.yaml:9:25: error: workload.megatron.fsdp_double_buffer: "
+                               "expected no value without workload.megatron.fsdp"),
+                    HasSubstr("found true")));
+  EXPECT_THAT(error_of(job("  parallelism:\n    strategy: FULL_SHARD\n    pp: 2\n"
+                           "  megatron:\n    fsdp: true\n")),
+              AllOf(StartsWith("s.yaml:10:11: error: workload.megatron.fsdp: expected false with "
+                               "pp 2 (Megatron-FSDP with pipeline stages is not modelled)"),
+                    HasSubstr("found true")));
+  // Every problem of the file at once.
+  const std::string both =
+      error_of(megatron_fsdp("    bucket_size: 1000\n  fsdp:\n"
+                             "    forward_prefetch: false\n"));
+  EXPECT_THAT(both, AllOf(HasSubstr("s.yaml:10:18: error: workload.megatron.bucket_size"),
+                          HasSubstr("s.yaml:12:23: error: workload.fsdp.forward_prefetch")));
 }
 
 TEST(MegatronConfig, Fp8ParamGatherNeedsTheDistributedOptimizerAndDelayedScaling) {

@@ -151,5 +151,44 @@ TEST(MegatronMemory, PlainMegatronDdpHoldsEighteenBytesPerParameter) {
   EXPECT_EQ(p.params + p.grads + p.optimizer, 16 * kN);
 }
 
+// Megatron-FSDP: the bf16 parameter shard, the fp32 main-grad shard, the
+// fp32 main weights and Adam's moments: 18 bytes over dp; a gathered unit
+// holds bf16 parameters, its main-grad bucket fp32 gradients.
+TEST(MegatronMemory, MegatronFsdpHoldsEighteenBytesPerParameterOverDp) {
+  const std::string fsdp = "    strategy: FULL_SHARD\n  megatron:\n    fsdp: true\n";
+  const MemoryBreakdown m = memory_breakdown(spec(llama(fsdp), 4));
+  EXPECT_EQ(m.params, 2 * (kN / 4));
+  EXPECT_EQ(m.grads, 4 * (kN / 4));
+  EXPECT_EQ(m.optimizer, 12 * (kN / 4));
+  constexpr int64_t kBlock = 16'779'264;
+  constexpr int64_t kRoot = 2 * 32'768'000 + 1'024;
+  // The root and three blocks (the one computing and, unlimited, two
+  // prefetched: memory_model.cc's depth 2), then one main-grad bucket.
+  EXPECT_EQ(m.unsharded_params, 2 * kRoot + 3 * 2 * kBlock);
+  EXPECT_EQ(m.comm_buffers, 4 * kBlock);
+  // From the caching allocator, those buffers fragment with the activations.
+  EXPECT_NEAR(
+      static_cast<double>(m.reserve - kRuntimeReserveBytes),
+      kFragmentation * static_cast<double>(m.activations + m.unsharded_params + m.comm_buffers),
+      1.0);
+  // The double buffer: two blocks, persistent.
+  const MemoryBreakdown d =
+      memory_breakdown(spec(llama(fsdp + "    fsdp_double_buffer: true\n"), 4));
+  EXPECT_EQ(d.unsharded_params, 2 * kRoot + 2 * 2 * kBlock);
+  EXPECT_NEAR(static_cast<double>(d.reserve - kRuntimeReserveBytes),
+              kFragmentation * static_cast<double>(d.activations), 1.0);
+  // PyTorch's FSDP2 on the same job: bf16 gradient shard and buffers.
+  const MemoryBreakdown p = memory_breakdown(spec(llama("    strategy: FULL_SHARD\n"), 4));
+  EXPECT_EQ(p.grads, 2 * (kN / 4));
+  EXPECT_EQ(p.comm_buffers, 2 * kBlock);
+}
+
+TEST(MegatronMemory, MegatronFsdpKeepsMegatronsActivationLayout) {
+  const WorkloadSpec fsdp = spec(gpt("FULL_SHARD", "none") + "  megatron:\n    fsdp: true\n", 2);
+  ASSERT_TRUE(fsdp.megatron_core());
+  ASSERT_FALSE(fsdp.megatron);
+  EXPECT_EQ(layer_activation_bytes(fsdp), kKorthikantiNone - kDropout + kNormStats);
+}
+
 }  // namespace
 }  // namespace clustersim::workloads

@@ -104,6 +104,53 @@ TEST(MegatronSchedule, DistributedOptimizerReduceScattersAndGathersEachBucketOnc
   EXPECT_TRUE(waits);
 }
 
+// Megatron-FSDP: each block all-gathered before its forward and again before
+// its backward, the root once a micro-batch; every micro-batch
+// reduce-scatters every unit's fp32 gradients on the reduce stream; no copy
+// kernel around either collective.
+TEST(MegatronSchedule, MegatronFsdpGathersEachPassAndReduceScattersEveryMicroBatch) {
+  const WorkloadSpec w = spec("FULL_SHARD", "  megatron:\n    fsdp: true\n");
+  FsdpScheduleOptions options;  // as scenario/step_config.cc derives them
+  options.separate_reduce_stream = w.separate_reduce_stream;
+  options.no_sync = w.no_sync;
+  const FsdpSchedule s = build_fsdp_schedule(w, options);
+  const std::vector<Task> ag = of_kind(s, TaskKind::kAllGather);
+  ASSERT_EQ(ag.size(), 2u * (1 + 4 + 4));  // 2 micro-batches: root, 4 forward, 4 backward
+  int64_t gathered = 0;
+  for (const Task& t : ag) gathered += t.bytes;
+  EXPECT_EQ(gathered, 2 * (2 * kRoot + 2 * 4 * 2 * kBlock));  // bf16
+  const std::vector<Task> rs = of_kind(s, TaskKind::kReduceScatter);
+  ASSERT_EQ(rs.size(), 2u * 5);
+  int64_t reduced = 0;
+  for (const Task& t : rs) {
+    EXPECT_EQ(t.stream, Stream::kReduce);
+    EXPECT_EQ(t.group, GroupRole::kShard);
+    reduced += t.bytes;
+  }
+  EXPECT_EQ(reduced, 2 * 4 * (4 * kBlock + kRoot));  // fp32 main gradients
+  EXPECT_EQ(rs.front().micro_batch, 0);
+  EXPECT_EQ(s.block_copy_out, kNoKernel);
+  EXPECT_EQ(s.root_copy_out, kNoKernel);
+  EXPECT_EQ(s.block_reduce_copy_in, kNoKernel);
+  EXPECT_EQ(s.block_grad_cast, kNoKernel);
+  // PyTorch's FSDP2 on the same job copies around both.
+  const FsdpSchedule p = build_fsdp_schedule(spec("FULL_SHARD"));
+  EXPECT_NE(p.block_copy_out, kNoKernel);
+  EXPECT_NE(p.block_reduce_copy_in, kNoKernel);
+  // Forward prefetch: block 1's forward all-gather is issued before block 0's
+  // first forward kernel.
+  int32_t block1_gather = -1, block0_kernel = -1;
+  for (int32_t i = 0; i < s.size(); ++i) {
+    const Task& t = s.tasks[static_cast<size_t>(i)];
+    if (t.phase != Phase::kForward || t.micro_batch != 0) continue;
+    if (t.kind == TaskKind::kAllGather && t.unit == 1 && block1_gather < 0) block1_gather = i;
+    if (t.kind == TaskKind::kKernel && t.unit == 0 && block0_kernel < 0) block0_kernel = i;
+  }
+  ASSERT_GE(block1_gather, 0);
+  ASSERT_GE(block0_kernel, 0);
+  EXPECT_LT(block1_gather, block0_kernel);
+}
+
 // --fp8-param-gather: each block's linear weights (16,777,216 of its
 // parameters) gathered at 1 byte, its norms (2,048) and the root at 2; the
 // FP8 weights are transposed once, in the first micro-batch, and no
@@ -187,14 +234,16 @@ TEST(MegatronSchedule, PlainDdpAllReducesItsBuckets) {
 }
 
 TEST(MegatronSchedule, StepsRunEndToEnd) {
-  for (const std::string_view strategy : {"DISTRIBUTED_OPTIMIZER", "NO_SHARD"}) {
+  for (const std::string_view strategy : {"DISTRIBUTED_OPTIMIZER", "NO_SHARD", "FULL_SHARD"}) {
     StepConfig c;
-    c.workload = spec(strategy, strategy == "NO_SHARD" ? "  megatron:\n    ddp: true\n" : "");
+    c.workload = spec(strategy, strategy == "NO_SHARD"     ? "  megatron:\n    ddp: true\n"
+                                : strategy == "FULL_SHARD" ? "  megatron:\n    fsdp: true\n"
+                                                           : "");
     c.compute = compute_spec_from_profile(test_support::h100());
     const StepResult r = simulate_step(test_support::hgx_h100(1), test_support::h100(), c);
     EXPECT_GT(r.step_time_s, 0) << strategy;
-    // The first bucket's all-gather is exposed; the reductions overlap.
-    if (strategy == "DISTRIBUTED_OPTIMIZER") {
+    // The first bucket's (or unit's) all-gather is exposed.
+    if (strategy != "NO_SHARD") {
       EXPECT_GT(r.breakdown.exposed_comm_s(), 0);
     }
   }
