@@ -12,6 +12,17 @@ constexpr double kFp8 = 1;
 constexpr double kAmaxFlops = 2;
 constexpr double kCastFlops = 2;
 constexpr KernelClass kCls = KernelClass::kElementwise;
+// Block scaling's fp32 scales (Transformer Engine's Float8BlockScaling): one
+// per 1 x 128 tile of an activation or gradient, in each layout, and one per
+// 128 x 128 block of a weight, shared by both layouts.
+constexpr double kScaleBytes = 4;
+constexpr double kTileScale = kScaleBytes / 128;
+constexpr double kBlockScale = kScaleBytes / (128.0 * 128.0);
+
+// Recipes whose scale is the tensor's own amax, found by a pass of its own.
+bool amax_pass(Float8Recipe recipe) {
+  return recipe == Float8Recipe::kTensorwise || recipe == Float8Recipe::kCurrent;
+}
 
 double dbl(int64_t x) { return static_cast<double>(x); }
 
@@ -32,8 +43,15 @@ Kernel cast(std::string_view name, double n, double read, double written) {
 // previous kernel, whose first read torch.compile can fuse into it.
 void activation_casts(std::vector<Kernel>& out, Float8Recipe recipe, bool fused, double n,
                       bool gradient) {
-  if (recipe == Float8Recipe::kTensorwise || recipe == Float8Recipe::kDelayed) {
-    if (!fused && recipe == Float8Recipe::kTensorwise) {
+  if (recipe == Float8Recipe::kBlockwise) {
+    // Each layout quantized in 1 x 128 tiles from the bf16 tensor, the
+    // tiles' scales written beside it; no amax pass.
+    out.push_back(cast(gradient ? "float8.cast_grad" : "float8.cast_input", n, kBf16,
+                       2 * (kFp8 + kTileScale)));
+    return;
+  }
+  if (recipe != Float8Recipe::kRowwise) {
+    if (!fused && amax_pass(recipe)) {
       out.push_back(amax(gradient ? "float8.amax_grad" : "float8.amax_input", n));
     }
     out.push_back(
@@ -46,21 +64,33 @@ void activation_casts(std::vector<Kernel>& out, Float8Recipe recipe, bool fused,
   out.push_back(cast(gradient ? "float8.cast_grad_t" : "float8.cast_input_t", n, kBf16, kFp8));
 }
 
+// Bytes per element a weight's FP8 layout takes with its scales.
+double weight_fp8_bytes(Float8Recipe recipe) {
+  return kFp8 + (recipe == Float8Recipe::kBlockwise ? kBlockScale : 0);
+}
+
+// The FP8 weight (and its block scales), re-laid column-major for the input
+// gradient's GEMM.
+Kernel transpose_weight_fp8(Float8Recipe recipe, double n) {
+  return pointwise("float8.transpose_weight_fp8", kCls, 0, 2 * weight_fp8_bytes(recipe) * n);
+}
+
 void weight_casts_forward(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered, double n) {
   if (gathered) return;  // all-gathered in FP8 already
-  if (recipe == Float8Recipe::kTensorwise) out.push_back(amax("float8.amax_weight", n));
-  out.push_back(cast("float8.cast_weight", n, kBf16, kFp8));
+  if (amax_pass(recipe)) out.push_back(amax("float8.amax_weight", n));
+  out.push_back(cast("float8.cast_weight", n, kBf16, weight_fp8_bytes(recipe)));
 }
 
 void weight_casts_backward(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered, double n) {
-  if (gathered) {
-    // The FP8 weight, re-laid column-major for the input gradient's GEMM.
-    out.push_back(pointwise("float8.transpose_weight_fp8", kCls, 0, 2 * kFp8 * n));
+  // 128 x 128 blocks are square: the forward's FP8 weight and scales,
+  // transposed, are the other layout's.
+  if (gathered || recipe == Float8Recipe::kBlockwise) {
+    out.push_back(transpose_weight_fp8(recipe, n));
     return;
   }
   if (recipe == Float8Recipe::kRowwise) {
     out.push_back(pointwise("float8.transpose_weight", kCls, 0, 2 * kBf16 * n));
-  } else if (recipe == Float8Recipe::kTensorwise) {
+  } else if (amax_pass(recipe)) {
     out.push_back(amax("float8.amax_weight_t", n));
   }
   out.push_back(cast("float8.cast_weight_t", n, kBf16, kFp8));
@@ -69,9 +99,15 @@ void weight_casts_backward(std::vector<Kernel>& out, Float8Recipe recipe, bool g
 // An input TP all-gathers in FP8 (Transformer Engine's userbuffers, fp8_buf):
 // the rank's 1/tp shard cast (bf16 read, one FP8 layout written) before the
 // gather, the gathered tensor transposed whole for the weight gradient.
-void gathered_casts(std::vector<Kernel>& out, double n, int64_t tp, bool gradient) {
-  out.push_back(cast(gradient ? "float8.cast_grad" : "float8.cast_input",
-                     n / static_cast<double>(tp), kBf16, kFp8));
+// Under current scaling the shard's amax pass comes first (unless fused into
+// its producer).
+void gathered_casts(std::vector<Kernel>& out, Float8Recipe recipe, bool fused, double n, int64_t tp,
+                    bool gradient) {
+  const double shard = n / static_cast<double>(tp);
+  if (!fused && amax_pass(recipe)) {
+    out.push_back(amax(gradient ? "float8.amax_grad" : "float8.amax_input", shard));
+  }
+  out.push_back(cast(gradient ? "float8.cast_grad" : "float8.cast_input", shard, kBf16, kFp8));
   out.push_back(pointwise(gradient ? "float8.transpose_grad" : "float8.transpose_input", kCls, 0,
                           2 * kFp8 * n));
 }
@@ -79,12 +115,13 @@ void gathered_casts(std::vector<Kernel>& out, double n, int64_t tp, bool gradien
 // Transformer Engine's cast of a weight kept for the step: the bf16 weight
 // read once and written in FP8 in both layouts (fp8_cast_transpose_fused), or
 // the FP8 weight the optimizer gathered only transposed.
-void weight_casts_once(std::vector<Kernel>& out, bool gathered, double n) {
+void weight_casts_once(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered, double n) {
   if (gathered) {
-    out.push_back(pointwise("float8.transpose_weight_fp8", kCls, 0, 2 * kFp8 * n));
+    out.push_back(transpose_weight_fp8(recipe, n));
     return;
   }
-  out.push_back(cast("float8.cast_transpose_weight", n, kBf16, 2 * kFp8));
+  if (amax_pass(recipe)) out.push_back(amax("float8.amax_weight", n));
+  out.push_back(cast("float8.cast_transpose_weight", n, kBf16, 2 * weight_fp8_bytes(recipe)));
 }
 
 // The weight's kernels before a forward (or input-gradient) GEMM: every
@@ -98,13 +135,21 @@ void weight_casts(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered,
       weight_casts_forward(out, recipe, gathered, n);
     }
   } else if (casts == Float8WeightCasts::kOncePerStep && !gradient) {
-    weight_casts_once(out, gathered, n);
+    weight_casts_once(out, recipe, gathered, n);
   }
 }
 
-Kernel fp8_gemm(Kernel g) {
+// C = A B in FP8: A an activation or gradient; B the weight (its 128 x 128
+// blocks' scales under block scaling) except in the weight gradient, whose B
+// is a gradient (1 x 128 tiles).
+Kernel fp8_gemm(Kernel g, Float8Recipe recipe, bool weight_gradient) {
   g.fp8 = true;
-  g.bytes = kFp8 * (dbl(g.m) * dbl(g.k) + dbl(g.k) * dbl(g.n)) + kBf16 * dbl(g.m) * dbl(g.n);
+  const double a = dbl(g.m) * dbl(g.k);
+  const double b = dbl(g.k) * dbl(g.n);
+  g.bytes = kFp8 * (a + b) + kBf16 * dbl(g.m) * dbl(g.n);
+  if (recipe == Float8Recipe::kBlockwise) {
+    g.bytes += kTileScale * a + (weight_gradient ? kTileScale : kBlockScale) * b;
+  }
   return g;
 }
 
@@ -125,15 +170,16 @@ void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_
     const double a = dbl(k.m) * dbl(k.k);
     const double b = dbl(k.k) * dbl(k.n);
     const bool gradient = ends_with(k.name, ".dgrad");
-    if (gradient || !ends_with(k.name, ".wgrad")) {
+    const bool weight_gradient = ends_with(k.name, ".wgrad");
+    if (!weight_gradient) {
       if (fp8_tp_gather > 1 && tp_gathers_input(k.name)) {
-        gathered_casts(out, a, fp8_tp_gather, gradient);
+        gathered_casts(out, recipe, fused_with_producer, a, fp8_tp_gather, gradient);
       } else {
         activation_casts(out, recipe, fused_with_producer, a, gradient);
       }
       weight_casts(out, recipe, weights_gathered_in_fp8, casts, gradient, b);
     }
-    out.push_back(fp8_gemm(k));
+    out.push_back(fp8_gemm(k, recipe, weight_gradient));
   }
   kernels = std::move(out);
 }

@@ -1,6 +1,7 @@
-// Float8 training as torchao's Float8Linear runs it (workload.float8): the
-// transformer blocks' linears multiply in FP8 (torch._scaled_mm) and each
-// operand is scaled and cast from bf16 first. torchtitan converts every
+// Float8 training as torchao's Float8Linear and Transformer Engine run it
+// (workload.float8): the transformer blocks' linears multiply in FP8
+// (torch._scaled_mm, Transformer Engine's GEMMs) and each operand is scaled
+// and cast from bf16 first. torchtitan converts every
 // nn.Linear of the blocks and leaves the output head in bf16 (its float8
 // converter's default filter, "output"); embeddings, norms and attention stay
 // in bf16.
@@ -53,28 +54,55 @@
 //    default FP8 recipe): tensorwise's casts without any amax kernel; the
 //    scale comes from the amax history of earlier steps, and each cast
 //    records its tensor's amax as it writes.
+//  * current (Transformer Engine's Float8CurrentScaling, Megatron-Core's
+//    --fp8-recipe tensorwise): the scale is the tensor's own amax, so
+//    tensorwise's kernels, byte for byte: an amax pass before each cast
+//    (the input's and the gradient's fused into their producer under
+//    fused_with_producer, as tensorwise's). Its all-reduce of a sequence
+//    shard's amax over the TP group (amax_reduction_group) is not modelled.
+//  * blockwise (Transformer Engine's Float8BlockScaling, --fp8-recipe
+//    blockwise, DeepSeek-V3's recipe, arXiv:2412.19437 sec. 3.3): fp32
+//    scales per 1 x 128 tile of X and G, each layout quantized from bf16 on
+//    its own, and per 128 x 128 block of W, found by the cast itself: no
+//    amax pass, fused or not.
+//      forward:  float8.cast_input (4 + 8/128)n(X); float8.cast_weight
+//                (3 + 4/16384)n(W)
+//      backward: float8.cast_grad (4 + 8/128)n(G); float8.transpose_weight_fp8
+//                2(1 + 4/16384)n(W): a square block's scale serves both
+//                layouts, so the forward's FP8 weight is transposed, not cast
+//                again
+//    Its GEMMs read the operands' scales too (4/128 bytes per element of a
+//    tiled operand, 4/16384 of a blocked weight) and are timed on the part's
+//    FP8 curve like the others: DeepGEMM, DeepSeek's block-scaled FP8 GEMMs
+//    for Hopper, "matches or exceeds expert-tuned libraries across various
+//    matrix shapes" (its README); no microbenchmark here says otherwise.
 //
 // Weights kept across the micro-batches of a step (Float8WeightCasts):
 // Transformer Engine under Megatron-Core casts the blocks' weights in the first
 // micro-batch's forward only (is_first_microbatch, which Megatron's schedules
 // set at each step's first micro-batch of a model chunk), one
-// float8.cast_transpose_weight 4n(W) (bf16 read, FP8 written in both layouts),
-// and every later forward and every backward reads the kept casts: no weight
-// kernel at all. With the weights gathered in FP8 (Megatron's
+// float8.cast_transpose_weight 4n(W) (bf16 read, FP8 written in both layouts;
+// after float8.amax_weight 2n(W) under current scaling, with the blocks'
+// scales under block scaling), and every later forward and every backward
+// reads the kept casts: no weight kernel at all. With the weights gathered in FP8 (Megatron's
 // --fp8-param-gather, NeMo's fp8_params) the kept cast is the FP8 weight's
 // transpose alone, float8.transpose_weight_fp8 2n(W).
 //
-// TP all-gathers in FP8 (KernelConfig::float8_tp_gather: Transformer Engine's
-// userbuffers, whose all-gather buffers are FP8 under an FP8 recipe, with
-// sequence parallelism): the input of qkv_proj and of up_proj / gate_up_proj
-// (the norm's output) and the output gradient of out_proj and of down_proj
-// are cast on the rank's sequence shard, float8.cast_input / float8.cast_grad
-// 3n/tp (bf16 read, FP8 written), all-gathered at 1 byte per element, and the
-// gathered tensor transposed for the weight gradient's GEMM,
-// float8.transpose_input / float8.transpose_grad 2n (FP8 read and written).
+// TP all-gathers in FP8 (KernelConfig::float8_tp_gather, under delayed and
+// current scaling: Transformer Engine's userbuffers, whose all-gather
+// buffers are FP8 under an FP8 recipe, with sequence parallelism): the input
+// of qkv_proj and of up_proj / gate_up_proj (the norm's output) and the
+// output gradient of out_proj and of down_proj are cast on the rank's
+// sequence shard, float8.cast_input / float8.cast_grad 3n/tp (bf16 read, FP8
+// written; current scaling's amax pass first, 2n/tp, unless fused),
+// all-gathered at 1 byte per element, and the gathered tensor transposed for
+// the weight gradient's GEMM, float8.transpose_input / float8.transpose_grad
+// 2n (FP8 read and written).
 //
 // Not modelled: torchao's float8 all-gather of TP activations (its TP
-// collectives stay bf16).
+// collectives stay bf16); block scaling's FP8 TP all-gathers (its tiles'
+// column-major copy cannot be a transpose of the gathered rows: its gathers
+// stay bf16 here, an assumption on the slow side).
 //
 // Units: FLOPs and bytes. Thread safety: pure functions.
 #pragma once

@@ -200,7 +200,8 @@ void add_megatron_keys(sim::ConfigSchema& schema) {
                "DISTRIBUTED_OPTIMIZER with FP8 (Megatron-Core's --fp8-param-gather, NeMo's "
                "fp8_params): the blocks' linear weights are Transformer Engine FP8 tensors, "
                "all-gathered in FP8 (half their bytes) and never cast in the forward; each "
-               "step makes their transposed layout once. Needs float8.recipe delayed.")
+               "step makes their transposed layout once. Needs a Transformer Engine recipe "
+               "(float8.recipe delayed, current or blockwise).")
       .default_to(false);
   schema
       .add_key(kOptimizerDtype, ValueType::kEnum,
@@ -295,12 +296,12 @@ void read_megatron_keys(const sim::ConfigValues& values, WorkloadSpec& w,
   w.bucket_params = values.has(kBucket) ? values.get_int(kBucket)
                                         : megatron_default_bucket_params(w.batch_replicas());
   w.fp8_param_gather = values.get_bool(kFp8ParamGather);
-  if (w.fp8_param_gather && (!distributed || w.float8 != Float8Recipe::kDelayed)) {
+  if (w.fp8_param_gather && (!distributed || !transformer_engine_recipe(w.float8))) {
     sink.add(values.where(kFp8ParamGather), kFp8ParamGather,
              "expected false with " + strategy + " and float8.recipe " +
                  std::string(values.get_string("workload.float8.recipe")) +
                  " (the distributed optimizer gathers Transformer Engine's FP8 weights: "
-                 "DISTRIBUTED_OPTIMIZER and recipe delayed), found true");
+                 "DISTRIBUTED_OPTIMIZER and recipe delayed, current or blockwise), found true");
   }
   w.optimizer_state_bytes = values.get_string(kOptimizerDtype) == "bf16" ? 2 : 4;
   if (w.optimizer_state_bytes != 4 && !distributed) {

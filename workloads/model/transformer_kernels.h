@@ -215,15 +215,30 @@ enum class KernelFusion {
 
 std::string_view kernel_fusion_name(KernelFusion fusion);  // "compiled", "eager"
 
-// torchao Float8Linear scaling of the blocks' linears (workloads/model/float8_kernels.h).
+// The FP8 scaling of the blocks' linears: torchao's Float8Linear recipes or
+// Transformer Engine's (workloads/model/float8_kernels.h).
 enum class Float8Recipe {
   kNone,        // bf16 GEMMs
-  kTensorwise,  // one dynamic scale per tensor
-  kRowwise,     // one dynamic scale per row
+  kTensorwise,  // torchao: one dynamic scale per tensor
+  kRowwise,     // torchao: one dynamic scale per row
   // Transformer Engine's delayed scaling: one scale per tensor from the amax
   // history of earlier steps, so no amax pass precedes a cast.
   kDelayed,
+  // Transformer Engine's current scaling (Float8CurrentScaling): one scale
+  // per tensor from its own amax, an amax pass before each cast.
+  kCurrent,
+  // Transformer Engine's block scaling (Float8BlockScaling, DeepSeek-V3's
+  // recipe): a scale per 1 x 128 tile of activations and gradients and per
+  // 128 x 128 block of weights, found by the cast itself.
+  kBlockwise,
 };
+
+// Transformer Engine's recipes (delayed, current, blockwise): those its
+// weight cache, Megatron's FP8 parameters and userbuffers work with.
+inline bool transformer_engine_recipe(Float8Recipe recipe) {
+  return recipe == Float8Recipe::kDelayed || recipe == Float8Recipe::kCurrent ||
+         recipe == Float8Recipe::kBlockwise;
+}
 
 // Which kernels compute the loss: aten's (F.cross_entropy, as `fusion` runs
 // it) or Megatron-Core's vocab-parallel cross entropy, unfused or fused

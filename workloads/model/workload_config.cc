@@ -35,11 +35,13 @@ constexpr std::array<Named<BackwardPrefetch>, 3> kPrefetches = {
     {{BackwardPrefetch::kBackwardPre, "BACKWARD_PRE"},
      {BackwardPrefetch::kBackwardPost, "BACKWARD_POST"},
      {BackwardPrefetch::kNone, "NONE"}}};
-constexpr std::array<Named<Float8Recipe>, 4> kFloat8Recipes = {
+constexpr std::array<Named<Float8Recipe>, 6> kFloat8Recipes = {
     {{Float8Recipe::kNone, "none"},
      {Float8Recipe::kTensorwise, "tensorwise"},
      {Float8Recipe::kRowwise, "rowwise"},
-     {Float8Recipe::kDelayed, "delayed"}}};
+     {Float8Recipe::kDelayed, "delayed"},
+     {Float8Recipe::kCurrent, "current"},
+     {Float8Recipe::kBlockwise, "blockwise"}}};
 constexpr std::array<Named<ActivationCheckpointing>, 4> kCheckpointing = {
     {{ActivationCheckpointing::kNone, "none"},
      {ActivationCheckpointing::kFull, "full"},
@@ -384,9 +386,13 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "(torchao's default); rowwise: one scale per row; delayed: Transformer Engine's "
                "delayed scaling (Megatron-Core's --fp8-recipe default), one scale per tensor "
                "taken from the amax history of earlier steps, so no amax pass precedes a cast "
-               "(the cast records the amax as it writes). Each linear's input, weight and "
-               "output gradient are scaled and cast first; needs a part with FP8 tensor cores "
-               "(gpu.peak_fp8_tflops) and dtype bf16.")
+               "(the cast records the amax as it writes); current: Transformer Engine's current "
+               "scaling (--fp8-recipe tensorwise), one scale per tensor from its own amax, an "
+               "amax pass before each cast; blockwise: Transformer Engine's block scaling "
+               "(--fp8-recipe blockwise, DeepSeek-V3's), an fp32 scale per 1 x 128 tile of "
+               "activations and gradients and per 128 x 128 block of weights, found by the cast. "
+               "Each linear's input, weight and output gradient are scaled and cast first; "
+               "needs a part with FP8 tensor cores (gpu.peak_fp8_tflops) and dtype bf16.")
       .one_of(names(kFloat8Recipes))
       .default_to(std::string("none"));
   schema
@@ -411,7 +417,8 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "once_per_step (Transformer Engine under Megatron-Core: the first micro-batch of "
                "each model chunk casts every weight once, both layouts in one kernel, and keeps "
                "the casts for the step's later forwards and all its backwards, Megatron's "
-               "is_first_microbatch). once_per_step needs recipe delayed (Transformer Engine's).")
+               "is_first_microbatch). once_per_step needs a Transformer Engine recipe: delayed, "
+               "current or blockwise.")
       .one_of(names(kWeightCasts))
       .default_to(std::string("every_micro_batch"));
   schema.add_section("workload.fsdp", "FSDP options (PyTorch names and defaults).");
@@ -535,7 +542,8 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
     sink.add(values.where(kFloat8WeightCasts), kFloat8WeightCasts,
              "expected every_micro_batch with recipe " + values.get_string(kFloat8) +
                  " (torchao's Float8Linear casts its weights in every pass; once_per_step is "
-                 "Transformer Engine's weight cache, recipe delayed), found once_per_step");
+                 "Transformer Engine's weight cache, recipes delayed, current and blockwise), "
+                 "found once_per_step");
   }
   if (w.float8_all_gather &&
       (w.float8 != Float8Recipe::kTensorwise || w.fsdp_version != 2 ||

@@ -171,8 +171,11 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
   kc.float8_weights_gathered = spec.float8_all_gather || spec.fp8_param_gather;
   kc.cross_entropy = spec.cross_entropy;
   // Transformer Engine's userbuffers (async_tp stands for --tp-comm-overlap
-  // under Megatron) gather FP8 inputs under its recipe.
-  kc.float8_tp_gather = spec.float8 == Float8Recipe::kDelayed && spec.async_tp;
+  // under Megatron) gather FP8 inputs under its per-tensor recipes; block
+  // scaling's gathers stay bf16 here (float8_kernels.h).
+  kc.float8_tp_gather =
+      (spec.float8 == Float8Recipe::kDelayed || spec.float8 == Float8Recipe::kCurrent) &&
+      spec.async_tp;
   // torchtitan compiles the blocks only: the rest runs eager either way.
   KernelConfig eager = kc;
   eager.fusion = KernelFusion::kEager;

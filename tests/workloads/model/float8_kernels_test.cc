@@ -88,6 +88,61 @@ TEST(Float8Kernels, DelayedScalingCastsWithoutAnyAmaxPass) {
   }
 }
 
+// Transformer Engine's current scaling takes each tensor's own amax:
+// torchao's tensorwise kernels, byte for byte, fused or not.
+TEST(Float8Kernels, CurrentScalingIsTensorwiseByteForByte) {
+  for (const bool fused : {false, true}) {
+    std::vector<Kernel> current = one_linear();
+    std::vector<Kernel> tensorwise = one_linear();
+    apply_float8(current, Float8Recipe::kCurrent, fused);
+    apply_float8(tensorwise, Float8Recipe::kTensorwise, fused);
+    ASSERT_EQ(names(current), names(tensorwise));
+    for (size_t i = 0; i < current.size(); ++i) {
+      EXPECT_DOUBLE_EQ(current[i].bytes, tensorwise[i].bytes) << current[i].name;
+    }
+  }
+  // Its weight cache: the amax, then both layouts in one kernel.
+  std::vector<Kernel> first = one_linear();
+  apply_float8(first, Float8Recipe::kCurrent, /*fused_with_producer=*/true,
+               /*weights_gathered_in_fp8=*/false, Float8WeightCasts::kOncePerStep);
+  EXPECT_EQ(names(first),
+            (std::vector<std::string_view>{"norm", "float8.cast_input", "float8.amax_weight",
+                                           "float8.cast_transpose_weight", "proj",
+                                           "float8.cast_grad", "proj.dgrad", "proj.wgrad"}));
+  EXPECT_DOUBLE_EQ(bytes_named(first, "float8.amax_weight"), 2 * kW);
+  EXPECT_DOUBLE_EQ(bytes_named(first, "float8.cast_transpose_weight"), 4 * kW);
+}
+
+// Block scaling: an fp32 scale per 1 x 128 tile of X and G, in each of their
+// two layouts, and per 128 x 128 block of W; no amax pass; the backward
+// transposes the forward's FP8 weight.
+TEST(Float8Kernels, BlockwiseWritesTileAndBlockScalesWithoutAnAmaxPass) {
+  constexpr double kTile = 4.0 / 128;     // scale bytes per tiled element
+  constexpr double kBlock = 4.0 / 16384;  // per element of a weight block
+  for (const bool fused : {false, true}) {
+    std::vector<Kernel> ks = one_linear();
+    apply_float8(ks, Float8Recipe::kBlockwise, fused);
+    EXPECT_EQ(names(ks),
+              (std::vector<std::string_view>{
+                  "norm", "float8.cast_input", "float8.cast_weight", "proj", "float8.cast_grad",
+                  "float8.transpose_weight_fp8", "proj.dgrad", "proj.wgrad"}));
+    EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_input"), (2 + 2 * (1 + kTile)) * kX);
+    EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight"), (2 + 1 + kBlock) * kW);
+    EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_grad"), (2 + 2 * (1 + kTile)) * kG);
+    EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.transpose_weight_fp8"), 2 * (1 + kBlock) * kW);
+    // The GEMMs read their operands' scales: forward X tiles and W blocks;
+    // input gradient G tiles and W blocks; weight gradient X and G tiles.
+    EXPECT_DOUBLE_EQ(ks[3].bytes, kX + kW + 2 * kG + kTile * kX + kBlock * kW);
+    EXPECT_DOUBLE_EQ(ks[6].bytes, kG + kW + 2 * kX + kTile * kG + kBlock * kW);
+    EXPECT_DOUBLE_EQ(ks[7].bytes, kX + kG + 2 * kW + kTile * kX + kTile * kG);
+    EXPECT_TRUE(ks[7].fp8);
+  }
+  std::vector<Kernel> first = one_linear();
+  apply_float8(first, Float8Recipe::kBlockwise, true, false, Float8WeightCasts::kOncePerStep);
+  EXPECT_DOUBLE_EQ(bytes_named(first, "float8.cast_transpose_weight"), (2 + 2 * (1 + kBlock)) * kW);
+  EXPECT_EQ(bytes_named(first, "float8.amax_weight"), 0);
+}
+
 TEST(Float8Kernels, RowwiseTransposesInBf16) {
   std::vector<Kernel> ks = one_linear();
   apply_float8(ks, Float8Recipe::kRowwise, /*fused_with_producer=*/false);

@@ -232,10 +232,19 @@ TEST(MegatronConfig, MegatronFsdpCombinationsAreRejectedAtTheirKeys) {
                           HasSubstr("s.yaml:12:23: error: workload.fsdp.forward_prefetch")));
 }
 
-TEST(MegatronConfig, Fp8ParamGatherNeedsTheDistributedOptimizerAndDelayedScaling) {
-  EXPECT_TRUE(spec_from_yaml(distributed("  float8:\n    recipe: delayed\n"
-                                         "  megatron:\n    fp8_param_gather: true\n"))
-                  .fp8_param_gather);
+TEST(MegatronConfig, Fp8ParamGatherNeedsTheDistributedOptimizerAndATransformerEngineRecipe) {
+  for (const std::string_view recipe : {"delayed", "current", "blockwise"}) {
+    EXPECT_TRUE(spec_from_yaml(distributed("  float8:\n    recipe: " + std::string(recipe) +
+                                           "\n  megatron:\n    fp8_param_gather: true\n"))
+                    .fp8_param_gather)
+        << recipe;
+  }
+  EXPECT_THAT(error_of(distributed("  float8:\n    recipe: tensorwise\n"
+                                   "  megatron:\n    fp8_param_gather: true\n")),
+              AllOf(StartsWith("s.yaml:11:23: error: workload.megatron.fp8_param_gather: "
+                               "expected false with DISTRIBUTED_OPTIMIZER and float8.recipe "
+                               "tensorwise"),
+                    HasSubstr("recipe delayed, current or blockwise")));
   EXPECT_THAT(error_of(distributed("  megatron:\n    fp8_param_gather: true\n")),
               AllOf(StartsWith("s.yaml:9:23: error: workload.megatron.fp8_param_gather: expected "
                                "false with DISTRIBUTED_OPTIMIZER and float8.recipe none"),
@@ -268,6 +277,14 @@ TEST(MegatronConfig, WeightsCastOncePerStepAreTransformerEnginesAlone) {
                 .float8_weight_casts,
             Float8WeightCasts::kOncePerStep);
   EXPECT_EQ(spec_from_yaml(job("")).float8_weight_casts, Float8WeightCasts::kEveryPass);
+  for (const std::string_view recipe : {"current", "blockwise"}) {
+    const WorkloadSpec w = spec_from_yaml(distributed(
+        "  float8:\n    recipe: " + std::string(recipe) + "\n    weight_casts: once_per_step\n"));
+    EXPECT_EQ(w.float8_weight_casts, Float8WeightCasts::kOncePerStep) << recipe;
+  }
+  EXPECT_EQ(spec_from_yaml(job("  float8:\n    recipe: current\n")).float8, Float8Recipe::kCurrent);
+  EXPECT_EQ(spec_from_yaml(job("  float8:\n    recipe: blockwise\n")).float8,
+            Float8Recipe::kBlockwise);
   EXPECT_THAT(error_of(job("  float8:\n    recipe: tensorwise\n    weight_casts: once_per_step\n")),
               AllOf(StartsWith("s.yaml:8:19: error: workload.float8.weight_casts: expected "
                                "every_micro_batch with recipe tensorwise"),
