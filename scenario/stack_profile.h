@@ -51,6 +51,8 @@ inline constexpr auto kStackKeys = std::to_array<std::string_view>({
     "workload.grad_clip",
     "workload.host.per_step",
     "workload.host.per_step_jitter",
+    "workload.host.per_micro_batch",
+    "workload.host.per_layer",
     "workload.optimizer.implementation",
     "workload.fsdp.version",
     "workload.fsdp.reduce_dtype",

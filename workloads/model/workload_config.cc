@@ -10,6 +10,7 @@
 #include "config/named_choices.h"
 #include "sim/check.h"
 #include "workloads/model/global_batch.h"
+#include "workloads/model/host_loop_config.h"
 #include "workloads/model/megatron_config.h"
 #include "workloads/model/pipeline_config.h"
 #include "workloads/model/transformer_kernels.h"
@@ -277,28 +278,6 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "train by default (max_norm 1): the local gradients' norm, an all-reduce of it, "
                "then the gradients scaled, before the optimizer.")
       .default_to(true);
-  schema.add_section("workload.host",
-                     "The training loop's own host work, beyond kernel launches (the stack's).");
-  schema
-      .add_key("workload.host.per_step", ValueType::kDuration,
-               "Host time between steps that no kernel launch accounts for: data loading, "
-               "logging, zero_grad and the loop's Python. Every GPU waits for it whole at the "
-               "step's start (run's \"launch-bound\"); it does not shrink with the batch per GPU. "
-               "Measure it as the GPU's idle gap between two steps of a profile.")
-      .default_to(sim::SimTime::zero())
-      .non_negative()
-      .in_unit("ms");
-  schema
-      .add_key("workload.host.per_step_jitter", ValueType::kDuration,
-               "Spread of that host work between ranks (garbage collection, the OS, data "
-               "loading): each rank's is per_step + |N(0, this)|, drawn per rank from the "
-               "scenario's seed. The step's first synchronising collective waits for the "
-               "slowest rank (run's \"sync wait\"), so it costs more the more ranks there "
-               "are: 1.8 times this on 8 ranks, 2.6 on 64, 3.6 on 2,048 (the expected largest of N "
-               "|N(0, 1)|).")
-      .default_to(sim::SimTime::zero())
-      .non_negative()
-      .in_unit("ms");
   schema
       .add_key("workload.stack_efficiency", ValueType::kFloat,
                "The software stack's share of the modelled tensor-core rate: every kernel's FLOP "
@@ -468,6 +447,7 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .one_of(reduce_dtype_names())
       .default_to(std::string("param"));
   add_optimizer_keys(schema);
+  add_host_loop_keys(schema);
   add_megatron_keys(schema);
 }
 
@@ -517,8 +497,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.torch_compile = values.get_bool("workload.torch_compile");
   w.cuda_graphs = values.get_bool("workload.cuda_graphs");
   w.grad_clip = values.get_bool("workload.grad_clip");
-  w.host_per_step_ns = values.get_duration("workload.host.per_step").count_ns();
-  w.host_per_step_jitter_ns = values.get_duration("workload.host.per_step_jitter").count_ns();
+  read_host_loop_keys(values, w);
   w.optimizer_implementation = read_optimizer_implementation(values);
   w.flash_attention = values.get_string("workload.attention") == "flash";
   w.rotary_by_matrix = values.get_string("workload.rotary_embedding") == "rotation_matrix";

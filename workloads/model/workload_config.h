@@ -161,6 +161,14 @@ struct WorkloadSpec {
   // Its spread between ranks (workload.host.per_step_jitter), ns >= 0: each
   // rank's host work is host_per_step_ns + |N(0, this)| (exec/engine.h).
   int64_t host_per_step_jitter_ns = 0;
+  // Host work the loop spends before each micro-batch's forward (a pipeline
+  // chunk's, each), and before each transformer layer's forward and backward
+  // (workload.host.per_micro_batch, per_layer: the loop's and the modules'
+  // Python, hooks), ns >= 0, on top of the launches; the step's host issue
+  // times carry them (workloads/schedules/step_program.h). per_layer is not
+  // spent under CUDA graphs, which replay the layers without Python.
+  int64_t host_per_micro_batch_ns = 0;
+  int64_t host_per_layer_ns = 0;
   // How torch.optim.AdamW runs on the GPU (workload.optimizer.implementation,
   // workloads/model/optimizer_step.h): one fused kernel, or foreach's eight passes.
   OptimizerImplementation optimizer_implementation = OptimizerImplementation::kFused;
@@ -218,7 +226,8 @@ struct WorkloadSpec {
 // `workload.float8` (recipe, fsdp_all_gather, precompute_scales); section `workload.fsdp`
 // (backward_prefetch, forward_prefetch, limit_all_gathers, reshard_after_forward,
 // separate_reduce_stream, no_sync, version, reduce_dtype); section `workload.optimizer`
-// (implementation, via add_optimizer_keys()); section `workload.megatron` (via add_megatron_keys(),
+// (implementation, via add_optimizer_keys()); section `workload.host` (via add_host_loop_keys(),
+// workloads/model/host_loop_config.h); section `workload.megatron` (via add_megatron_keys(),
 // workloads/model/megatron_config.h). Defaults are PyTorch's (FULL_SHARD, BACKWARD_PRE,
 // limit_all_gathers true, reshard_after_forward true, FSDP2, reduction in the compute dtype) and
 // bf16, tp 1, grad_accum 1, no checkpointing, no offload, eager mode, the fused optimizer

@@ -336,6 +336,7 @@ class Builder {
 
   void forward() {
     // Forward order: root (embedding), the chunk's blocks, then the head (root).
+    s_.forward_begins.push_back(s_.size());
     const PipelineStage& st = chunk();
     if (st.has_embedding || st.has_head) {
       ensure_gathered(kRootUnit, Phase::kForward);

@@ -382,6 +382,10 @@ struct FsdpSchedule {
   std::vector<Task> tasks;         // host issue order
   std::vector<int32_t> dep_begin;  // CSR offsets, tasks.size() + 1 entries
   std::vector<int32_t> deps;       // ascending within a task
+  // The first task of each forward of a micro-batch (a chunk's, under
+  // pipeline parallelism), ascending: where the loop's per-micro-batch host
+  // work falls (WorkloadSpec::host_per_micro_batch_ns).
+  std::vector<int32_t> forward_begins;
 
   int32_t size() const { return static_cast<int32_t>(tasks.size()); }
   std::span<const int32_t> deps_of(int32_t task) const;

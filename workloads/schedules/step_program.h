@@ -9,7 +9,11 @@
 // same shape, see Layout); copies and host CPU work become local operations
 // of fixed duration. Dependencies name (stream, position) pairs, so a rank's
 // progress is a few counters. Host issue times are prefix sums of the
-// operations' host costs (launches).
+// operations' host costs: launches, and the loop's own host work before each
+// micro-batch's forward and each transformer layer's pass
+// (WorkloadSpec::host_per_micro_batch_ns, host_per_layer_ns; the layers' not
+// under CUDA graphs), which falls before the kernel or operation it precedes,
+// inside a segment if need be.
 //
 // Units: nanoseconds (int64) and bytes. Thread safety: compile_program is a
 // pure function; a Program is immutable once built.

@@ -407,6 +407,20 @@ TEST(FsdpSchedule, GradAccumulationRepeatsTheMicroBatch) {
   want.erase(std::unique(want.begin(), want.end()), want.end());
   EXPECT_EQ(deps(two, two.size() - 1), want);
 
+  // Each micro-batch's forward begins at its first task, the root's
+  // all-gather or the embedding (where the loop's host work per micro-batch
+  // falls).
+  ASSERT_EQ(two.forward_begins.size(), 2u);
+  EXPECT_EQ(two.forward_begins[0], 0);
+  const Task& second = two.tasks[static_cast<size_t>(two.forward_begins[1])];
+  EXPECT_EQ(second.micro_batch, 1);
+  EXPECT_EQ(second.phase, Phase::kForward);
+  for (int32_t i = 0; i < two.forward_begins[1]; ++i) {
+    EXPECT_EQ(two.tasks[static_cast<size_t>(i)].micro_batch == 1 &&
+                  two.tasks[static_cast<size_t>(i)].phase == Phase::kForward,
+              false);
+  }
+
   const FsdpSchedule nosync = build_fsdp_schedule(w, {false, true});
   EXPECT_EQ(nosync.count(TaskKind::kReduceScatter), 3);
   EXPECT_EQ(find(nosync, TaskKind::kReduceScatter, Phase::kBackward, 0, 0), -1);

@@ -146,6 +146,13 @@ TEST(PipelineStep, InterleavingShrinksTheBubbleByTheVirtualStages) {
   plain.dp_size = 1;
   plain.shard_group_size = 1;
   EXPECT_LT(r.step_time_s, simulate(plain).step_time_s);
+  // Each chunk's forward of each micro-batch is a forward of its own (where
+  // the loop's host work per micro-batch falls): 2 x 8 on every stage.
+  for (int64_t stage = 0; stage < 4; ++stage) {
+    FsdpScheduleOptions o;
+    o.stage = stage;
+    EXPECT_EQ(build_fsdp_schedule(w, o).forward_begins.size(), 16u) << stage;
+  }
 }
 
 // Where stage 0's gradient reductions sit in its schedule (8 micro-batches

@@ -108,6 +108,46 @@ TEST(StepSimulator, HostWorkPerStepDelaysEveryGpuWhole) {
   EXPECT_NEAR(breakdown_sum(late.breakdown), late.step_time_s, 1e-9);
 }
 
+TEST(StepSimulator, HostWorkPerLayerAndMicroBatchDelaysWhatTheHostIssuesAfterIt) {
+  // small_spec: 4 layers, 2 micro-batches. The loop's host work precedes
+  // each micro-batch's forward (2 of them) and each layer's forward and
+  // backward (4 x 2 x 2 = 16 passes; the root's and the optimizer's kernels
+  // are no layer's): far more than the kernels' time, it makes the step
+  // host-bound, every GPU waiting for the host's last issue.
+  StepConfig c = config_for(small_spec(8, 8));
+  c.workload.grad_accum = 2;
+  const StepResult steady = simulate_step(hgx_h100(1), h100(), c);
+  c.workload.host_per_layer_ns = 50'000'000;
+  c.workload.host_per_micro_batch_ns = 30'000'000;
+  const StepResult slow = simulate_step(hgx_h100(1), h100(), c);
+  const double host_s = 16 * 50e-3 + 2 * 30e-3;
+  EXPECT_GT(slow.step_time_s, host_s);
+  EXPECT_LT(slow.step_time_s, host_s + steady.step_time_s);
+  // The GPU's wait is launch-bound, or charged to the collective the late
+  // host issued last (its sync wait before it starts, its exposed time).
+  EXPECT_GT(
+      slow.breakdown.launch_bound_s + slow.breakdown.sync_wait_s + slow.breakdown.exposed_comm_s(),
+      host_s - steady.step_time_s);
+  EXPECT_GT(slow.breakdown.launch_bound_s, 0.5 * host_s);
+  EXPECT_DOUBLE_EQ(slow.breakdown.compute_s, steady.breakdown.compute_s);
+  EXPECT_NEAR(breakdown_sum(slow.breakdown), slow.step_time_s, 1e-9);
+  // Small against the kernels it stays hidden but for the first
+  // micro-batch's 1 ms, which delays everything (the first layer's 10 us
+  // then passes while its all-gather runs): the host runs ahead of the GPU.
+  c.workload.host_per_layer_ns = 10'000;
+  c.workload.host_per_micro_batch_ns = 1'000'000;
+  const StepResult hidden = simulate_step(hgx_h100(1), h100(), c);
+  EXPECT_NEAR(hidden.step_time_s - steady.step_time_s, 1e-3, 2e-6);
+  // CUDA graphs replay the layers without their Python.
+  c.workload.cuda_graphs = true;
+  c.workload.host_per_layer_ns = 50'000'000;
+  c.workload.host_per_micro_batch_ns = 0;
+  StepConfig graphs = c;
+  graphs.workload.host_per_layer_ns = 0;
+  EXPECT_DOUBLE_EQ(simulate_step(hgx_h100(1), h100(), c).step_time_s,
+                   simulate_step(hgx_h100(1), h100(), graphs).step_time_s);
+}
+
 TEST(StepSimulator, HostWorkJitterCostsMoreOnMoreRanks) {
   // workload.host.per_step_jitter: each rank's host work between steps is
   // |N(0, 10 ms)|, and the step waits for the slowest host: on average
