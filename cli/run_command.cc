@@ -175,6 +175,14 @@ void write_inputs_json(sim::JsonWriter& json, const RunInputs& in) {
   json.key("reshard_after_forward").boolean(w.reshard_after_forward);
   json.key("separate_reduce_stream").boolean(w.separate_reduce_stream);
   json.key("no_sync").boolean(w.no_sync);
+  // Megatron-Core's data parallelism in place of PyTorch's, if any.
+  json.key("megatron_data_parallel")
+      .str(w.megatron_fsdp ? "fsdp"
+           : !w.megatron   ? "none"
+           : w.strategy == workloads::ShardingStrategy::kDistributedOptimizer
+               ? "distributed_optimizer"
+               : "ddp");
+  json.key("reduce_dtype").str(workloads::dtype_name(w.reduce_dtype));
   json.key("activation_checkpointing")
       .str(workloads::activation_checkpointing_name(w.activation_checkpointing));
   json.key("cpu_offload").boolean(w.cpu_offload);

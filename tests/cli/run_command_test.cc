@@ -435,6 +435,33 @@ TEST(RunCommand, SetOverridesReachTheWorkload) {
   EXPECT_EQ(report["stragglers"]["ranks"].text, "3");
   EXPECT_EQ(report["stragglers"]["slowdown"].number, 1.5);
   EXPECT_TRUE(contains(r.out, "stragglers                1 rank(s) 3, compute x1.5")) << r.out;
+  // PyTorch's FSDP reduces in the compute dtype unless told otherwise.
+  EXPECT_EQ(report["workload"]["megatron_data_parallel"].text, "none");
+  EXPECT_EQ(report["workload"]["reduce_dtype"].text, "bf16");
+}
+
+TEST(RunCommand, JsonReportNamesMegatronsDataParallelism) {
+  const ScratchDir dir;
+  const std::string path = dir.write("s.yaml", scenario());
+  const auto mode = [&](std::vector<std::string> sets) {
+    const std::string json = dir.file("m.json");
+    // (Plain DDP holds 18 bytes a parameter of llama3-8b on every rank.)
+    std::vector<std::string> args = {"run", path, "--allow-oom", "--json", json};
+    for (const std::string& kv : sets) {
+      args.push_back("--set");
+      args.push_back(kv);
+    }
+    const Outcome r = run(args);
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    const JsonValue report = parse_json(read_all(json));
+    return report["workload"]["megatron_data_parallel"].text + " " +
+           report["workload"]["reduce_dtype"].text;
+  };
+  EXPECT_EQ(mode({"workload.parallelism.strategy=DISTRIBUTED_OPTIMIZER"}),
+            "distributed_optimizer fp32");
+  EXPECT_EQ(mode({"workload.parallelism.strategy=NO_SHARD", "workload.megatron.ddp=true"}),
+            "ddp fp32");
+  EXPECT_EQ(mode({"workload.megatron.fsdp=true", "workload.fsdp.reduce_dtype=bf16"}), "fsdp bf16");
 }
 
 // Ranks of the trace's complete events, and that every event is well formed.
