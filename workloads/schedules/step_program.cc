@@ -315,12 +315,16 @@ class ProgramBuilder {
   // The loop's own host work before each task: host_per_micro_batch_ns at
   // each forward's first task, host_per_layer_ns at the first kernel of each
   // pass of a transformer layer (its kernels of one phase and micro-batch,
-  // until another unit's run), none of it per layer under CUDA graphs.
+  // until another unit's run), none of it per layer under CUDA graphs. Both
+  // fall on tasks some op runs: a forward never begins with a free.
   std::vector<int64_t> loop_host_ns() const {
     const WorkloadSpec& w = config_.workload;
     std::vector<int64_t> extra(s_.tasks.size(), 0);
     for (const int32_t t : s_.forward_begins) {
-      if (t < s_.size()) extra[static_cast<size_t>(t)] += w.host_per_micro_batch_ns;
+      if (t >= s_.size()) continue;
+      CLUSTERSIM_CHECK(s_.tasks[static_cast<size_t>(t)].kind != TaskKind::kFree,
+                       "a forward begins with a task an op runs");
+      extra[static_cast<size_t>(t)] += w.host_per_micro_batch_ns;
     }
     const int64_t per_layer = w.cuda_graphs ? 0 : w.host_per_layer_ns;
     if (per_layer == 0) return extra;
@@ -337,60 +341,46 @@ class ProgramBuilder {
   }
 
   // Host issue times (no blocking) and each segment's launch-bound tail:
-  // kernel k of n, issued at (k + 1) c after the segment's host start (plus
-  // the loop's host work before kernels 0..k), ends no earlier than that
-  // plus the kernels from k on. The loop's work before a task no op runs
-  // (a free) goes to the next op.
+  // kernel k of n, issued at (k + 1) c after the segment's host start plus
+  // the loop's host work before kernels 0..k, ends no earlier than that plus
+  // the kernels from k on.
   void finish_host_times() {
     const int64_t launch = config_.host.kernel_launch.count_ns();
     const int64_t graph = config_.host.graph_launch.count_ns();
     const std::vector<int64_t> loop = loop_host_ns();
-    int32_t next_task = 0;
     int64_t host = 0;
     for (Op& op : p_.ops) {
       op.host_start_ns = host;
-      int64_t carried = 0;
-      for (; next_task < op.first_task; ++next_task)
-        carried += loop[static_cast<size_t>(next_task)];
-      const auto loop_of = [&](int32_t k) {
-        return loop[static_cast<size_t>(op.first_task + k)] + (k == 0 ? carried : 0);
-      };
+      const auto loop_of = [&](int32_t k) { return loop[static_cast<size_t>(op.first_task + k)]; };
+      int64_t python = 0;
+      for (int32_t k = 0; k < op.task_count; ++k) python += loop_of(k);
       if (op.kind == OpKind::kSegment) {
         if (config_.workload.cuda_graphs) {
-          int64_t python = 0;
-          for (int32_t k = 0; k < op.task_count; ++k) python += loop_of(k);
           op.host_cost_ns = python + graph;
           op.first_launch_ns = python + graph;
           op.tail_ns = python + graph + op.work_ns;
         } else {
-          // issued[k]: kernel k's launch done, after the segment's host start.
-          std::vector<int64_t> issued(static_cast<size_t>(op.task_count));
-          int64_t at = 0;
-          for (int32_t k = 0; k < op.task_count; ++k) {
-            at += launch + loop_of(k);
-            issued[static_cast<size_t>(k)] = at;
-          }
-          op.host_cost_ns = at;
-          op.first_launch_ns = issued.front();
+          op.host_cost_ns = launch * op.task_count + python;
+          op.first_launch_ns = launch + loop_of(0);
+          // Backwards: kernel k's launch is done `issued` after the host start.
+          int64_t issued = op.host_cost_ns;
           int64_t suffix = 0;
           int64_t tail = 0;
           for (int32_t k = op.task_count - 1; k >= 0; --k) {
             const Task& t = s_.tasks[static_cast<size_t>(op.first_task + k)];
             suffix += kernel_ns_[static_cast<size_t>(t.kernel)];
-            tail = std::max(tail, issued[static_cast<size_t>(k)] + suffix);
+            tail = std::max(tail, issued + suffix);
+            issued -= launch + loop_of(k);
           }
           op.tail_ns = tail;
         }
       } else {
-        int64_t python = 0;
-        for (int32_t k = 0; k < op.task_count; ++k) python += loop_of(k);
-        const bool cpu =
-            op.kind == OpKind::kLocal &&
-            s_.tasks[static_cast<size_t>(op.first_task)].kind == TaskKind::kCpuOptimizer;
+        const bool cpu = op.kind == OpKind::kLocal &&
+                         s_.tasks[static_cast<size_t>(op.first_task)].kind ==
+                             TaskKind::kCpuOptimizer;
         // A collective or a cudaMemcpyAsync is one launch; the host optimizer none.
         op.host_cost_ns = python + (cpu ? 0 : launch);
       }
-      next_task = std::max(next_task, op.first_task + op.task_count);
       host += op.host_cost_ns;
     }
   }
