@@ -145,6 +145,7 @@ std::string summary(const RunInputs& in, const StepResult& r) {
   text += row("events simulated", std::to_string(r.events) + " (" + str(r.collectives) +
                                       " collectives, " + str(r.tasks_per_rank) +
                                       " tasks per rank, slowest rank " + str(r.slowest_rank) + ")");
+  text += row("engine", engine_text(r));
   return text;
 }
 
@@ -223,6 +224,7 @@ std::string report_json(const RunInputs& in, const StepResult& r, double wall_s,
   json.key("stage").int64(m.stage);
   json.end_object();
   write_simulation_counts_json(json, r, "tasks_per_rank");
+  write_engine_json(json, r);
   if (engine_stats) write_engine_stats_json(json, r.engine);
   json.key("wall_s").number(wall_s);
   json.end_object();
@@ -252,13 +254,14 @@ CommandSpec run_command_spec() {
       "(mean per rank) and peak memory per GPU against the profile's gpu.memory. A step\n"
       "that does not fit is reported on stderr with its memory breakdown and exits 1,\n"
       "unless --allow-oom. JSON keys: step_time_s, tokens_per_s_per_gpu, tflops_per_gpu,\n"
-      "mfu, peak_memory_bytes, fits_in_memory, exposed_comm_s, compute_s, events, wall_s,\n"
-      "breakdown, memory and the inputs; only wall_s varies between identical runs.\n"
+      "mfu, peak_memory_bytes, fits_in_memory, exposed_comm_s, compute_s, events, engine,\n"
+      "wall_s, breakdown, memory and the inputs; only wall_s varies between identical runs.\n"
       "Before simulating, the step's work is estimated (tasks per rank, tasks x ranks) and a\n"
       "step over the limits below is refused at the key that drives it. On stderr: the\n"
       "estimate when it is 20 M tasks or more, then while the step runs its percentage done,\n"
       "events and ETA (redrawn on a terminal, else a line every 5 s, none for a step that\n"
       "ends sooner), and 'wrote FILE' for each file written; --quiet prints none of these."};
+  spec.options.push_back(explicit_option());
   spec.options.push_back(engine_stats_option());
   spec.options.push_back(quiet_option());
   for (OptionSpec& o : work_limit_options()) spec.options.push_back(std::move(o));
@@ -289,6 +292,7 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   if (preflight.work.task_ranks() >= kLargeTaskRanks) status.note(step_work_text(preflight.work));
   EngineMeter meter(status);
   config.progress = meter.callback();
+  config.explicit_ranks = parsed.has("--explicit");
   const StepResult result = workloads::simulate_step(cluster, profile, config);
   config.progress = nullptr;
   meter.finish(result.events);

@@ -123,6 +123,29 @@ void write_simulation_counts_json(sim::JsonWriter& json, const workloads::StepRe
   json.key(per_rank_key).int64(r.tasks_per_rank);
 }
 
+std::string engine_text(const workloads::StepResult& r) {
+  if (r.ranks_per_timeline > 1) {
+    return "one timeline per TP group: " + std::to_string(r.ranks / r.ranks_per_timeline) +
+           " timelines of " + std::to_string(r.ranks_per_timeline) + " ranks";
+  }
+  const std::string text = "one timeline per rank";
+  return r.explicit_why.empty() ? text : text + " (" + r.explicit_why + ")";
+}
+
+void write_engine_json(sim::JsonWriter& json, const workloads::StepResult& r) {
+  json.key("engine").begin_object();
+  json.key("ranks_per_timeline").int64(r.ranks_per_timeline);
+  json.key("timelines").int64(r.ranks / r.ranks_per_timeline);
+  json.key("explicit_why").str(r.explicit_why);
+  json.end_object();
+}
+
+OptionSpec explicit_option() {
+  return {"--explicit", "", false,
+          "one timeline per rank, the reference engine (by default the members of a "
+          "tensor-parallel group share one timeline where that is exact)"};
+}
+
 OptionSpec engine_stats_option() {
   return {"--engine-stats", "", false,
           "also report the engine's events by kind and its max-min solves "

@@ -52,6 +52,15 @@ void write_step_figures_json(sim::JsonWriter& json, const workloads::StepResult&
 void write_simulation_counts_json(sim::JsonWriter& json, const workloads::StepResult& result,
                                   std::string_view per_rank_key);
 
+// How the engine ran the step's ranks (exec/timelines.h): one timeline per
+// TP group, or one per rank and why; the summary's "engine" row and the
+// JSON object "engine" {ranks_per_timeline, timelines, explicit_why}.
+std::string engine_text(const workloads::StepResult& result);
+void write_engine_json(sim::JsonWriter& json, const workloads::StepResult& result);
+
+// The --explicit option: one timeline per rank, the reference engine.
+OptionSpec explicit_option();
+
 // The --engine-stats option: what the engine did, by kind of event
 // (workloads::EngineStats), as summary rows and as the JSON object
 // "engine_stats".

@@ -4,9 +4,11 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exec/engine_state.h"
+#include "exec/timelines.h"
 #include "sim/check.h"
 #include "sim/distributions.h"
 
@@ -19,14 +21,17 @@ using sim::SimTime;
 using namespace step_accounts;  // NOLINT: the account names are this file's vocabulary
 
 Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
-               const EngineOptions& options, const EngineJob& job, const Layout& layout)
+               const EngineOptions& options, const EngineJob& job, const Layout& layout,
+               int64_t ranks_per_timeline)
     : cluster_(cluster),
       job_(job),
       layout_(layout),
+      k_(ranks_per_timeline),
+      tl_(ranks_per_timeline == 1 ? layout : timeline_layout(layout)),
       rg_(job.groups),
       flows_(cluster, profile, options.routing, options.healthy_fabric),
       transfers_(sim_, flows_),
-      ranks_(static_cast<size_t>(layout.world)),
+      ranks_(static_cast<size_t>(tl_.world)),
       sm_(options.comm_overlap_slowdown),
       tuned_(profile, options.forced),
       tail_account_(options.tail_account),
@@ -36,11 +41,15 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   CLUSTERSIM_CHECK(
       job.program_of.empty() || static_cast<int64_t>(job.program_of.size()) == layout.world,
       "a program for every rank");
+  CLUSTERSIM_CHECK(k_ == 1 || (k_ == layout.tp && rg_ == nullptr && options.trace_ranks.empty() &&
+                               options.segment_jitter_sd == 0 && options.host_lead_jitter_ns == 0),
+                   "one timeline per TP group only as exec/timelines.h plans it");
   int64_t streams = 0;
   int64_t overflow = 0;
-  for (int64_t r = 0; r < layout.world; ++r) {
+  for (int64_t r = 0; r < tl_.world; ++r) {
     RankState& st = ranks_[static_cast<size_t>(r)];
-    const size_t p = job.program_of.empty() ? 0 : static_cast<size_t>(job.program_of[r]);
+    const size_t p =
+        job.program_of.empty() ? 0 : static_cast<size_t>(job.program_of[real_rank(r, 0)]);
     CLUSTERSIM_CHECK(p < job.programs.size(), "rank " + std::to_string(r) + "'s program");
     st.p = &job.programs[p];
     stream_base_.push_back(streams);
@@ -52,21 +61,23 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   }
   streams_.resize(static_cast<size_t>(overflow));
   stream_base_.push_back(streams);
+  // Each real rank's factor on its segments' work.
+  std::vector<double> factors(static_cast<size_t>(layout.world), 1.0);
   if (!options.rank_time_factors.empty()) {
-    CLUSTERSIM_CHECK(options.rank_time_factors.size() == ranks_.size(),
+    CLUSTERSIM_CHECK(options.rank_time_factors.size() == factors.size(),
                      "rank_time_factors has " + std::to_string(options.rank_time_factors.size()) +
                          " entries for " + std::to_string(layout.world) + " ranks");
-    for (size_t r = 0; r < ranks_.size(); ++r) {
+    for (size_t r = 0; r < factors.size(); ++r) {
       CLUSTERSIM_CHECK(options.rank_time_factors[r] > 0,
                        "rank time factor of rank " + std::to_string(r) + " is not > 0");
-      ranks_[r].slowdown = options.rank_time_factors[r];
+      factors[r] = options.rank_time_factors[r];
     }
   }
   for (const Straggler& s : options.stragglers) {
     CLUSTERSIM_CHECK(
         s.rank >= 0 && s.rank < layout.world && s.slowdown >= 1,
         "straggler rank " + std::to_string(s.rank) + " slowdown " + std::to_string(s.slowdown));
-    ranks_[static_cast<size_t>(s.rank)].slowdown *= s.slowdown;
+    factors[static_cast<size_t>(s.rank)] *= s.slowdown;
   }
   CLUSTERSIM_CHECK(options.segment_jitter_sd >= 0 && std::isfinite(options.segment_jitter_sd),
                    "segment jitter sd " + std::to_string(options.segment_jitter_sd));
@@ -80,7 +91,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   CLUSTERSIM_CHECK(options.host_lead_ns >= 0 && options.host_lead_jitter_ns >= 0,
                    "host lead " + std::to_string(options.host_lead_ns) + " jitter " +
                        std::to_string(options.host_lead_jitter_ns));
-  for (int64_t r = 0; r < layout.world; ++r) {
+  for (int64_t r = 0; r < tl_.world; ++r) {
     int64_t lead = options.host_lead_ns;
     if (options.host_lead_jitter_ns > 0) {
       sim::RandomStream draws(options.jitter_seed, "host.step_jitter", static_cast<uint64_t>(r));
@@ -92,13 +103,14 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
     st.compute_free_ns = lead;
     st.accounts[step_accounts::kLaunchBound] = lead;
   }
+  set_member_speeds(factors);  // after the accounts' start: uneven members copy it
   for (const int64_t r : options.trace_ranks) {
     CLUSTERSIM_CHECK(r >= 0 && r < layout.world, "trace rank " + std::to_string(r));
     ranks_[static_cast<size_t>(r)].traced = true;
   }
   if (!options.trace_ranks.empty()) {
     arrivals_.assign(static_cast<size_t>(streams), 0);
-    seg_host_start_.assign(static_cast<size_t>(layout.world), 0);
+    seg_host_start_.assign(static_cast<size_t>(tl_.world), 0);
   }
   size_t channels = 0;
   for (const Program& p : job.programs) channels = std::max(channels, p.channels.size());
@@ -106,7 +118,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   for (size_t c = 0; c < channels; ++c) {
     for (const Program& p : job.programs) {
       if (c < p.channels.size() && p.channels[c].slot < 0) {
-        groups_[c].resize(static_cast<size_t>(layout.group_count(p.channels[c].role)));
+        groups_[c].resize(static_cast<size_t>(tl_.group_count(p.channels[c].role)));
         break;
       }
     }
@@ -117,7 +129,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   }
   footprints_.resize(kGroupRoles);
   for (int role = 0; role < kGroupRoles; ++role) {
-    member_steps_[static_cast<size_t>(role)] = layout.member_step(static_cast<GroupRole>(role));
+    member_steps_[static_cast<size_t>(role)] = tl_.member_step(static_cast<GroupRole>(role));
   }
   wakes_.reserve(job.programs.size());
   for (const Program& p : job.programs) {
@@ -174,7 +186,7 @@ void Engine::run() {
   // CPU instead of 36 (level 1 only: 19 s).
   sim_.enable_prefetch(2);
   transfers_.bind(handler_, kTransferEnd, kSolveFlows);
-  for (int64_t r = 0; r < layout_.world; ++r) {
+  for (int64_t r = 0; r < tl_.world; ++r) {
     if (traced(r)) trace_issued(r, 0, gate_op(rank(r)));
     pass_open_gates(r);
     try_all(r, Cause{});
@@ -269,6 +281,7 @@ bool Engine::pass_open_gates(int64_t r) {
     }
     const int64_t reach = st.anchor_ns + g.host_ns - st.anchor_host_ns;
     st.anchor_ns = std::max(reach, now());
+    if (uneven()) members_pass_gate(r, reach, st.anchor_ns);
     st.anchor_host_ns = g.host_ns;
     ++st.gate_index;
     if (traced(r) && gate_op(st) != g.op) trace_issued(r, g.op, gate_op(st));
@@ -341,6 +354,7 @@ void Engine::charge_gap(RankState& st, int64_t start, const Cause& cause) {
 void Engine::start_segment(int64_t r, const StartInfo& op, int64_t host, const Cause& cause) {
   RankState& st = rank(r);
   const int64_t start = std::max(now(), host + op.lead_ns);
+  if (uneven()) members_start(r, st.compute_free_ns, start, now(), host + op.lead_ns, cause);
   charge_gap(st, start, cause);
   st.seg_start_ns = start;
   if (traced(r)) seg_host_start_[static_cast<size_t>(r)] = host;
@@ -419,6 +433,7 @@ void Engine::compute_end(int64_t r) {
   const int64_t busy = std::min(t - st.seg_start_ns, static_cast<int64_t>(std::ceil(slowed)));
   account(st)[kCompute] += busy;
   account(st)[kLaunchBound] += (t - st.seg_start_ns) - busy;  // the host was late
+  if (uneven()) members_end(r, busy);
   if (traced(r)) {
     const StreamState& ss = stream(st, kComputeStream);
     const int32_t id = st.p->stream_ops[kComputeStream][static_cast<size_t>(ss.done)];
@@ -494,117 +509,6 @@ void Engine::trace_collective(int64_t r, const Op& op, int64_t arrival, int64_t 
               CommDetail{op.bytes, group_size, arrival, algorithm, protocol}, l.tag);
 }
 
-// ---- Results ----
-
-EngineStats Engine::stats() const {
-  EngineStats s;
-  s.segment_ends = by_kind_[kComputeEnd] - stale_looks_ - relooks_;
-  s.relooks = relooks_;
-  s.stale_looks = stale_looks_;
-  s.chained_ends = chained_ends_;
-  s.group_starts = by_kind_[kGroupStart];
-  s.transfer_begins = by_kind_[kTransferBegin];
-  s.transfer_ends = by_kind_[kTransferEnd];
-  s.latency_ends = by_kind_[kCollectiveEnd];
-  s.flow_solves = by_kind_[kSolveFlows];
-  s.local_ends = by_kind_[kLocalEnd];
-  const collectives::MaxMinFairness::SolveCounts& solves = flows_.solve_counts();
-  s.components_solved = solves.components;
-  s.flows_solved = solves.flows;
-  s.largest_component = solves.largest;
-  return s;
-}
-
-bool Engine::finished() const {
-  for (const RankState& st : ranks_) {
-    for (size_t s = 0; s < st.p->stream_ops.size(); ++s) {
-      if (stream(st, static_cast<int>(s)).done != static_cast<int32_t>(st.p->stream_ops[s].size()))
-        return false;
-    }
-  }
-  return true;
-}
-
-Unfinished Engine::unfinished() const {
-  Unfinished u;
-  u.stream_begin = stream_base_;
-  for (const RankState& st : ranks_) u.gates_passed.push_back(st.gate_index);
-  for (const RankState& st : ranks_) {
-    for (size_t s = 0; s < st.p->stream_ops.size(); ++s) {
-      const StreamState& ss = stream(st, static_cast<int>(s));
-      u.done.push_back(ss.done);
-      u.reached.push_back(static_cast<uint8_t>(ss.busy));
-    }
-  }
-  return u;
-}
-
-int64_t Engine::step_end_ns(int64_t* slowest) const {
-  int64_t end = 0;
-  for (int64_t r = 0; r < layout_.world; ++r) {
-    const RankState& st = ranks_[static_cast<size_t>(r)];
-    for (size_t s = 0; s < st.p->stream_ops.size(); ++s) {
-      CLUSTERSIM_CHECK(
-          stream(st, static_cast<int>(s)).done == static_cast<int32_t>(st.p->stream_ops[s].size()),
-          "rank " + std::to_string(r) + " finished every " + std::string(st.p->stream_names[s]) +
-              " operation (a deadlock otherwise)");
-    }
-    if (st.finish_ns > end) {
-      end = st.finish_ns;
-      *slowest = r;
-    }
-  }
-  return end;
-}
-
-std::array<double, kAccountCount> Engine::summed_accounts(int64_t step_end) const {
-  std::array<double, kAccountCount> sum{};
-  for (size_t r = 0; r < ranks_.size(); ++r) {
-    const RankState& st = ranks_[r];
-    Accounts v = st.accounts;
-    close_rank(v, st.finish_account, st.finish_ns, st.compute_free_ns, st.finish_group_start_ns,
-               step_end, tail_account_);
-    for (int a = 0; a < kAccountCount; ++a) {
-      sum[static_cast<size_t>(a)] += static_cast<double>(v[static_cast<size_t>(a)]);
-    }
-  }
-  return sum;
-}
-
 }  // namespace engine_detail
-
-EngineResult run_programs(const EngineJob& job, const Layout& layout,
-                          const topology::Cluster& cluster,
-                          const collectives::HardwareProfile& profile,
-                          const EngineOptions& options) {
-  CLUSTERSIM_CHECK(layout.world > 0 && layout.world <= cluster.gpu_count(),
-                   "world size " + std::to_string(layout.world) + " within the cluster's " +
-                       std::to_string(cluster.gpu_count()) + " GPUs");
-  engine_detail::Engine engine(cluster, profile, options, job, layout);
-  engine.run();
-  EngineResult out;
-  if (options.report_unfinished && !engine.finished()) {
-    out.finished = false;
-    out.unfinished = engine.unfinished();
-    out.events = engine.events();
-    return out;
-  }
-  out.step_end_ns = engine.step_end_ns(&out.slowest_rank);
-  out.summed_accounts = engine.summed_accounts(out.step_end_ns);
-  out.events = engine.events();
-  out.collectives = engine.collectives();
-  out.stats = engine.stats();
-  out.trace = engine.take_trace();
-  return out;
-}
-
-EngineResult run_program(const Program& program, const Layout& layout,
-                         const topology::Cluster& cluster,
-                         const collectives::HardwareProfile& profile,
-                         const EngineOptions& options) {
-  EngineJob job;
-  job.programs = std::span<const Program>(&program, 1);
-  return run_programs(job, layout, cluster, profile, options);
-}
 
 }  // namespace clustersim::workloads

@@ -95,6 +95,9 @@ struct EngineOptions {
   // Called every 2^20 events with how far the run is (for the commands'
   // progress lines); never changes the run. Empty: not called.
   EngineProgressFn progress;
+  // One timeline per rank even where the members of a tensor-parallel group
+  // could share one (exec/timelines.h): the reference engine (run --explicit).
+  bool explicit_ranks = false;
 };
 
 // Where every rank stopped when some could not finish.
@@ -135,11 +138,19 @@ struct EngineResult {
   int64_t collectives = 0;
   EngineStats stats;
   std::vector<TraceRecord> trace;  // by rank, then start time
+  // How the ranks ran: ranks_per_timeline > 1 when each tensor-parallel
+  // group ran as one timeline (exec/timelines.h); else one per rank, and
+  // explicit_why says why when the layout has TP groups (or it was asked).
+  int64_t ranks_per_timeline = 1;
+  std::string explicit_why;
   bool finished = true;
   Unfinished unfinished;  // when not finished (options.report_unfinished)
 };
 
-// Runs `program` on ranks 0 .. layout.world - 1 (GPU r = rank r). Throws
+// Runs `program` on ranks 0 .. layout.world - 1 (GPU r = rank r): one
+// timeline per tensor-parallel group where exec/timelines.h finds that
+// exact, else one per rank; if a grouped run finds its members' flows
+// apart (an asymmetric fabric), it runs again with one per rank. Throws
 // sim::InvariantError if a rank cannot finish (a deadlock: the program is
 // wrong) or the options name ranks outside the layout.
 EngineResult run_program(const Program& program, const Layout& layout,

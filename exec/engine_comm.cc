@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <utility>
 
 #include "exec/engine_state.h"
 #include "sim/check.h"
@@ -12,15 +13,31 @@ namespace clustersim::workloads::engine_detail {
 using collectives::CollectiveOp;
 using sim::SimTime;
 
+namespace {
+
+// The real pair of member c of a pair of timelines of k members.
+std::pair<int64_t, int64_t> member_pair(int64_t k, int64_t src, int64_t dst, int64_t c,
+                                        int32_t shift, const Layout& layout) {
+  if (k == 1) return {src, dst};
+  return {layout.member(GroupRole::kTp, src, c),
+          layout.member(GroupRole::kTp, dst, (c + shift) % k)};
+}
+
+}  // namespace
+
 int64_t Engine::group_size(int32_t channel, GroupRole role, int64_t g) const {
   return channel == kExplicitChannel
              ? static_cast<int64_t>(rg_->members[static_cast<size_t>(g)].size())
-             : layout_.group_size(role);
+             : tl_.group_size(role);
+}
+
+int64_t Engine::real_size(int32_t channel, GroupRole role, int64_t g) const {
+  return channel == kExplicitChannel ? group_size(channel, role, g) : layout_.group_size(role);
 }
 
 int64_t Engine::member(int32_t channel, GroupRole role, int64_t g, int64_t i) const {
   return channel == kExplicitChannel ? rg_->members[static_cast<size_t>(g)][static_cast<size_t>(i)]
-                                     : layout_.member(role, g, i);
+                                     : tl_.member(role, g, i);
 }
 
 int Engine::member_stream(int64_t m, int64_t g) const {
@@ -38,7 +55,7 @@ void Engine::arrive(int64_t r, int32_t id, const Op& op, int64_t arrival) {
   const Program::Channel& c = prog(r).channels[static_cast<size_t>(op.channel)];
   const bool xg = c.slot >= 0;
   const int32_t channel = xg ? kExplicitChannel : op.channel;
-  const int64_t g = xg ? rg_->group_of(r, c.slot) : layout_.group_of(op.role, r);
+  const int64_t g = xg ? rg_->group_of(r, c.slot) : tl_.group_of(op.role, r);
   GroupState& gs = group_state(channel, g);
   if (gs.arrived == 0) {
     gs.op = id;
@@ -71,8 +88,8 @@ void Engine::begin_collective(int32_t channel, int64_t g) {
   GroupState& gs = group_state(channel, g);
   const Op& op = group_op(gs);
   gs.start_ns = now();
-  ++collectives_;
-  const int64_t size = group_size(channel, op.role, g);
+  collectives_ += copies(op.role);
+  const int64_t size = real_size(channel, op.role, g);
   int64_t latency_ns = op.latency_ns;
   int64_t transfer_ns = op.transfer_ns;
   double alone_Bps = op.alone_Bps;
@@ -112,31 +129,45 @@ const collectives::Footprint& Engine::footprint(GroupRole role, int64_t g) {
 
 void Engine::begin_transfer(int32_t channel, int64_t g) {
   if (channel == kP2pChannel) {
-    const P2p& p = p2ps_[static_cast<size_t>(g)];
+    P2p& p = p2ps_[static_cast<size_t>(g)];
     const Op& send = prog(p.rank[0]).ops[static_cast<size_t>(p.op[0])];
-    transfers_.start(*p.footprint, collectives::busbw_factor(CollectiveOp::kBroadcast, 2),
-                     tuned_.at(p.tuned).alone_Bps, static_cast<double>(send.bytes),
-                     pack(channel, g));
+    p.flows_left = static_cast<int32_t>(k_);
+    for (int64_t c = 0; c < k_; ++c) {
+      const auto [src, dst] = member_pair(k_, p.rank[0], p.rank[1], c, p.shift, layout_);
+      transfers_.start(pair_shapes_[pair_index(src, dst)].second,
+                       collectives::busbw_factor(CollectiveOp::kBroadcast, 2),
+                       tuned_.at(p.tuned).alone_Bps, static_cast<double>(send.bytes),
+                       pack(channel, g));
+    }
     if (send.copy_engine) return;
+    // Each member sends one flow and receives one: a ring inside the
+    // timeline counts both on it.
     comm_changes(p.rank[0], +1);
-    if (p.rank[1] != p.rank[0]) comm_changes(p.rank[1], +1);
+    comm_changes(p.rank[1], +1);
     return;
   }
   GroupState& gs = group_state(channel, g);
   const Op& op = group_op(gs);
   const int64_t size = group_size(channel, op.role, g);
   const bool xg = channel == kExplicitChannel;
-  const collectives::Footprint* fp = nullptr;
+  const double alone_Bps = xg ? tuned_.at(gs.tuned).alone_Bps : op.alone_Bps;
+  const double busbw =
+      collectives::busbw_factor(op.op, static_cast<int>(real_size(channel, op.role, g)));
   if (xg) {
     GroupShape& shape = xshapes_[static_cast<size_t>(g)];
     if (!shape.footprint) shape.footprint = flows_.footprint(rg_->members[static_cast<size_t>(g)]);
-    fp = &*shape.footprint;
+    gs.flows_left = 1;
+    transfers_.start(*shape.footprint, busbw, alone_Bps, static_cast<double>(op.bytes),
+                     pack(channel, g));
   } else {
-    fp = &footprint(op.role, g);
+    // One flow per real group the timelines' group stands for.
+    const int64_t n = copies(op.role);
+    gs.flows_left = static_cast<int32_t>(n);
+    for (int64_t c = 0; c < n; ++c) {
+      transfers_.start(footprint(op.role, real_group(op.role, g, c)), busbw, alone_Bps,
+                       static_cast<double>(op.bytes), pack(channel, g));
+    }
   }
-  const double alone_Bps = xg ? tuned_.at(gs.tuned).alone_Bps : op.alone_Bps;
-  transfers_.start(*fp, collectives::busbw_factor(op.op, static_cast<int>(size)), alone_Bps,
-                   static_cast<double>(op.bytes), pack(channel, g));
   const Members members = this->members(channel, op.role, g);
   for (int64_t i = 0; i < size; ++i) {
     if (i + kPrefetchAhead < size) prefetch_rank(members[i + kPrefetchAhead]);
@@ -144,14 +175,31 @@ void Engine::begin_transfer(int32_t channel, int64_t g) {
   }
 }
 
+// A collective or pair ends with the last of its members' flows, which must
+// all end at the same instant (else its members did not move in step).
 void Engine::end_transfer(uint32_t flow) {
   const uint64_t owner = transfers_.finish(flow);
   const auto channel = static_cast<int32_t>(owner >> kGroupBits);
   const auto g = static_cast<int64_t>(owner & ((uint64_t{1} << kGroupBits) - 1));
+  const auto last_flow = [this](int32_t& left, int64_t& first_end_ns, int64_t flows) {
+    if (left == flows) {
+      first_end_ns = now();
+    } else if (first_end_ns != now()) {
+      throw TimelinesDiverged{};
+    }
+    return --left == 0;
+  };
   if (channel == kP2pChannel) {
-    end_p2p(static_cast<size_t>(g), /*transferred=*/true);
+    P2p& p = p2ps_[static_cast<size_t>(g)];
+    if (last_flow(p.flows_left, p.flows_end_ns, k_)) {
+      end_p2p(static_cast<size_t>(g), /*transferred=*/true);
+    }
   } else {
-    end_collective(channel, g, /*transferred=*/true);
+    GroupState& gs = group_state(channel, g);
+    const int64_t flows = channel == kExplicitChannel ? 1 : copies(group_op(gs).role);
+    if (last_flow(gs.flows_left, gs.flows_end_ns, flows)) {
+      end_collective(channel, g, /*transferred=*/true);
+    }
   }
 }
 
@@ -160,6 +208,7 @@ void Engine::end_collective(int32_t channel, int64_t g, bool transferred) {
   const Op& first = group_op(gs);
   const bool xg = channel == kExplicitChannel;
   const int64_t size = group_size(channel, first.role, g);
+  const int64_t traced_size = real_size(channel, first.role, g);
   const Cause cause{first.exposed, gs.start_ns};
   const int64_t t = now();
   std::string_view algorithm = first.algorithm;
@@ -177,8 +226,8 @@ void Engine::end_collective(int32_t channel, int64_t g, bool transferred) {
       RankState& st = rank(m);
       const int32_t id =
           st.p->stream_ops[static_cast<size_t>(s)][static_cast<size_t>(stream(st, s).done)];
-      trace_collective(m, st.p->ops[static_cast<size_t>(id)], arrival(m, s), gs.start_ns, t, size,
-                       algorithm, protocol);
+      trace_collective(m, st.p->ops[static_cast<size_t>(id)], arrival(m, s), gs.start_ns, t,
+                       traced_size, algorithm, protocol);
     }
     op_done(m, s, cause);
     if (transferred) comm_changes(m, -1);
@@ -196,10 +245,16 @@ void Engine::p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready) {
   CLUSTERSIM_CHECK(rg_ != nullptr || op.peer == r || op.peer_role != GroupRole::kNone,
                    "send/recv peers need rank groups");
   const int64_t other = op.peer_role != GroupRole::kNone
-                            ? layout_.ring_neighbor(op.peer_role, r, op.peer)
+                            ? tl_.ring_neighbor(op.peer_role, r, op.peer)
                             : (rg_ != nullptr ? rg_->peer(r, op.peer) : op.peer);
   const bool send = op.kind == OpKind::kSend;
-  const P2pKey key{send ? r : other, send ? other : r, op.tag, op.seq};
+  // A ring inside the TP group: the sender's member i meets the receiver's
+  // member i + shift (the members of other roles' rings share a TP index).
+  int32_t shift = 0;
+  if (k_ > 1 && op.peer_role == GroupRole::kTp) {
+    shift = static_cast<int32_t>(((send ? op.peer : -op.peer) % k_ + k_) % k_);
+  }
+  const P2pKey key{send ? r : other, send ? other : r, op.tag, op.seq, shift};
   const PendingP2p* waiting = pending_p2p_.find(key);
   if (waiting == nullptr) {
     pending_p2p_.insert(key, PendingP2p{r, id, ready});
@@ -210,6 +265,7 @@ void Engine::p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready) {
   P2p p;
   const int mine = send ? kSender : kReceiver;
   p.rank = {key.src, key.dst};
+  p.shift = shift;
   p.op[static_cast<size_t>(mine)] = id;
   p.op[static_cast<size_t>(1 - mine)] = peer.op;
   p.ready_ns[static_cast<size_t>(mine)] = ready;
@@ -232,27 +288,42 @@ void Engine::p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready) {
   }
 }
 
+uint32_t Engine::pair_index(int64_t src, int64_t dst) {
+  const auto key = std::make_pair(src, dst);
+  const uint32_t* known = pairs_.find(key);
+  if (known != nullptr) return *known;
+  const auto index = static_cast<uint32_t>(pair_shapes_.size());
+  const std::array<int64_t, 2> ranks{src, dst};
+  pair_shapes_.emplace_back(collectives::geometry_of(cluster_, ranks), flows_.footprint(ranks));
+  pairs_.insert(key, index);
+  return index;
+}
+
 void Engine::begin_p2p(size_t id) {
   P2p& p = p2ps_[id];
   p.start_ns = now();
-  if (p.rank[0] == p.rank[1]) {
+  if (p.rank[0] == p.rank[1] && p.shift == 0) {
     end_p2p(id, false);  // a send to oneself takes no time
     return;
   }
   const int64_t bytes = prog(p.rank[0]).ops[static_cast<size_t>(p.op[0])].bytes;
-  const auto key = std::make_pair(p.rank[0], p.rank[1]);
-  const uint32_t* known = pairs_.find(key);
-  uint32_t index = 0;
-  if (known != nullptr) {
-    index = *known;
-  } else {
-    index = static_cast<uint32_t>(pair_shapes_.size());
-    pair_shapes_.emplace_back(collectives::geometry_of(cluster_, p.rank), flows_.footprint(p.rank));
-    pairs_.insert(key, index);
+  // Every member's pair is tuned; they must agree (a symmetric fabric).
+  for (int64_t c = 0; c < k_; ++c) {
+    const auto [src, dst] = member_pair(k_, p.rank[0], p.rank[1], c, p.shift, layout_);
+    const collectives::GroupGeometry& geometry = pair_shapes_[pair_index(src, dst)].first;
+    const int32_t tuned =
+        tune(geometry, CollectiveOp::kBroadcast, bytes, /*forced=*/false, src, p.op[0]);
+    if (c == 0) {
+      p.tuned = tuned;
+    } else if (tuned != p.tuned) {
+      const TunedTimes& a = tuned_.at(p.tuned);
+      const TunedTimes& b = tuned_.at(tuned);
+      if (a.latency_ns != b.latency_ns || a.transfer_ns != b.transfer_ns ||
+          a.alone_Bps != b.alone_Bps) {
+        throw TimelinesDiverged{};
+      }
+    }
   }
-  const auto& [geometry, footprint] = pair_shapes_[index];
-  p.footprint = &footprint;
-  p.tuned = tune(geometry, CollectiveOp::kBroadcast, bytes, /*forced=*/false, p.rank[0], p.op[0]);
   const TunedTimes& t = tuned_.at(p.tuned);
   const uint64_t data = pack(kP2pChannel, static_cast<int64_t>(id));
   if (t.alone_Bps > 0) {
@@ -266,7 +337,8 @@ void Engine::begin_p2p(size_t id) {
 void Engine::end_p2p(size_t id, bool transferred) {
   const P2p p = p2ps_[id];
   free_p2ps_.push_back(id);
-  const bool self = p.rank[0] == p.rank[1];
+  const bool same = p.rank[0] == p.rank[1];  // one timeline: both sides' streams
+  const bool self = same && p.shift == 0;    // a send to oneself
   // Each side's waiting is what its op says it is (the Chakra replay's
   // send/recv: exposed all-reduce; a pipeline stage's: the bubble).
   std::array<Cause, 2> causes{};
@@ -288,9 +360,9 @@ void Engine::end_p2p(size_t id, bool transferred) {
     if (transferred && !op.copy_engine && (side == kSender || !self)) comm_changes(r, -1);
   }
   for (const int side : {kSender, kReceiver}) {
-    if (side == kReceiver && self) break;
+    if (side == kReceiver && same) break;
     const int64_t r = p.rank[static_cast<size_t>(side)];
-    if (self) {  // both of its streams advanced
+    if (same) {  // both of its streams advanced
       pass_open_gates(r);
       try_all(r, causes[static_cast<size_t>(side)]);
       break;

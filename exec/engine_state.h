@@ -1,8 +1,16 @@
 // The engine's state and event handling (internal to exec/; engine.h is the
-// API). Defined in three files: engine.cc (host issue, gates, streams,
-// compute segments, local operations, results), engine_chain.cc (segments
-// that run on into the next without an event) and engine_comm.cc
-// (collectives and send/recv).
+// API). Defined in five files: engine.cc (host issue, gates, streams,
+// compute segments, local operations, trace), engine_chain.cc (segments
+// that run on into the next without an event), engine_comm.cc
+// (collectives and send/recv), engine_members.cc (a timeline's members:
+// their real groups, the time accounts of those of unequal speed) and
+// engine_results.cc (results, and run_programs).
+//
+// A "rank" of the engine is a timeline: one real rank, or the members of a
+// tensor-parallel group that move in step (exec/timelines.h; the engine's
+// ranks_per_timeline). Timeline t's members are the real ranks of TP group
+// t; its groups of other roles are those of the timelines' layout, each
+// standing for the members' real groups, one flow apiece.
 //
 // Units: nanoseconds. Ownership: refers to the job, layout, cluster, profile
 // and options it was built with; they must outlive it. Thread safety: none;
@@ -115,7 +123,9 @@ struct GroupState {
   int64_t rank = 0;
   int64_t latest_arrival_ns = 0;
   int64_t start_ns = 0;
-  int32_t tuned = -1;  // explicit groups: the tuner's answer
+  int32_t tuned = -1;        // explicit groups: the tuner's answer
+  int32_t flows_left = 0;    // the members' flows still moving (one per real group)
+  int64_t flows_end_ns = 0;  // when the first of them ended: the others end then too
 };
 
 // What explicit group g's collectives need, computed once.
@@ -128,12 +138,16 @@ struct GroupShape {
 inline constexpr int kSender = 0;
 inline constexpr int kReceiver = 1;
 struct P2p {
-  std::array<int64_t, 2> rank{};
+  std::array<int64_t, 2> rank{};  // timelines
   std::array<int32_t, 2> op{};
   std::array<int64_t, 2> ready_ns{};  // when each side was there
   int64_t start_ns = 0;
   int32_t tuned = -1;
-  const collectives::Footprint* footprint = nullptr;
+  // The sender's member i sends to the receiver's member (i + shift) mod
+  // ranks_per_timeline (a ring inside the TP group; else 0).
+  int32_t shift = 0;
+  int32_t flows_left = 0;    // as GroupState's
+  int64_t flows_end_ns = 0;  // as GroupState's
 };
 
 struct P2pKey {
@@ -141,6 +155,7 @@ struct P2pKey {
   int64_t dst;
   int64_t tag;
   int32_t seq;
+  int32_t shift;  // P2p::shift
   bool operator==(const P2pKey&) const = default;
 };
 
@@ -150,6 +165,7 @@ struct P2pKeyHash {
     h ^= static_cast<uint64_t>(k.dst) + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
     h ^= static_cast<uint64_t>(k.tag) + 0x165667B19E3779F9ULL + (h << 6) + (h >> 2);
     h ^= static_cast<uint64_t>(k.seq) + 0x27D4EB2F165667C5ULL + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(k.shift) + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
     return static_cast<size_t>(h);
   }
 };
@@ -190,6 +206,12 @@ inline uint64_t pack(int32_t channel, int64_t group) {
   return (static_cast<uint64_t>(channel) << kGroupBits) | static_cast<uint64_t>(group);
 }
 
+// Thrown inside a grouped run when the flows of one collective's members
+// ended at different instants, or their send/recv pairs were tuned apart:
+// the members did not move in step, and run_programs runs again with one
+// timeline per rank.
+struct TimelinesDiverged {};
+
 // The cause a compute stream's idle gap is charged to.
 struct Cause {
   Account account = step_accounts::kIdle;
@@ -198,8 +220,11 @@ struct Cause {
 
 class Engine : public sim::EventHandler {
  public:
+  // ranks_per_timeline: 1, or layout.tp when exec/timelines.h's plan
+  // allows one timeline per TP group.
   Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
-         const EngineOptions& options, const EngineJob& job, const Layout& layout);
+         const EngineOptions& options, const EngineJob& job, const Layout& layout,
+         int64_t ranks_per_timeline);
 
   void run();
   void on_event(sim::Simulator& sim, const sim::Event& event) override;
@@ -208,7 +233,7 @@ class Engine : public sim::EventHandler {
   // Results, read after run().
   bool finished() const;
   Unfinished unfinished() const;
-  int64_t step_end_ns(int64_t* slowest) const;
+  int64_t step_end_ns(int64_t* slowest) const;  // slowest: a real rank
   std::array<double, step_accounts::kAccountCount> summed_accounts(int64_t step_end) const;
   // Stale looks are not counted: they stand for the cancelled events they replace.
   uint64_t events() const { return sim_.events_processed() - stale_looks_; }
@@ -315,6 +340,33 @@ class Engine : public sim::EventHandler {
   // An op of stream s of rank r completed with `cause`.
   void op_done(int64_t r, int s, const Cause& cause);
 
+  // ---- Timelines' members (engine_members.cc) ----
+  // Real rank of member c of timeline t.
+  int64_t real_rank(int64_t t, int64_t c) const {
+    return k_ == 1 ? t : layout_.member(GroupRole::kTp, t, c);
+  }
+  // Real groups of `role` a collective of a timeline group stands for.
+  int64_t copies(GroupRole role) const { return role == GroupRole::kTp ? 1 : k_; }
+  // The c-th of them, for timeline group g.
+  int64_t real_group(GroupRole role, int64_t g, int64_t c) const;
+  // Each timeline's slowdown is its slowest member's; with members of
+  // unequal speed (factors by real rank), their accounts are kept apart.
+  void set_member_speeds(const std::vector<double>& factors);
+  bool uneven() const { return !member_ratio_.empty(); }
+  // A segment of timeline t starts at `start` after its compute stream was
+  // free from `free`, what it waited for ending at `cause_end`, its host
+  // issue allowing it from `host_ready`: each member's own gap.
+  void members_start(int64_t t, int64_t free, int64_t start, int64_t cause_end, int64_t host_ready,
+                     const Cause& cause);
+  // Timeline t's running segment ended now after `busy` ns of compute.
+  void members_end(int64_t t, int64_t busy);
+  // A gate of timeline t passed: its host resumes at `anchor`, having reached
+  // the gate at `reach`.
+  void members_pass_gate(int64_t t, int64_t reach, int64_t anchor);
+  // Member c of timeline t's finish and closed accounts.
+  int64_t member_finish(const RankState& st, size_t member) const;
+  Accounts closed_member(const RankState& st, size_t member, int64_t step_end) const;
+
   // ---- Collectives and send/recv (engine_comm.cc) ----
   GroupState& group_state(int32_t channel, int64_t g) {
     return channel == kExplicitChannel
@@ -324,7 +376,9 @@ class Engine : public sim::EventHandler {
   const Op& group_op(const GroupState& gs) const {
     return prog(gs.rank).ops[static_cast<size_t>(gs.op)];
   }
+  // Timelines in group g; real_size: the ranks in each of its real groups.
   int64_t group_size(int32_t channel, GroupRole role, int64_t g) const;
+  int64_t real_size(int32_t channel, GroupRole role, int64_t g) const;
   int64_t member(int32_t channel, GroupRole role, int64_t g, int64_t i) const;
   // Walks the members of group g on `channel` in ring order: a role group
   // with evenly spaced members (Layout::member_step) by adding its step.
@@ -341,7 +395,7 @@ class Engine : public sim::EventHandler {
   };
   Members members(int32_t channel, GroupRole role, int64_t g) const {
     const int64_t step = channel == kExplicitChannel ? 0 : member_steps_[static_cast<size_t>(role)];
-    return Members{*this, channel, role, g, step != 0 ? layout_.member(role, g, 0) : 0, step};
+    return Members{*this, channel, role, g, step != 0 ? tl_.member(role, g, 0) : 0, step};
   }
   // Fetches rank r's state ahead of a loop over many ranks' states.
   void prefetch_rank(int64_t r) const {
@@ -361,6 +415,8 @@ class Engine : public sim::EventHandler {
   int32_t tune(const collectives::GroupGeometry& geometry, collectives::CollectiveOp op,
                int64_t bytes, bool forced, int64_t rank, int32_t op_id);
   void p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready);
+  // The send/recv pair (src, dst) of real ranks in pair_shapes_, added when new.
+  uint32_t pair_index(int64_t src, int64_t dst);
   void begin_p2p(size_t id);
   void end_p2p(size_t id, bool transferred);
 
@@ -378,7 +434,17 @@ class Engine : public sim::EventHandler {
   std::vector<std::vector<std::vector<uint8_t>>> wakes_;
   // By program, stream and position (see StartInfo).
   std::vector<std::vector<std::vector<StartInfo>>> starts_;
-  const Layout& layout_;
+  const Layout& layout_;  // the real ranks
+  int64_t k_ = 1;         // ranks per timeline
+  Layout tl_;             // the timelines (layout_ when k_ == 1)
+  // Members of unequal speed (else empty), by timeline t * k_ + member:
+  // speed over the slowest member's (<= 1), how long before the timeline
+  // it was free or started its running segment (ns), how far ahead its host
+  // is, and its accounts.
+  std::vector<double> member_ratio_;
+  std::vector<int64_t> member_lead_;
+  std::vector<int64_t> member_host_ahead_;  // how much earlier its host issues (ns)
+  std::vector<Accounts> member_accounts_;
   const RankGroups* rg_;
   sim::Simulator sim_;
   sim::HandlerId handler_ = 0;
@@ -413,7 +479,7 @@ class Engine : public sim::EventHandler {
   FlatHashMap<P2pKey, PendingP2p, P2pKeyHash> pending_p2p_;
   // Send/recv pairs' geometry and footprint, computed once: pair_shapes_[pairs_[(src, dst)]].
   FlatHashMap<std::pair<int64_t, int64_t>, uint32_t, RankPairHash> pairs_;
-  // (A deque: live P2p's point at footprints while pairs are added.)
+  // (A deque: references to its shapes stay valid while pairs are added.)
   std::deque<std::pair<collectives::GroupGeometry, collectives::Footprint>> pair_shapes_;
   int64_t collectives_ = 0;
   uint64_t stale_looks_ = 0;

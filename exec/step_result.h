@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -111,6 +112,9 @@ struct StepResult {
   int64_t collectives = 0;         // group collectives run
   int64_t tasks_per_rank = 0;      // schedule tasks of one rank
   EngineStats engine;              // what the engine did (--engine-stats)
+  // How the engine ran the ranks: EngineResult's fields of the same names.
+  int64_t ranks_per_timeline = 1;
+  std::string explicit_why;
   std::vector<TraceRecord> trace;  // by rank, then start time
 };
 

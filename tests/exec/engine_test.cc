@@ -16,6 +16,7 @@
 #include "sim/check.h"
 #include "sim/distributions.h"
 #include "sim/random_stream.h"
+#include "tests/support/program_builder.h"
 #include "tests/support/step_fixtures.h"
 #include "tests/topology/topology_test_util.h"
 #include "topology/fabric_faults.h"
@@ -31,26 +32,7 @@ using step_accounts::kSyncWait;
 
 constexpr uint8_t kComm = 1;
 
-// Appends `op` to its stream, in host order.
-int32_t add(Program& p, Op op, std::vector<Dep> deps = {}) {
-  op.pos = static_cast<int32_t>(p.stream_ops[op.stream].size());
-  op.dep_begin = static_cast<int32_t>(p.deps.size());
-  for (const Dep& d : deps) p.deps.push_back(d);
-  op.dep_end = static_cast<int32_t>(p.deps.size());
-  const auto id = static_cast<int32_t>(p.ops.size());
-  p.stream_ops[op.stream].push_back(id);
-  if (op.kind == OpKind::kSegment) {
-    op.label = static_cast<int32_t>(p.kernels.size());
-    for (int32_t k = 0; k < op.task_count; ++k) {
-      p.kernels.push_back(OpLabel{"compute", "k", "gemm", {}, 0, op.work_ns / op.task_count});
-    }
-  } else {
-    op.label = static_cast<int32_t>(p.labels.size());
-    p.labels.push_back(OpLabel{"comm", "all_reduce", "all_reduce", {}, 0, 0});
-  }
-  p.ops.push_back(op);
-  return id;
-}
+using test_support::add;
 
 Op segment(int64_t work_ns, int64_t first_launch_ns, int64_t tail_ns, int64_t host_start_ns = 0) {
   Op op;

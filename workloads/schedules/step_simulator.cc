@@ -44,6 +44,7 @@ StepResult simulate_step(const topology::Cluster& cluster,
   options.host_lead_jitter_ns = w.host_per_step_jitter_ns;
   options.trace_ranks = config.trace_ranks;
   options.progress = config.progress;
+  options.explicit_ranks = config.explicit_ranks;
   EngineResult run;
   if (w.pp == 1) {
     run = run_program(programs.front(), layout, cluster, profile, options);
@@ -79,6 +80,8 @@ StepResult simulate_step(const topology::Cluster& cluster,
   out.fits_in_memory =
       config.memory_capacity_bytes <= 0 || fits(out.memory, config.memory_capacity_bytes);
   out.trace = std::move(run.trace);
+  out.ranks_per_timeline = run.ranks_per_timeline;
+  out.explicit_why = std::move(run.explicit_why);
   return out;
 }
 

@@ -94,6 +94,7 @@ struct StepConfig {
   int64_t memory_capacity_bytes = 0;              // HBM per GPU; 0: not checked (fits)
   std::vector<int64_t> trace_ranks;               // ranks whose tasks are recorded (sorted, unique)
   EngineProgressFn progress;                      // EngineOptions::progress
+  bool explicit_ranks = false;                    // EngineOptions::explicit_ranks (run --explicit)
 };
 
 // Simulates one step. Preconditions (InvariantError otherwise; callers

@@ -1,0 +1,86 @@
+#include "exec/timelines.h"
+
+#include <vector>
+
+namespace clustersim::workloads {
+
+Layout timeline_layout(const Layout& layout) {
+  Layout t = layout;
+  t.world = layout.world / layout.tp;
+  t.tp = 1;
+  return t;
+}
+
+namespace {
+
+// Whether every TP group's members compute at the same speed (speed spread
+// and stragglers alike).
+bool members_even(const Layout& layout, const EngineOptions& options) {
+  std::vector<double> f = options.rank_time_factors;
+  if (f.empty()) f.assign(static_cast<size_t>(layout.world), 1.0);
+  for (const Straggler& s : options.stragglers) {
+    if (s.rank >= 0 && s.rank < layout.world) f[static_cast<size_t>(s.rank)] *= s.slowdown;
+  }
+  if (static_cast<int64_t>(f.size()) != layout.world) return false;
+  for (int64_t g = 0; g < layout.world / layout.tp; ++g) {
+    const double first = f[static_cast<size_t>(layout.member(GroupRole::kTp, g, 0))];
+    for (int64_t i = 1; i < layout.tp; ++i) {
+      if (f[static_cast<size_t>(layout.member(GroupRole::kTp, g, i))] != first) return false;
+    }
+  }
+  return true;
+}
+
+// The reason the members of some TP group would not move in step, or "".
+std::string members_apart(const EngineJob& job, const Layout& layout,
+                          const EngineOptions& options) {
+  if (options.explicit_ranks) return "asked for (--explicit)";
+  if (job.groups != nullptr) return "explicit process groups (a replay's) are not TP groups";
+  if (options.report_unfinished) return "a run that may not finish reports every rank";
+  if (!options.trace_ranks.empty()) return "traced ranks keep their own timelines";
+  if (options.segment_jitter_sd > 0) return "gpu.segment_jitter draws each rank's kernels apart";
+  if (options.host_lead_jitter_ns > 0) return "host.step_jitter starts each rank's host apart";
+  bool ring_in_group = false;
+  for (const Program& p : job.programs) {
+    for (const Op& op : p.ops) {
+      if (op.kind != OpKind::kSend && op.kind != OpKind::kRecv) continue;
+      if (op.peer_role == GroupRole::kNone) return "send/recv to named ranks";
+      ring_in_group = ring_in_group || op.peer_role == GroupRole::kTp;
+    }
+  }
+  // A ring of send/recv inside the TP group (async TP) pairs each member
+  // with its neighbours only: members of unequal speed drift apart there
+  // (0.35% of a NeMo 340B step at the profile's spread), not at the pace of
+  // the slowest.
+  if (ring_in_group && !members_even(layout, options)) {
+    return "members of unequal speed exchange in a ring inside their TP group (async TP)";
+  }
+  if (!job.program_of.empty()) {
+    for (int64_t g = 0; g < layout.world / layout.tp; ++g) {
+      const int32_t first =
+          job.program_of[static_cast<size_t>(layout.member(GroupRole::kTp, g, 0))];
+      for (int64_t i = 1; i < layout.tp; ++i) {
+        if (job.program_of[static_cast<size_t>(layout.member(GroupRole::kTp, g, i))] != first) {
+          return "the members of a TP group run different programs";
+        }
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+TimelinePlan plan_timelines(const EngineJob& job, const Layout& layout,
+                            const EngineOptions& options) {
+  TimelinePlan plan;
+  if (layout.tp <= 1) {
+    if (options.explicit_ranks) plan.explicit_why = "asked for (--explicit)";
+    return plan;
+  }
+  plan.explicit_why = members_apart(job, layout, options);
+  if (plan.explicit_why.empty()) plan.ranks_per_timeline = layout.tp;
+  return plan;
+}
+
+}  // namespace clustersim::workloads
