@@ -22,12 +22,15 @@ using namespace step_accounts;  // NOLINT: the account names are this file's voc
 
 Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
                const EngineOptions& options, const EngineJob& job, const Layout& layout,
-               int64_t ranks_per_timeline)
+               int64_t ranks_per_timeline, bool closed_form_tp)
     : cluster_(cluster),
       job_(job),
       layout_(layout),
       k_(ranks_per_timeline),
       tl_(ranks_per_timeline == 1 ? layout : timeline_layout(layout)),
+      healthy_fabric_(options.healthy_fabric),
+      routing_(options.routing),
+      profile_(profile),
       rg_(job.groups),
       flows_(cluster, profile, options.routing, options.healthy_fabric),
       transfers_(sim_, flows_),
@@ -177,6 +180,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
     }
   }
   mark_chainable_segments();
+  closed_tp_ = closed_form_tp && mark_private_tp_links(options);
 }
 
 void Engine::run() {

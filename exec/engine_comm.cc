@@ -2,6 +2,7 @@
 // (exec/engine_state.h).
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -105,6 +106,18 @@ void Engine::begin_collective(int32_t channel, int64_t g) {
     alone_Bps = t.alone_Bps;
   }
   const bool moves = size > 1 && alone_Bps > 0;
+  if (moves && closed_tp_ && op.role == GroupRole::kTp &&
+      closed_tp_ops_[static_cast<size_t>(rank(gs.rank).p - job_.programs.data())]
+                    [static_cast<size_t>(gs.op)] != 0) {
+    // Alone on its links (engine_private_tp.cc): its end, as FlowTransfers
+    // would schedule it. Timeline g is TP group g; explicit, TP group g.
+    const double rate =
+        lone_rate(g, collectives::busbw_factor(op.op, static_cast<int>(size)), alone_Bps);
+    const auto ns = static_cast<int64_t>(std::ceil(static_cast<double>(op.bytes) / rate * 1e9));
+    sim_.schedule_at(SimTime::ns(now() + latency_ns + ns), handler_, kCollectiveEnd,
+                     pack(channel, g));
+    return;
+  }
   if (moves) {
     sim_.schedule_at(SimTime::ns(now() + latency_ns), handler_, kTransferBegin, pack(channel, g));
   } else {
@@ -123,6 +136,7 @@ const collectives::Footprint& Engine::footprint(GroupRole role, int64_t g) {
     gpus_.resize(static_cast<size_t>(size));
     for (int64_t i = 0; i < size; ++i) gpus_[static_cast<size_t>(i)] = layout_.member(role, g, i);
     slot = flows_.footprint(gpus_);
+    if (role != GroupRole::kTp) check_not_tp_links(*slot);
   }
   return *slot;
 }
@@ -295,6 +309,7 @@ uint32_t Engine::pair_index(int64_t src, int64_t dst) {
   const auto index = static_cast<uint32_t>(pair_shapes_.size());
   const std::array<int64_t, 2> ranks{src, dst};
   pair_shapes_.emplace_back(collectives::geometry_of(cluster_, ranks), flows_.footprint(ranks));
+  check_not_tp_links(pair_shapes_.back().second);
   pairs_.insert(key, index);
   return index;
 }

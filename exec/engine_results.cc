@@ -125,8 +125,9 @@ namespace {
 EngineResult run_engine(const EngineJob& job, const Layout& layout,
                         const topology::Cluster& cluster,
                         const collectives::HardwareProfile& profile, const EngineOptions& options,
-                        int64_t ranks_per_timeline) {
-  engine_detail::Engine engine(cluster, profile, options, job, layout, ranks_per_timeline);
+                        int64_t ranks_per_timeline, bool closed_form_tp) {
+  engine_detail::Engine engine(cluster, profile, options, job, layout, ranks_per_timeline,
+                               closed_form_tp);
   engine.run();
   EngineResult out;
   out.ranks_per_timeline = ranks_per_timeline;
@@ -147,6 +148,10 @@ EngineResult run_engine(const EngineJob& job, const Layout& layout,
 
 }  // namespace
 
+// Tries the fastest exact way first: one timeline per TP group where the
+// plan allows (again with one per rank when the members' flows end apart),
+// TP collectives in closed form (again as flows when a link of theirs turns
+// out to be shared).
 EngineResult run_programs(const EngineJob& job, const Layout& layout,
                           const topology::Cluster& cluster,
                           const collectives::HardwareProfile& profile,
@@ -155,17 +160,21 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
                    "world size " + std::to_string(layout.world) + " within the cluster's " +
                        std::to_string(cluster.gpu_count()) + " GPUs");
   TimelinePlan plan = plan_timelines(job, layout, options);
-  if (plan.ranks_per_timeline > 1) {
+  bool closed_form_tp = true;
+  for (;;) {
     try {
-      return run_engine(job, layout, cluster, profile, options, plan.ranks_per_timeline);
+      EngineResult out = run_engine(job, layout, cluster, profile, options, plan.ranks_per_timeline,
+                                    closed_form_tp);
+      out.explicit_why = plan.explicit_why;
+      return out;
     } catch (const engine_detail::TimelinesDiverged&) {
+      plan.ranks_per_timeline = 1;
       plan.explicit_why =
           "the flows of a TP group's members ended apart (an asymmetric fabric): ran again";
+    } catch (const engine_detail::TpLinksShared&) {
+      closed_form_tp = false;
     }
   }
-  EngineResult out = run_engine(job, layout, cluster, profile, options, 1);
-  out.explicit_why = std::move(plan.explicit_why);
-  return out;
 }
 
 EngineResult run_program(const Program& program, const Layout& layout,

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -212,6 +213,28 @@ inline uint64_t pack(int32_t channel, int64_t group) {
 // timeline per rank.
 struct TimelinesDiverged {};
 
+// Thrown when a flow's footprint touches a link of a TP group's footprint
+// while the engine times TP collectives in closed form (see
+// Engine::closed_tp_): run_programs runs again without it.
+struct TpLinksShared {};
+
+// A TP group's rate alone on its footprint for one op's busbw factor and
+// uncontended rate (Engine::lone_rate).
+struct LoneKey {
+  int64_t group;
+  double busbw;
+  double alone_Bps;
+  bool operator==(const LoneKey&) const = default;
+};
+struct LoneKeyHash {
+  size_t operator()(const LoneKey& k) const {
+    uint64_t h = static_cast<uint64_t>(k.group) * 0x9E3779B97F4A7C15ULL;
+    h ^= std::bit_cast<uint64_t>(k.busbw) + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
+    h ^= std::bit_cast<uint64_t>(k.alone_Bps) + 0x165667B19E3779F9ULL + (h << 6) + (h >> 2);
+    return static_cast<size_t>(h);
+  }
+};
+
 // The cause a compute stream's idle gap is charged to.
 struct Cause {
   Account account = step_accounts::kIdle;
@@ -221,10 +244,11 @@ struct Cause {
 class Engine : public sim::EventHandler {
  public:
   // ranks_per_timeline: 1, or layout.tp when exec/timelines.h's plan
-  // allows one timeline per TP group.
+  // allows one timeline per TP group. closed_form_tp: time TP collectives
+  // in closed form where their links are their own (engine_private_tp.cc).
   Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
          const EngineOptions& options, const EngineJob& job, const Layout& layout,
-         int64_t ranks_per_timeline);
+         int64_t ranks_per_timeline, bool closed_form_tp);
 
   void run();
   void on_event(sim::Simulator& sim, const sim::Event& event) override;
@@ -367,6 +391,17 @@ class Engine : public sim::EventHandler {
   int64_t member_finish(const RankState& st, size_t member) const;
   Accounts closed_member(const RankState& st, size_t member, int64_t step_end) const;
 
+  // ---- TP collectives in closed form (engine_private_tp.cc) ----
+  // Whether TP collectives can be timed in closed form, and if so marks the
+  // links of every TP group's footprint (tp_links_).
+  bool mark_private_tp_links(const EngineOptions& options);
+  // Throws TpLinksShared when `fp` (another group's or pair's) loads a
+  // marked link.
+  void check_not_tp_links(const collectives::Footprint& fp) const;
+  // The rate of a flow alone on TP group g's footprint, as the max-min
+  // solver would give it.
+  double lone_rate(int64_t g, double busbw, double alone_Bps);
+
   // ---- Collectives and send/recv (engine_comm.cc) ----
   GroupState& group_state(int32_t channel, int64_t g) {
     return channel == kExplicitChannel
@@ -445,6 +480,19 @@ class Engine : public sim::EventHandler {
   std::vector<int64_t> member_lead_;
   std::vector<int64_t> member_host_ahead_;  // how much earlier its host issues (ns)
   std::vector<Accounts> member_accounts_;
+  // TP collectives in closed form: each TP group's links are its own (no
+  // other flow loads them: checked as footprints are made) and one TP
+  // collective of a group moves at a time, on the compute stream, so each
+  // moves at its rate alone and nothing waits on its transfer but what waits
+  // on its end: one event instead of a transfer's begin, end and solves.
+  bool closed_tp_ = false;
+  std::vector<uint8_t> tp_links_;                    // by solver link id: loaded by a TP group
+  std::vector<std::vector<uint8_t>> closed_tp_ops_;  // by program and op: timed so
+  std::unique_ptr<collectives::CollectiveFlows> lone_flows_;  // for lone_rate
+  FlatHashMap<LoneKey, double, LoneKeyHash> lone_rates_;
+  const topology::Cluster* healthy_fabric_ = nullptr;
+  collectives::Routing routing_ = collectives::Routing::kAdaptive;
+  const collectives::HardwareProfile& profile_;
   const RankGroups* rg_;
   sim::Simulator sim_;
   sim::HandlerId handler_ = 0;
