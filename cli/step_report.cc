@@ -170,6 +170,8 @@ std::string engine_stats_table(const workloads::EngineStats& s, uint64_t events)
   kind("local op ends", s.local_ends);
   text += figures("stale looks (not events)", {std::to_string(s.stale_looks), "-"});
   text += figures("chained segment ends (not events)", {std::to_string(s.chained_ends), "-"});
+  text +=
+      figures("chained TP collective ends (not events)", {std::to_string(s.chained_tp_ends), "-"});
   text += figures("max-min re-solves", {std::to_string(s.components_solved)});
   text += figures("flows re-solved", {std::to_string(s.flows_solved)});
   text += figures("largest component", {std::to_string(s.largest_component)});
@@ -188,6 +190,7 @@ void write_engine_stats_json(sim::JsonWriter& json, const workloads::EngineStats
   json.key("local_ends").uint64(s.local_ends);
   json.key("stale_looks").uint64(s.stale_looks);
   json.key("chained_ends").uint64(s.chained_ends);
+  json.key("chained_tp_ends").uint64(s.chained_tp_ends);
   json.key("components_solved").uint64(s.components_solved);
   json.key("flows_solved").uint64(s.flows_solved);
   json.key("largest_component").uint64(s.largest_component);

@@ -69,6 +69,13 @@ void Engine::arrive(int64_t r, int32_t id, const Op& op, int64_t arrival) {
   gs.latest_arrival_ns = std::max(gs.latest_arrival_ns, arrival);
   if (++gs.arrived < group_size(channel, op.role, g)) return;
   gs.arrived = 0;
+  if (in_chain()) {  // a chain's TP collective (engine_chain.cc): its one member is here
+    CLUSTERSIM_CHECK(op.role == GroupRole::kTp && group_size(channel, op.role, g) == 1 &&
+                         chain_tp(rank(r), stream(rank(r), kComputeStream).done - 1) == id,
+                     "only the chain's own TP collective arrives inside a chain");
+    begin_chained_tp(channel, g, std::max(now(), gs.latest_arrival_ns));
+    return;
+  }
   if (gs.latest_arrival_ns > now()) {
     sim_.schedule_at(SimTime::ns(gs.latest_arrival_ns), handler_, kGroupStart, pack(channel, g));
   } else {
@@ -109,12 +116,8 @@ void Engine::begin_collective(int32_t channel, int64_t g) {
   if (moves && closed_tp_ && op.role == GroupRole::kTp &&
       closed_tp_ops_[static_cast<size_t>(rank(gs.rank).p - job_.programs.data())]
                     [static_cast<size_t>(gs.op)] != 0) {
-    // Alone on its links (engine_private_tp.cc): its end, as FlowTransfers
-    // would schedule it. Timeline g is TP group g; explicit, TP group g.
-    const double rate =
-        lone_rate(g, collectives::busbw_factor(op.op, static_cast<int>(size)), alone_Bps);
-    const auto ns = static_cast<int64_t>(std::ceil(static_cast<double>(op.bytes) / rate * 1e9));
-    sim_.schedule_at(SimTime::ns(now() + latency_ns + ns), handler_, kCollectiveEnd,
+    // Alone on its links (engine_private_tp.cc).
+    sim_.schedule_at(SimTime::ns(now() + closed_tp_ns(op, g)), handler_, kCollectiveEnd,
                      pack(channel, g));
     return;
   }

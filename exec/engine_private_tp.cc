@@ -91,6 +91,16 @@ void Engine::check_not_tp_links(const collectives::Footprint& fp) const {
   }
 }
 
+// As FlowTransfers would schedule its end. Timeline g is TP group g (with
+// one timeline per rank, TP group g is the group itself).
+int64_t Engine::closed_tp_ns(const Op& op, int64_t g) {
+  if (op.alone_Bps <= 0) return op.latency_ns + op.transfer_ns;
+  const double rate =
+      lone_rate(g, collectives::busbw_factor(op.op, static_cast<int>(layout_.tp)), op.alone_Bps);
+  return op.latency_ns +
+         static_cast<int64_t>(std::ceil(static_cast<double>(op.bytes) / rate * 1e9));
+}
+
 double Engine::lone_rate(int64_t g, double busbw, double alone_Bps) {
   const LoneKey key{g, busbw, alone_Bps};
   if (const double* known = lone_rates_.find(key); known != nullptr) return *known;

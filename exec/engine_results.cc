@@ -26,6 +26,7 @@ EngineStats Engine::stats() const {
   s.relooks = relooks_;
   s.stale_looks = stale_looks_;
   s.chained_ends = chained_ends_;
+  s.chained_tp_ends = chained_tp_ends_;
   s.group_starts = by_kind_[kGroupStart];
   s.transfer_begins = by_kind_[kTransferBegin];
   s.transfer_ends = by_kind_[kTransferEnd];

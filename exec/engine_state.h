@@ -355,12 +355,38 @@ class Engine : public sim::EventHandler {
   void compute_end(int64_t r);
   // Chains of segments (engine_chain.cc).
   void mark_chainable_segments();
+  // Where a segment may chain into the next through a TP collective timed
+  // in closed form (one timeline per TP group): chain_tp_.
+  void mark_tp_chains();
+  // The TP collective op of rank st's program that segment k chains
+  // through, or -1.
+  int32_t chain_tp(const RankState& st, int32_t k) const {
+    if (chain_tp_.empty()) return -1;
+    const std::vector<int32_t>& v = chain_tp_[static_cast<size_t>(st.p - job_.programs.data())];
+    return static_cast<size_t>(k) < v.size() ? v[static_cast<size_t>(k)] : -1;
+  }
+  // Whether the op's deps hold but for one on (stream, pos).
+  bool holds_but(const RankState& st, int32_t dep_begin, int32_t dep_end, int stream,
+                 int32_t pos) const;
+  // A closed-form TP collective of timeline group g: latency and transfer (ns).
+  int64_t closed_tp_ns(const Op& op, int64_t g);
+  // A chain's TP collective begun at `start` inside run_chain: ends virtually.
+  void begin_chained_tp(int32_t channel, int64_t g, int64_t start);
   // Inside run_chain(), ending a chain's segment at virtual_now_.
   bool in_chain() const { return virtual_now_ >= 0; }
   int32_t plan_chain(int64_t r, int64_t* look_ns);
   void run_chain(int64_t r, int64_t until);
   void break_chain(int64_t r);
   void local_end(int64_t r, int s);
+  // A chain's TP collective in flight on timeline r (end_ns < 0: none).
+  struct ChainedTp {
+    int64_t end_ns = -1;
+    int32_t channel = 0;
+  };
+  std::vector<ChainedTp> chained_tp_;  // by timeline, when chain_tp_ is not empty
+  bool tp_in_chain(int64_t r) const {
+    return !chained_tp_.empty() && chained_tp_[static_cast<size_t>(r)].end_ns >= 0;
+  }
   // An op of stream s of rank r completed with `cause`.
   void op_done(int64_t r, int s, const Cause& cause);
 
@@ -488,6 +514,11 @@ class Engine : public sim::EventHandler {
   bool closed_tp_ = false;
   std::vector<uint8_t> tp_links_;                    // by solver link id: loaded by a TP group
   std::vector<std::vector<uint8_t>> closed_tp_ops_;  // by program and op: timed so
+  // By program and compute position: the closed-form TP collective a
+  // segment chains through into the next (-1: none); empty unless one
+  // timeline per TP group with closed-form TP collectives.
+  std::vector<std::vector<int32_t>> chain_tp_;
+  uint64_t chained_tp_ends_ = 0;
   std::unique_ptr<collectives::CollectiveFlows> lone_flows_;  // for lone_rate
   FlatHashMap<LoneKey, double, LoneKeyHash> lone_rates_;
   const topology::Cluster* healthy_fabric_ = nullptr;

@@ -84,6 +84,7 @@ struct EngineStats {
   uint64_t relooks = 0;          // looks that found work left (a transfer slowed the segment)
   uint64_t stale_looks = 0;      // looks moved earlier and dropped when reached (not events)
   uint64_t chained_ends = 0;     // segments ended inside a chain, by its last look (not events)
+  uint64_t chained_tp_ends = 0;  // TP collectives ended inside a chain (not events)
   uint64_t group_starts = 0;     // collectives and send/recv pairs started after a late host
   uint64_t transfer_begins = 0;  // collectives and send/recv pairs starting to move bytes
   uint64_t transfer_ends = 0;
