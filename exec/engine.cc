@@ -180,7 +180,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
     }
   }
   mark_chainable_segments();
-  closed_tp_ = closed_form_tp && mark_private_tp_links(options);
+  closed_tp_ = closed_form_tp && mark_private_tp_links();
   if (closed_tp_ && k_ > 1) mark_tp_chains();
 }
 

@@ -112,6 +112,7 @@ void Engine::mark_tp_chains() {
     }
   }
   chained_tp_.assign(ranks_.size(), ChainedTp{});
+  tp_chains_ = true;
 }
 
 bool Engine::holds_but(const RankState& st, int32_t dep_begin, int32_t dep_end, int stream,

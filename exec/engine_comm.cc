@@ -146,16 +146,17 @@ const collectives::Footprint& Engine::footprint(GroupRole role, int64_t g) {
 
 void Engine::begin_transfer(int32_t channel, int64_t g) {
   if (channel == kP2pChannel) {
-    P2p& p = p2ps_[static_cast<size_t>(g)];
+    const P2p& p = p2ps_[static_cast<size_t>(g)];
     const Op& send = prog(p.rank[0]).ops[static_cast<size_t>(p.op[0])];
-    p.flows_left = static_cast<int32_t>(k_);
+    // One flow per member's pair, moving as one transfer.
+    bundle_.clear();
     for (int64_t c = 0; c < k_; ++c) {
       const auto [src, dst] = member_pair(k_, p.rank[0], p.rank[1], c, p.shift, layout_);
-      transfers_.start(pair_shapes_[pair_index(src, dst)].second,
-                       collectives::busbw_factor(CollectiveOp::kBroadcast, 2),
-                       tuned_.at(p.tuned).alone_Bps, static_cast<double>(send.bytes),
-                       pack(channel, g));
+      bundle_.push_back(&pair_shapes_[pair_index(src, dst)].second);
     }
+    transfers_.start(bundle_, collectives::busbw_factor(CollectiveOp::kBroadcast, 2),
+                     tuned_.at(p.tuned).alone_Bps, static_cast<double>(send.bytes),
+                     pack(channel, g));
     if (send.copy_engine) return;
     // Each member sends one flow and receives one: a ring inside the
     // timeline counts both on it.
@@ -173,17 +174,16 @@ void Engine::begin_transfer(int32_t channel, int64_t g) {
   if (xg) {
     GroupShape& shape = xshapes_[static_cast<size_t>(g)];
     if (!shape.footprint) shape.footprint = flows_.footprint(rg_->members[static_cast<size_t>(g)]);
-    gs.flows_left = 1;
     transfers_.start(*shape.footprint, busbw, alone_Bps, static_cast<double>(op.bytes),
                      pack(channel, g));
   } else {
-    // One flow per real group the timelines' group stands for.
+    // One flow per real group the timelines' group stands for, moving as one
+    // transfer (their rates must stay equal: FlowTransfers::RatesApart).
+    bundle_.clear();
     const int64_t n = copies(op.role);
-    gs.flows_left = static_cast<int32_t>(n);
-    for (int64_t c = 0; c < n; ++c) {
-      transfers_.start(footprint(op.role, real_group(op.role, g, c)), busbw, alone_Bps,
-                       static_cast<double>(op.bytes), pack(channel, g));
-    }
+    for (int64_t c = 0; c < n; ++c)
+      bundle_.push_back(&footprint(op.role, real_group(op.role, g, c)));
+    transfers_.start(bundle_, busbw, alone_Bps, static_cast<double>(op.bytes), pack(channel, g));
   }
   const Members members = this->members(channel, op.role, g);
   for (int64_t i = 0; i < size; ++i) {
@@ -192,31 +192,14 @@ void Engine::begin_transfer(int32_t channel, int64_t g) {
   }
 }
 
-// A collective or pair ends with the last of its members' flows, which must
-// all end at the same instant (else its members did not move in step).
-void Engine::end_transfer(uint32_t flow) {
-  const uint64_t owner = transfers_.finish(flow);
+void Engine::end_transfer(uint32_t transfer) {
+  const uint64_t owner = transfers_.finish(transfer);
   const auto channel = static_cast<int32_t>(owner >> kGroupBits);
   const auto g = static_cast<int64_t>(owner & ((uint64_t{1} << kGroupBits) - 1));
-  const auto last_flow = [this](int32_t& left, int64_t& first_end_ns, int64_t flows) {
-    if (left == flows) {
-      first_end_ns = now();
-    } else if (first_end_ns != now()) {
-      throw TimelinesDiverged{};
-    }
-    return --left == 0;
-  };
   if (channel == kP2pChannel) {
-    P2p& p = p2ps_[static_cast<size_t>(g)];
-    if (last_flow(p.flows_left, p.flows_end_ns, k_)) {
-      end_p2p(static_cast<size_t>(g), /*transferred=*/true);
-    }
+    end_p2p(static_cast<size_t>(g), /*transferred=*/true);
   } else {
-    GroupState& gs = group_state(channel, g);
-    const int64_t flows = channel == kExplicitChannel ? 1 : copies(group_op(gs).role);
-    if (last_flow(gs.flows_left, gs.flows_end_ns, flows)) {
-      end_collective(channel, g, /*transferred=*/true);
-    }
+    end_collective(channel, g, /*transferred=*/true);
   }
 }
 

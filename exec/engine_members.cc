@@ -32,6 +32,7 @@ void Engine::set_member_speeds(const std::vector<double>& factors) {
   }
   if (even || k_ == 1) return;
   const auto n = static_cast<size_t>(tl_.world * k_);
+  uneven_ = true;
   member_ratio_.resize(n);
   member_lead_.assign(n, 0);
   member_host_ahead_.assign(n, 0);

@@ -40,8 +40,7 @@ bool blocks_compute(const Program& p, const Op& op) {
 
 }  // namespace
 
-bool Engine::mark_private_tp_links(const EngineOptions& options) {
-  (void)options;
+bool Engine::mark_private_tp_links() {
   if (rg_ != nullptr || layout_.tp <= 1) return false;
   closed_tp_ops_.assign(job_.programs.size(), {});
   bool any = false;

@@ -168,6 +168,10 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
                                     closed_form_tp);
       out.explicit_why = plan.explicit_why;
       return out;
+    } catch (const FlowTransfers::RatesApart&) {
+      plan.ranks_per_timeline = 1;
+      plan.explicit_why =
+          "the flows of a TP group's members ended apart (an asymmetric fabric): ran again";
     } catch (const engine_detail::TimelinesDiverged&) {
       plan.ranks_per_timeline = 1;
       plan.explicit_why =

@@ -124,9 +124,7 @@ struct GroupState {
   int64_t rank = 0;
   int64_t latest_arrival_ns = 0;
   int64_t start_ns = 0;
-  int32_t tuned = -1;        // explicit groups: the tuner's answer
-  int32_t flows_left = 0;    // the members' flows still moving (one per real group)
-  int64_t flows_end_ns = 0;  // when the first of them ended: the others end then too
+  int32_t tuned = -1;  // explicit groups: the tuner's answer
 };
 
 // What explicit group g's collectives need, computed once.
@@ -147,8 +145,6 @@ struct P2p {
   // The sender's member i sends to the receiver's member (i + shift) mod
   // ranks_per_timeline (a ring inside the TP group; else 0).
   int32_t shift = 0;
-  int32_t flows_left = 0;    // as GroupState's
-  int64_t flows_end_ns = 0;  // as GroupState's
 };
 
 struct P2pKey {
@@ -190,7 +186,7 @@ enum EventKinds : sim::EventKind {
   kComputeEnd,     // data: look generation << 32 | rank
   kGroupStart,     // data: channel << 40 | group
   kTransferBegin,  // data: channel << 40 | group
-  kTransferEnd,    // data: flow id
+  kTransferEnd,    // data: the transfer (FlowTransfers)
   kCollectiveEnd,  // data: channel << 40 | group (no transfer phase)
   kSolveFlows,     // the transfers that started or ended at this instant changed rates
   kLocalEnd,       // data: rank << 8 | stream
@@ -207,10 +203,10 @@ inline uint64_t pack(int32_t channel, int64_t group) {
   return (static_cast<uint64_t>(channel) << kGroupBits) | static_cast<uint64_t>(group);
 }
 
-// Thrown inside a grouped run when the flows of one collective's members
-// ended at different instants, or their send/recv pairs were tuned apart:
-// the members did not move in step, and run_programs runs again with one
-// timeline per rank.
+// Thrown inside a grouped run when the send/recv pairs of a timeline's
+// members were tuned apart (their flows moving apart throw
+// FlowTransfers::RatesApart): the members did not move in step, and
+// run_programs runs again with one timeline per rank.
 struct TimelinesDiverged {};
 
 // Thrown when a flow's footprint touches a link of a TP group's footprint
@@ -361,7 +357,7 @@ class Engine : public sim::EventHandler {
   // The TP collective op of rank st's program that segment k chains
   // through, or -1.
   int32_t chain_tp(const RankState& st, int32_t k) const {
-    if (chain_tp_.empty()) return -1;
+    if (!tp_chains_) return -1;
     const std::vector<int32_t>& v = chain_tp_[static_cast<size_t>(st.p - job_.programs.data())];
     return static_cast<size_t>(k) < v.size() ? v[static_cast<size_t>(k)] : -1;
   }
@@ -385,7 +381,7 @@ class Engine : public sim::EventHandler {
   };
   std::vector<ChainedTp> chained_tp_;  // by timeline, when chain_tp_ is not empty
   bool tp_in_chain(int64_t r) const {
-    return !chained_tp_.empty() && chained_tp_[static_cast<size_t>(r)].end_ns >= 0;
+    return tp_chains_ && chained_tp_[static_cast<size_t>(r)].end_ns >= 0;
   }
   // An op of stream s of rank r completed with `cause`.
   void op_done(int64_t r, int s, const Cause& cause);
@@ -402,7 +398,7 @@ class Engine : public sim::EventHandler {
   // Each timeline's slowdown is its slowest member's; with members of
   // unequal speed (factors by real rank), their accounts are kept apart.
   void set_member_speeds(const std::vector<double>& factors);
-  bool uneven() const { return !member_ratio_.empty(); }
+  bool uneven() const { return uneven_; }
   // A segment of timeline t starts at `start` after its compute stream was
   // free from `free`, what it waited for ending at `cause_end`, its host
   // issue allowing it from `host_ready`: each member's own gap.
@@ -420,7 +416,7 @@ class Engine : public sim::EventHandler {
   // ---- TP collectives in closed form (engine_private_tp.cc) ----
   // Whether TP collectives can be timed in closed form, and if so marks the
   // links of every TP group's footprint (tp_links_).
-  bool mark_private_tp_links(const EngineOptions& options);
+  bool mark_private_tp_links();
   // Throws TpLinksShared when `fp` (another group's or pair's) loads a
   // marked link.
   void check_not_tp_links(const collectives::Footprint& fp) const;
@@ -471,7 +467,7 @@ class Engine : public sim::EventHandler {
   void begin_collective(int32_t channel, int64_t g);
   const collectives::Footprint& footprint(GroupRole role, int64_t g);
   void begin_transfer(int32_t channel, int64_t g);
-  void end_transfer(uint32_t flow);
+  void end_transfer(uint32_t transfer);
   void end_collective(int32_t channel, int64_t g, bool transferred);
   int32_t tune(const collectives::GroupGeometry& geometry, collectives::CollectiveOp op,
                int64_t bytes, bool forced, int64_t rank, int32_t op_id);
@@ -502,6 +498,8 @@ class Engine : public sim::EventHandler {
   // speed over the slowest member's (<= 1), how long before the timeline
   // it was free or started its running segment (ns), how far ahead its host
   // is, and its accounts.
+  bool uneven_ = false;     // member_ratio_ is not empty
+  bool tp_chains_ = false;  // chain_tp_ is not empty
   std::vector<double> member_ratio_;
   std::vector<int64_t> member_lead_;
   std::vector<int64_t> member_host_ahead_;  // how much earlier its host issues (ns)
@@ -545,6 +543,7 @@ class Engine : public sim::EventHandler {
   std::vector<GroupShape> xshapes_;              // explicit groups
   std::vector<std::vector<std::optional<collectives::Footprint>>> footprints_;  // by role
   std::vector<int64_t> gpus_;
+  std::vector<const collectives::Footprint*> bundle_;  // scratch of begin_transfer
   std::array<int64_t, kGroupRoles> member_steps_{};  // Layout::member_step by role
   SmSharing sm_;
   TunedCollectives tuned_;

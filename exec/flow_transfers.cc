@@ -7,18 +7,32 @@ namespace clustersim::workloads {
 
 using sim::SimTime;
 
-void FlowTransfers::start(const collectives::Footprint& footprint, double busbw_factor,
-                          double alone_Bps, double bytes, uint64_t owner) {
+void FlowTransfers::start(std::span<const collectives::Footprint* const> footprints,
+                          double busbw_factor, double alone_Bps, double bytes, uint64_t owner) {
   open_batch();
-  const collectives::FlowId flow = flows_.start(footprint, busbw_factor, alone_Bps);
-  const auto f = static_cast<size_t>(flow);
-  if (transfers_.size() <= f) transfers_.resize(f + 1);
-  Transfer& tr = transfers_[f];
+  uint32_t slot = 0;
+  if (free_slots_.empty()) {
+    slot = static_cast<uint32_t>(transfers_.size());
+    transfers_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  Transfer& tr = transfers_[slot];
   tr.owner = owner;
   tr.remaining_bytes = bytes;
   tr.last_ns = now();
   tr.rate_Bps = 0;  // until the batch is solved
   tr.event = sim::EventId{};
+  tr.solved = 0;
+  tr.flows.clear();
+  for (const collectives::Footprint* fp : footprints) {
+    const collectives::FlowId flow = flows_.start(*fp, busbw_factor, alone_Bps);
+    const auto f = static_cast<size_t>(flow);
+    if (slot_of_flow_.size() <= f) slot_of_flow_.resize(f + 1);
+    slot_of_flow_[f] = slot;
+    tr.flows.push_back(flow);
+  }
   close_or_defer_batch();
 }
 
@@ -27,10 +41,12 @@ void FlowTransfers::on_solve_event() {
   if (flows_.batch_open()) solve();
 }
 
-uint64_t FlowTransfers::finish(uint32_t flow) {
-  const uint64_t owner = transfers_[flow].owner;
+uint64_t FlowTransfers::finish(uint32_t transfer) {
+  Transfer& tr = transfers_[transfer];
+  const uint64_t owner = tr.owner;
   open_batch();
-  flows_.finish(collectives::FlowId{flow});
+  for (const collectives::FlowId flow : tr.flows) flows_.finish(flow);
+  free_slots_.push_back(transfer);
   close_or_defer_batch();
   return owner;
 }
@@ -51,24 +67,30 @@ void FlowTransfers::close_or_defer_batch() {
 
 void FlowTransfers::solve() {
   flows_.end_batch();
+  ++solves_;
   for (const collectives::FlowId id : flows_.last_changed()) {
-    const auto f = static_cast<uint32_t>(id);
-    Transfer& tr = transfers_[f];
-    const double rate = flows_.rate(id);
+    const uint32_t slot = slot_of_flow_[static_cast<size_t>(id)];
+    Transfer& tr = transfers_[slot];
+    if (tr.solved == solves_) continue;  // a bundle seen through another of its flows
+    tr.solved = solves_;
+    const double rate = flows_.rate(tr.flows.front());
+    for (size_t i = 1; i < tr.flows.size(); ++i) {
+      if (flows_.rate(tr.flows[i]) != rate) throw RatesApart{};
+    }
     if (rate == tr.rate_Bps) continue;
     tr.remaining_bytes = std::max(
         0.0, tr.remaining_bytes - tr.rate_Bps * static_cast<double>(now() - tr.last_ns) * 1e-9);
     tr.last_ns = now();
     tr.rate_Bps = rate;
     sim_.cancel(tr.event);
-    schedule_end(f);
+    schedule_end(slot);
   }
 }
 
-void FlowTransfers::schedule_end(uint32_t flow) {
-  Transfer& tr = transfers_[flow];
+void FlowTransfers::schedule_end(uint32_t transfer) {
+  Transfer& tr = transfers_[transfer];
   const auto ns = static_cast<int64_t>(std::ceil(tr.remaining_bytes / tr.rate_Bps * 1e9));
-  tr.event = sim_.schedule_cancellable_at(SimTime::ns(now() + ns), handler_, end_kind_, flow);
+  tr.event = sim_.schedule_cancellable_at(SimTime::ns(now() + ns), handler_, end_kind_, transfer);
 }
 
 }  // namespace clustersim::workloads

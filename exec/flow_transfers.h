@@ -10,6 +10,11 @@
 // end is rescheduled at the new one (an `end_kind` event carrying the flow
 // id; end times round up to the nanosecond).
 //
+// A transfer may be a bundle of flows on several footprints that move at
+// one rate (the members of a timeline, exec/timelines.h): one end event for
+// all. Their rates must stay equal; when a solve gives them different rates
+// it throws RatesApart.
+//
 // The owner (an event handler) forwards its `solve_kind` events to
 // on_solve_event() and its `end_kind` events to finish(), which returns the
 // value the transfer was started with.
@@ -17,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "collectives/collective_flows.h"
@@ -36,17 +42,27 @@ class FlowTransfers {
     solve_kind_ = solve_kind;
   }
 
+  // Thrown by a solve that gives a bundle's flows different rates.
+  struct RatesApart {};
+
   // Starts moving `bytes` over `footprint` (see CollectiveFlows::start);
   // `owner` comes back from finish().
   void start(const collectives::Footprint& footprint, double busbw_factor, double alone_Bps,
-             double bytes, uint64_t owner);
+             double bytes, uint64_t owner) {
+    const collectives::Footprint* one = &footprint;
+    start(std::span<const collectives::Footprint* const>(&one, 1), busbw_factor, alone_Bps, bytes,
+          owner);
+  }
+  // The same over each of `footprints` at once, as one transfer.
+  void start(std::span<const collectives::Footprint* const> footprints, double busbw_factor,
+             double alone_Bps, double bytes, uint64_t owner);
 
   // The owner's `solve_kind` event.
   void on_solve_event();
 
-  // The owner's `end_kind` event for `flow`: the transfer is done; the
-  // others are re-solved. Returns its owner value.
-  uint64_t finish(uint32_t flow);
+  // The owner's `end_kind` event for `transfer` (its event's data): the
+  // transfer is done; the others are re-solved. Returns its owner value.
+  uint64_t finish(uint32_t transfer);
 
  private:
   struct Transfer {
@@ -55,21 +71,26 @@ class FlowTransfers {
     double rate_Bps = 0;
     int64_t last_ns = 0;
     sim::EventId event;
+    uint64_t solved = 0;                     // the solve that last looked at it
+    std::vector<collectives::FlowId> flows;  // its flows (kept between uses)
   };
 
   int64_t now() const { return sim_.now().count_ns(); }
   void open_batch();
   void close_or_defer_batch();
   void solve();
-  void schedule_end(uint32_t flow);
+  void schedule_end(uint32_t transfer);
 
   sim::Simulator& sim_;
   collectives::CollectiveFlows& flows_;
   sim::HandlerId handler_ = 0;
   sim::EventKind end_kind_ = 0;
   sim::EventKind solve_kind_ = 0;
-  std::vector<Transfer> transfers_;  // by flow id
-  bool flush_scheduled_ = false;     // a solve event is pending for now
+  std::vector<Transfer> transfers_;  // by slot
+  std::vector<uint32_t> free_slots_;
+  std::vector<uint32_t> slot_of_flow_;  // by flow id
+  uint64_t solves_ = 0;
+  bool flush_scheduled_ = false;  // a solve event is pending for now
 };
 
 }  // namespace clustersim::workloads

@@ -17,8 +17,9 @@
 // running different programs, explicit groups and send/recv to named ranks
 // (a replay's), and members of unequal speed that exchange in a ring inside
 // their TP group (async TP's send/recv: each member waits only for its
-// neighbours, so they do not move at the slowest one's pace). What the plan cannot see -- an
-// asymmetric fabric, whose member flows end apart -- the engine finds while it runs, and runs again
+// neighbours, so they do not move at the slowest one's pace). What the
+// plan cannot see -- an asymmetric fabric, on which the members' flows move
+// at different rates -- the engine finds while it runs, and runs again
 // with one timeline per rank.
 //
 // Thread safety: pure functions.

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -213,6 +214,58 @@ TEST(Timelines, AFasterMemberComputesItsShareAndWaitsTheRestAsSyncWait) {
     EXPECT_EQ(r.summed_accounts[kExposedTp], 2 * l);
     EXPECT_EQ(r.summed_accounts[kIdle], w / 2);
   }
+}
+
+// Segments with a TP all-reduce of `bytes` between each two, on the TP
+// stream: each waits for the segment before it, the next for it (the
+// compute stream stops for it).
+Program tp_stream_rounds(int rounds, int64_t bytes) {
+  constexpr uint8_t kTpStream = 3;
+  Program p;
+  add(p, segment(400'000));
+  for (int i = 0; i < rounds; ++i) {
+    Op ar = collective(GroupRole::kTp, 1, kTpStream, 8'000, bytes, 300e9);
+    ar.op = collectives::CollectiveOp::kAllReduce;
+    add(p, ar, {Dep{kComputeStream, i}});
+    add(p, segment(400'000), {Dep{kTpStream, i}});
+  }
+  p.channels.push_back(Program::Channel{GroupRole::kShard, kComm});
+  p.channels.push_back(Program::Channel{GroupRole::kTp, kTpStream});
+  for (int st = 0; st < kProgramStreams; ++st) {
+    if (!p.stream_ops[static_cast<size_t>(st)].empty()) p.used_streams.push_back(st);
+  }
+  p.stream_names = {"compute", "comm", "reduce", "tp", "copy", "cpu"};
+  p.launch = OpLabel{"host", "kernel_launches", "host", {}, 0, 0};
+  return p;
+}
+
+TEST(Timelines, TpCollectivesAloneOnTheirLinksEndInClosedFormAndInsideChains) {
+  // Two HGX nodes, TP 8 inside each: the TP groups' NVLink links are their
+  // own. Ten rounds of segment + TP all-reduce of 64 MiB at 300 GB/s alone
+  // (the link allows more): each all-reduce ends at its start + 8 us + the
+  // bytes at 300 GB/s, rounded up. One timeline per TP group runs the step
+  // as one chain; one per rank ends each all-reduce with one event.
+  const topology::Cluster cluster = test_support::hgx_h100(2);
+  constexpr int kRounds = 10;
+  constexpr int64_t kBytes = 64 << 20;
+  const Program p = tp_stream_rounds(kRounds, kBytes);
+  EngineOptions options;
+  const EngineResult grouped =
+      run_program(p, tp_mesh(16, 8), cluster, test_support::h100(), options);
+  options.explicit_ranks = true;
+  const EngineResult ranks = run_program(p, tp_mesh(16, 8), cluster, test_support::h100(), options);
+  const auto transfer = static_cast<int64_t>(std::ceil(static_cast<double>(kBytes) / 300e9 * 1e9));
+  EXPECT_EQ(ranks.step_end_ns, (kRounds + 1) * 400'000 + kRounds * (8'000 + transfer));
+  EXPECT_EQ(grouped.step_end_ns, ranks.step_end_ns);
+  EXPECT_EQ(grouped.summed_accounts, ranks.summed_accounts);
+  EXPECT_EQ(grouped.summed_accounts[kExposedTp], 16 * kRounds * (8'000 + transfer));
+  // No flows: each all-reduce one latency-only end with one timeline per
+  // rank (two TP groups), none with one per TP group (inside the chain).
+  EXPECT_EQ(ranks.stats.transfer_begins, 0U);
+  EXPECT_EQ(ranks.stats.latency_ends, 2U * kRounds);
+  EXPECT_EQ(grouped.stats.latency_ends, 0U);
+  EXPECT_EQ(grouped.stats.chained_tp_ends, 2U * kRounds);
+  EXPECT_EQ(grouped.collectives, ranks.collectives);
 }
 
 TEST(Timelines, MembersWhoseFlowsEndApartRunAgainOneTimelinePerRank) {
