@@ -44,7 +44,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   CLUSTERSIM_CHECK(
       job.program_of.empty() || static_cast<int64_t>(job.program_of.size()) == layout.world,
       "a program for every rank");
-  CLUSTERSIM_CHECK(k_ == 1 || (k_ == layout.tp && rg_ == nullptr && options.trace_ranks.empty() &&
+  CLUSTERSIM_CHECK(k_ == 1 || (k_ == layout.tp && rg_ == nullptr &&
                                options.segment_jitter_sd == 0 && options.host_lead_jitter_ns == 0),
                    "one timeline per TP group only as exec/timelines.h plans it");
   int64_t streams = 0;
@@ -109,7 +109,11 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   set_member_speeds(factors);  // after the accounts' start: uneven members copy it
   for (const int64_t r : options.trace_ranks) {
     CLUSTERSIM_CHECK(r >= 0 && r < layout.world, "trace rank " + std::to_string(r));
-    ranks_[static_cast<size_t>(r)].traced = true;
+    // A traced member's timeline records for it (members of equal speed:
+    // exec/timelines.h), in the order of the sorted trace ranks.
+    const int64_t t = k_ == 1 ? r : layout.group_of(GroupRole::kTp, r);
+    ranks_[static_cast<size_t>(t)].traced = true;
+    traced_members_[t].push_back(r);
   }
   if (!options.trace_ranks.empty()) {
     arrivals_.assign(static_cast<size_t>(streams), 0);

@@ -40,6 +40,24 @@ EngineStats Engine::stats() const {
   return s;
 }
 
+std::vector<TraceRecord> Engine::take_trace() {
+  std::vector<TraceRecord> records = trace_.take();
+  if (k_ == 1) return records;
+  // Recorded by timeline: each traced member gets the timeline's records.
+  std::vector<TraceRecord> out;
+  for (const TraceRecord& rec : records) {
+    for (const int64_t m : traced_members_.at(rec.rank)) {
+      out.push_back(rec);
+      out.back().rank = m;
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const TraceRecord& a, const TraceRecord& b) {
+    if (a.rank != b.rank) return a.rank < b.rank;
+    return a.start < b.start;
+  });
+  return out;
+}
+
 bool Engine::finished() const {
   for (const RankState& st : ranks_) {
     for (size_t s = 0; s < st.p->stream_ops.size(); ++s) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -259,7 +260,8 @@ class Engine : public sim::EventHandler {
   uint64_t events() const { return sim_.events_processed() - stale_looks_; }
   int64_t collectives() const { return collectives_; }
   EngineStats stats() const;
-  std::vector<TraceRecord> take_trace() { return trace_.take(); }
+  // The traced ranks' records (a timeline's, once for each traced member).
+  std::vector<TraceRecord> take_trace();
 
  private:
   int64_t now() const { return virtual_now_ >= 0 ? virtual_now_ : sim_.now().count_ns(); }
@@ -566,6 +568,8 @@ class Engine : public sim::EventHandler {
   int64_t virtual_now_ = -1;  // >= 0 while a chain's segment ends are handled
   uint64_t chained_ends_ = 0;
   TraceSink trace_;
+  // By traced timeline: its traced members (real ranks, ascending).
+  std::map<int64_t, std::vector<int64_t>> traced_members_;
 };
 
 }  // namespace clustersim::workloads::engine_detail

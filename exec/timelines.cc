@@ -37,7 +37,7 @@ std::string members_apart(const EngineJob& job, const Layout& layout,
   if (options.explicit_ranks) return "asked for (--explicit)";
   if (job.groups != nullptr) return "explicit process groups (a replay's) are not TP groups";
   if (options.report_unfinished) return "a run that may not finish reports every rank";
-  if (!options.trace_ranks.empty()) return "traced ranks keep their own timelines";
+
   if (options.segment_jitter_sd > 0) return "gpu.segment_jitter draws each rank's kernels apart";
   if (options.host_lead_jitter_ns > 0) return "host.step_jitter starts each rank's host apart";
   bool ring_in_group = false;
@@ -52,6 +52,10 @@ std::string members_apart(const EngineJob& job, const Layout& layout,
   // with its neighbours only: members of unequal speed drift apart there
   // (0.35% of a NeMo 340B step at the profile's spread), not at the pace of
   // the slowest.
+  // A traced member's records are its timeline's: members of equal speed.
+  if (!options.trace_ranks.empty() && !members_even(layout, options)) {
+    return "traced ranks among members of unequal speed keep their own timelines";
+  }
   if (ring_in_group && !members_even(layout, options)) {
     return "members of unequal speed exchange in a ring inside their TP group (async TP)";
   }

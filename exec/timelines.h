@@ -12,12 +12,14 @@
 // what the timeline waited for (exec/engine_members.cc).
 //
 // The plan refuses (one timeline per rank, with the reason) what would make
-// members' timelines differ other than by speed: traced ranks, per-kernel
+// members' timelines differ other than by speed: per-kernel
 // jitter and per-rank host jitter (their draws are the rank's own), members
 // running different programs, explicit groups and send/recv to named ranks
 // (a replay's), and members of unequal speed that exchange in a ring inside
 // their TP group (async TP's send/recv: each member waits only for its
-// neighbours, so they do not move at the slowest one's pace). What the
+// neighbours, so they do not move at the slowest one's pace), and traced
+// ranks among members of unequal speed (a traced member's records are its
+// timeline's, once for each traced member). What the
 // plan cannot see -- an asymmetric fabric, on which the members' flows move
 // at different rates -- the engine finds while it runs, and runs again
 // with one timeline per rank.

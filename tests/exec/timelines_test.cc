@@ -117,7 +117,9 @@ TEST(Timelines, PlanOneTimelinePerTpGroupUnlessSomethingSetsItsMembersApart) {
   EXPECT_EQ(why(o, job), "asked for (--explicit)");
   o = {};
   o.trace_ranks = {3};
-  EXPECT_EQ(why(o, job), "traced ranks keep their own timelines");
+  EXPECT_EQ(plan_timelines(job, l, o).ranks_per_timeline, 8);  // its timeline's records
+  o.stragglers = {Straggler{2, 1.5}};
+  EXPECT_EQ(why(o, job), "traced ranks among members of unequal speed keep their own timelines");
   o = {};
   o.segment_jitter_sd = 0.01;
   EXPECT_EQ(why(o, job), "gpu.segment_jitter draws each rank's kernels apart");

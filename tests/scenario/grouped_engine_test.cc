@@ -95,6 +95,38 @@ TEST(GroupedEngine, WithIdenticalGpusTheStepIsTheExplicitOneBitForBit) {
   }
 }
 
+TEST(GroupedEngine, ATracedMemberRecordsWhatItDidExplicitly) {
+  // Ranks 0 and 3 (TP group 0) and 8 (group 1) of the 64-GPU FSDP + TP step,
+  // identical GPUs: the same records, field by field, as one timeline per
+  // rank records for them.
+  const Case c{"llama3_70b_fsdp_tp_64xh100.yaml", {}};
+  const auto traced = [&](bool explicit_ranks) {
+    StepScenario s = load_step_scenario(CLUSTERSIM_SOURCE_DIR "/scenarios/" + c.file, c.sets);
+    s.config.explicit_ranks = explicit_ranks;
+    s.config.compute.speed_variation = 0;
+    s.config.trace_ranks = {0, 3, 8};
+    return workloads::simulate_step(s.net.cluster, s.net.profile, s.config);
+  };
+  const workloads::StepResult grouped = traced(false);
+  const workloads::StepResult ranks = traced(true);
+  EXPECT_EQ(grouped.ranks_per_timeline, 8);
+  ASSERT_EQ(grouped.trace.size(), ranks.trace.size());
+  ASSERT_GT(ranks.trace.size(), 3000U);
+  for (size_t i = 0; i < ranks.trace.size(); ++i) {
+    const workloads::TraceRecord& g = grouped.trace[i];
+    const workloads::TraceRecord& e = ranks.trace[i];
+    ASSERT_EQ(g.rank, e.rank) << i;
+    ASSERT_EQ(g.name, e.name) << i;
+    ASSERT_EQ(g.track, e.track) << i;
+    ASSERT_EQ(g.start, e.start) << i;
+    ASSERT_EQ(g.duration, e.duration) << i;
+    ASSERT_EQ(g.wait, e.wait) << i;
+    ASSERT_EQ(g.group_size, e.group_size) << i;
+    ASSERT_EQ(g.bytes, e.bytes) << i;
+  }
+  EXPECT_EQ(grouped.step_time_s, ranks.step_time_s);
+}
+
 TEST(GroupedEngine, AsyncTpRingsGroupOnlyMembersOfEqualSpeed) {
   // NeMo's Nemotron-4 340B layout with async TP (send/recv rings inside each
   // TP group), 24 layers in 3 virtual stages of 8 pipeline stages: grouped
