@@ -2,14 +2,16 @@
 // Where each TP group's footprint is its own -- no other group, pair or TP
 // group loads its links -- and a group moves one TP collective at a time
 // (one TP channel per program; no TP-ring send/recv), a TP collective's
-// transfer is a flow alone on its links for its whole life; one that the
+// transfer is a flow alone on its links for its whole life. One that the
 // compute stream stops for (on the compute stream, or between a segment it
-// waits for and one that waits for it) is timed in closed form: the max-min solver would give it
-// its rate alone, which lone_rate() asks a solver of its own for, once per group and op shape. Its
-// members' compute is stopped at it, so the SM sharing its transfer would cause slows nothing. The
-// links are marked when the engine starts; every other footprint is checked against them when it is
-// made, and one that loads a marked link throws TpLinksShared: run_programs runs the step again
-// with TP collectives as flows.
+// waits for and one that waits for it) is timed in closed form: the max-min
+// solver would give it its rate alone, which lone_rate() asks a solver of
+// its own for, once per group and op shape, and the SM sharing its transfer
+// would cause slows nothing, its members' compute being stopped at it. The
+// links are marked when the engine starts; every other footprint is checked
+// against them when it is made, and one that loads a marked link throws
+// TpLinksShared: run_programs runs the step again with TP collectives as
+// flows.
 #include <cmath>
 #include <memory>
 #include <vector>
