@@ -94,6 +94,8 @@ class CollectiveFlows {
 
   // Bytes of buffer per second the flow progresses at now.
   double rate(FlowId flow) const;
+  // A link's capacity (bytes/s), for callers that compare footprints.
+  double link_capacity(LinkId link) const { return solver_.link_capacity(link); }
   // Flows whose rate may have changed in the last start() / finish()
   // (including the flow just started), sorted by id.
   const std::vector<FlowId>& last_changed() const { return solver_.last_changed(); }

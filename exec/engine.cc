@@ -22,7 +22,7 @@ using namespace step_accounts;  // NOLINT: the account names are this file's voc
 
 Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
                const EngineOptions& options, const EngineJob& job, const Layout& layout,
-               int64_t ranks_per_timeline, bool closed_form_tp)
+               int64_t ranks_per_timeline, bool closed_form_tp, bool merge_bundles)
     : cluster_(cluster),
       job_(job),
       layout_(layout),
@@ -186,6 +186,31 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   mark_chainable_segments();
   closed_tp_ = closed_form_tp && mark_private_tp_links();
   if (closed_tp_ && k_ > 1) mark_tp_chains();
+  // Merged bundles only where every collective's bundle, known now, keeps
+  // the symmetry (send/recv pairs are checked as they come: a failing one
+  // makes run_programs run the step again without merging).
+  if (merge_bundles && k_ > 1 && rg_ == nullptr && admit_collective_bundles()) {
+    transfers_.merge_bundles();
+  }
+}
+
+bool Engine::admit_collective_bundles() {
+  std::array<bool, kGroupRoles> seen{};
+  for (const Program& p : job_.programs) {
+    for (const Program::Channel& c : p.channels) {
+      if (c.role == GroupRole::kTp || c.role == GroupRole::kNone) continue;
+      if (seen[static_cast<size_t>(c.role)]) continue;
+      seen[static_cast<size_t>(c.role)] = true;
+      for (int64_t g = 0; g < tl_.group_count(c.role); ++g) {
+        bundle_.clear();
+        for (int64_t m = 0; m < copies(c.role); ++m) {
+          bundle_.push_back(&footprint(c.role, real_group(c.role, g, m)));
+        }
+        if (!transfers_.admit(bundle_)) return false;
+      }
+    }
+  }
+  return true;
 }
 
 void Engine::run() {

@@ -144,9 +144,9 @@ namespace {
 EngineResult run_engine(const EngineJob& job, const Layout& layout,
                         const topology::Cluster& cluster,
                         const collectives::HardwareProfile& profile, const EngineOptions& options,
-                        int64_t ranks_per_timeline, bool closed_form_tp) {
+                        int64_t ranks_per_timeline, bool closed_form_tp, bool merge_bundles) {
   engine_detail::Engine engine(cluster, profile, options, job, layout, ranks_per_timeline,
-                               closed_form_tp);
+                               closed_form_tp, merge_bundles);
   engine.run();
   EngineResult out;
   out.ranks_per_timeline = ranks_per_timeline;
@@ -168,9 +168,10 @@ EngineResult run_engine(const EngineJob& job, const Layout& layout,
 }  // namespace
 
 // Tries the fastest exact way first: one timeline per TP group where the
-// plan allows (again with one per rank when the members' flows end apart),
-// TP collectives in closed form (again as flows when a link of theirs turns
-// out to be shared).
+// plan allows (again with one per rank when the members' flows move
+// apart), each collective's member flows solved as one where the fabric
+// keeps them copies (again each solved when it does not), TP collectives
+// in closed form (again as flows when a link of theirs turns out shared).
 EngineResult run_programs(const EngineJob& job, const Layout& layout,
                           const topology::Cluster& cluster,
                           const collectives::HardwareProfile& profile,
@@ -180,10 +181,11 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
                        std::to_string(cluster.gpu_count()) + " GPUs");
   TimelinePlan plan = plan_timelines(job, layout, options);
   bool closed_form_tp = true;
+  bool merge_bundles = true;
   for (;;) {
     try {
       EngineResult out = run_engine(job, layout, cluster, profile, options, plan.ranks_per_timeline,
-                                    closed_form_tp);
+                                    closed_form_tp, merge_bundles);
       out.explicit_why = plan.explicit_why;
       return out;
     } catch (const FlowTransfers::RatesApart&) {
@@ -196,6 +198,8 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
           "the flows of a TP group's members ended apart (an asymmetric fabric): ran again";
     } catch (const engine_detail::TpLinksShared&) {
       closed_form_tp = false;
+    } catch (const FlowTransfers::BundlesCoupled&) {
+      merge_bundles = false;
     }
   }
 }

@@ -243,9 +243,11 @@ class Engine : public sim::EventHandler {
   // ranks_per_timeline: 1, or layout.tp when exec/timelines.h's plan
   // allows one timeline per TP group. closed_form_tp: time TP collectives
   // in closed form where their links are their own (engine_private_tp.cc).
+  // merge_bundles: solve one flow of each timeline collective's members
+  // where the fabric keeps them copies of each other (FlowTransfers).
   Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
          const EngineOptions& options, const EngineJob& job, const Layout& layout,
-         int64_t ranks_per_timeline, bool closed_form_tp);
+         int64_t ranks_per_timeline, bool closed_form_tp, bool merge_bundles);
 
   void run();
   void on_event(sim::Simulator& sim, const sim::Event& event) override;
@@ -414,6 +416,10 @@ class Engine : public sim::EventHandler {
   // Member c of timeline t's finish and closed accounts.
   int64_t member_finish(const RankState& st, size_t member) const;
   Accounts closed_member(const RankState& st, size_t member, int64_t step_end) const;
+
+  // Whether every collective bundle of the step keeps FlowTransfers'
+  // symmetry (engine.cc).
+  bool admit_collective_bundles();
 
   // ---- TP collectives in closed form (engine_private_tp.cc) ----
   // Whether TP collectives can be timed in closed form, and if so marks the

@@ -26,7 +26,9 @@ void FlowTransfers::start(std::span<const collectives::Footprint* const> footpri
   tr.event = sim::EventId{};
   tr.solved = 0;
   tr.flows.clear();
-  for (const collectives::Footprint* fp : footprints) {
+  if (merge_ && !symmetric(footprints)) throw BundlesCoupled{};
+  const size_t solved = merge_ ? 1 : footprints.size();
+  for (const collectives::Footprint* fp : footprints.first(solved)) {
     const collectives::FlowId flow = flows_.start(*fp, busbw_factor, alone_Bps);
     const auto f = static_cast<size_t>(flow);
     if (slot_of_flow_.size() <= f) slot_of_flow_.resize(f + 1);
@@ -34,6 +36,60 @@ void FlowTransfers::start(std::span<const collectives::Footprint* const> footpri
     tr.flows.push_back(flow);
   }
   close_or_defer_batch();
+}
+
+// Whether the bundle keeps the max-min problem a set of k disjoint copies
+// of its first member's (see flow_transfers.h), recording its links.
+bool FlowTransfers::symmetric(std::span<const collectives::Footprint* const> footprints) {
+  const collectives::Footprint& first = *footprints.front();
+  if (checked_.contains(&first)) return true;
+  const auto grow = [this](size_t link) {
+    if (link_member_.size() <= link) {
+      link_member_.resize(link + 1, -1);
+      copy_of_.resize(link + 1, -1);
+    }
+  };
+  const auto claim = [&](size_t link, int32_t member) {
+    grow(link);
+    if (link_member_[link] != -1 && link_member_[link] != member) return false;
+    link_member_[link] = member;
+    return true;
+  };
+  if (footprints.size() == 1) {  // a flow outside the bundles: its links are no member's
+    for (const collectives::LinkLoad& load : first.loads) {
+      if (!claim(static_cast<size_t>(load.link), -2)) return false;
+    }
+    return true;
+  }
+  if (image_.size() < footprints.size()) image_.resize(footprints.size());
+  for (size_t c = 0; c < footprints.size(); ++c) {
+    const collectives::Footprint& fp = *footprints[c];
+    std::vector<int64_t>& image = image_[c];
+    if (fp.loads.size() != first.loads.size() || fp.solo_rate_Bps != first.solo_rate_Bps ||
+        fp.reference_rate_Bps != first.reference_rate_Bps) {
+      return false;
+    }
+    for (size_t i = 0; i < fp.loads.size(); ++i) {
+      const collectives::LinkLoad& mine = fp.loads[i];
+      const collectives::LinkLoad& base = first.loads[i];
+      const auto link = static_cast<size_t>(mine.link);
+      if (mine.coefficient != base.coefficient ||
+          flows_.link_capacity(mine.link) != flows_.link_capacity(base.link) ||
+          !claim(link, static_cast<int32_t>(c))) {
+        return false;
+      }
+      const auto origin = static_cast<int64_t>(base.link);
+      if (copy_of_[link] != -1 && copy_of_[link] != origin) return false;
+      copy_of_[link] = origin;
+      if (image.size() <= static_cast<size_t>(origin))
+        image.resize(static_cast<size_t>(origin) + 1, -1);
+      int64_t& to = image[static_cast<size_t>(origin)];
+      if (to != -1 && to != static_cast<int64_t>(link)) return false;
+      to = static_cast<int64_t>(link);
+    }
+  }
+  checked_.insert(&first);
+  return true;
 }
 
 void FlowTransfers::on_solve_event() {

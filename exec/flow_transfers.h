@@ -13,7 +13,12 @@
 // A transfer may be a bundle of flows on several footprints that move at
 // one rate (the members of a timeline, exec/timelines.h): one end event for
 // all. Their rates must stay equal; when a solve gives them different rates
-// it throws RatesApart.
+// it throws RatesApart. With merge_bundles(), a bundle's first flow alone is
+// solved, where that is exact: every bundle's footprints are copies of its
+// first under one map of links per member index, and no link serves two
+// member indices or a flow outside the bundles' scheme (then the max-min
+// problem is k disjoint copies of the first member's, with equal rates);
+// the first bundle or flow that breaks this throws BundlesCoupled.
 //
 // The owner (an event handler) forwards its `solve_kind` events to
 // on_solve_event() and its `end_kind` events to finish(), which returns the
@@ -23,6 +28,7 @@
 
 #include <cstdint>
 #include <span>
+#include <unordered_set>
 #include <vector>
 
 #include "collectives/collective_flows.h"
@@ -44,6 +50,16 @@ class FlowTransfers {
 
   // Thrown by a solve that gives a bundle's flows different rates.
   struct RatesApart {};
+  // Thrown with merge_bundles() by a start that breaks the symmetry above.
+  struct BundlesCoupled {};
+
+  // Solve one flow per bundle (see above); call before the first start.
+  void merge_bundles() { merge_ = true; }
+  // Whether a bundle of these footprints keeps the symmetry so far (and
+  // records it): callers check the bundles they know of before merging.
+  bool admit(std::span<const collectives::Footprint* const> footprints) {
+    return symmetric(footprints);
+  }
 
   // Starts moving `bytes` over `footprint` (see CollectiveFlows::start);
   // `owner` comes back from finish().
@@ -90,6 +106,16 @@ class FlowTransfers {
   std::vector<uint32_t> free_slots_;
   std::vector<uint32_t> slot_of_flow_;  // by flow id
   uint64_t solves_ = 0;
+  // merge_bundles(): what the symmetry check has seen, by link id: the
+  // member index whose flows load it (-1 none yet, -2 a flow outside the
+  // bundles), and for a link of member c > 0 the member-0 link it copies;
+  // and the first footprints of the bundles already checked.
+  bool merge_ = false;
+  std::vector<int32_t> link_member_;
+  std::vector<int64_t> copy_of_;
+  std::vector<std::vector<int64_t>> image_;  // by member c: of member-0 link l, its copy
+  std::unordered_set<const collectives::Footprint*> checked_;  // looked up, never iterated
+  bool symmetric(std::span<const collectives::Footprint* const> footprints);
   bool flush_scheduled_ = false;  // a solve event is pending for now
 };
 
