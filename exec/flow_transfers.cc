@@ -59,6 +59,7 @@ bool FlowTransfers::symmetric(std::span<const collectives::Footprint* const> foo
     for (const collectives::LinkLoad& load : first.loads) {
       if (!claim(static_cast<size_t>(load.link), -2)) return false;
     }
+    checked_.insert(&first);
     return true;
   }
   if (image_.size() < footprints.size()) image_.resize(footprints.size());
