@@ -64,24 +64,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   }
   streams_.resize(static_cast<size_t>(overflow));
   stream_base_.push_back(streams);
-  // Each real rank's factor on its segments' work.
-  std::vector<double> factors(static_cast<size_t>(layout.world), 1.0);
-  if (!options.rank_time_factors.empty()) {
-    CLUSTERSIM_CHECK(options.rank_time_factors.size() == factors.size(),
-                     "rank_time_factors has " + std::to_string(options.rank_time_factors.size()) +
-                         " entries for " + std::to_string(layout.world) + " ranks");
-    for (size_t r = 0; r < factors.size(); ++r) {
-      CLUSTERSIM_CHECK(options.rank_time_factors[r] > 0,
-                       "rank time factor of rank " + std::to_string(r) + " is not > 0");
-      factors[r] = options.rank_time_factors[r];
-    }
-  }
-  for (const Straggler& s : options.stragglers) {
-    CLUSTERSIM_CHECK(
-        s.rank >= 0 && s.rank < layout.world && s.slowdown >= 1,
-        "straggler rank " + std::to_string(s.rank) + " slowdown " + std::to_string(s.slowdown));
-    factors[static_cast<size_t>(s.rank)] *= s.slowdown;
-  }
+  const std::vector<double> factors = rank_work_factors(layout, options);
   CLUSTERSIM_CHECK(options.segment_jitter_sd >= 0 && std::isfinite(options.segment_jitter_sd),
                    "segment jitter sd " + std::to_string(options.segment_jitter_sd));
   jitter_sd_ = options.segment_jitter_sd;

@@ -115,16 +115,6 @@ void Engine::mark_tp_chains() {
   tp_chains_ = true;
 }
 
-bool Engine::holds_but(const RankState& st, int32_t dep_begin, int32_t dep_end, int stream,
-                       int32_t pos) const {
-  for (int32_t d = dep_begin; d < dep_end; ++d) {
-    const Dep& dep = st.p->deps[static_cast<size_t>(d)];
-    if (dep.stream == stream && dep.pos == pos) continue;
-    if (this->stream(st, dep.stream).done <= dep.pos) return false;
-  }
-  return true;
-}
-
 void Engine::begin_chained_tp(int32_t channel, int64_t g, int64_t start) {
   GroupState& gs = group_state(channel, g);
   const Op& op = group_op(gs);

@@ -180,6 +180,8 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
                    "world size " + std::to_string(layout.world) + " within the cluster's " +
                        std::to_string(cluster.gpu_count()) + " GPUs");
   TimelinePlan plan = plan_timelines(job, layout, options);
+  const TimelinePlan members_apart{
+      1, "the flows of a TP group's members ended apart (an asymmetric fabric): ran again"};
   bool closed_form_tp = true;
   bool merge_bundles = true;
   for (;;) {
@@ -189,13 +191,9 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
       out.explicit_why = plan.explicit_why;
       return out;
     } catch (const FlowTransfers::RatesApart&) {
-      plan.ranks_per_timeline = 1;
-      plan.explicit_why =
-          "the flows of a TP group's members ended apart (an asymmetric fabric): ran again";
+      plan = members_apart;
     } catch (const engine_detail::TimelinesDiverged&) {
-      plan.ranks_per_timeline = 1;
-      plan.explicit_why =
-          "the flows of a TP group's members ended apart (an asymmetric fabric): ran again";
+      plan = members_apart;
     } catch (const engine_detail::TpLinksShared&) {
       closed_form_tp = false;
     } catch (const FlowTransfers::BundlesCoupled&) {

@@ -365,9 +365,6 @@ class Engine : public sim::EventHandler {
     const std::vector<int32_t>& v = chain_tp_[static_cast<size_t>(st.p - job_.programs.data())];
     return static_cast<size_t>(k) < v.size() ? v[static_cast<size_t>(k)] : -1;
   }
-  // Whether the op's deps hold but for one on (stream, pos).
-  bool holds_but(const RankState& st, int32_t dep_begin, int32_t dep_end, int stream,
-                 int32_t pos) const;
   // A closed-form TP collective of timeline group g: latency and transfer (ns).
   int64_t closed_tp_ns(const Op& op, int64_t g);
   // A chain's TP collective begun at `start` inside run_chain: ends virtually.

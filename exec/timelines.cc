@@ -1,6 +1,9 @@
 #include "exec/timelines.h"
 
+#include <string>
 #include <vector>
+
+#include "sim/check.h"
 
 namespace clustersim::workloads {
 
@@ -11,17 +14,33 @@ Layout timeline_layout(const Layout& layout) {
   return t;
 }
 
+std::vector<double> rank_work_factors(const Layout& layout, const EngineOptions& options) {
+  std::vector<double> f(static_cast<size_t>(layout.world), 1.0);
+  if (!options.rank_time_factors.empty()) {
+    CLUSTERSIM_CHECK(options.rank_time_factors.size() == f.size(),
+                     "rank_time_factors has " + std::to_string(options.rank_time_factors.size()) +
+                         " entries for " + std::to_string(layout.world) + " ranks");
+    for (size_t r = 0; r < f.size(); ++r) {
+      CLUSTERSIM_CHECK(options.rank_time_factors[r] > 0,
+                       "rank time factor of rank " + std::to_string(r) + " is not > 0");
+      f[r] = options.rank_time_factors[r];
+    }
+  }
+  for (const Straggler& s : options.stragglers) {
+    CLUSTERSIM_CHECK(
+        s.rank >= 0 && s.rank < layout.world && s.slowdown >= 1,
+        "straggler rank " + std::to_string(s.rank) + " slowdown " + std::to_string(s.slowdown));
+    f[static_cast<size_t>(s.rank)] *= s.slowdown;
+  }
+  return f;
+}
+
 namespace {
 
 // Whether every TP group's members compute at the same speed (speed spread
 // and stragglers alike).
 bool members_even(const Layout& layout, const EngineOptions& options) {
-  std::vector<double> f = options.rank_time_factors;
-  if (f.empty()) f.assign(static_cast<size_t>(layout.world), 1.0);
-  for (const Straggler& s : options.stragglers) {
-    if (s.rank >= 0 && s.rank < layout.world) f[static_cast<size_t>(s.rank)] *= s.slowdown;
-  }
-  if (static_cast<int64_t>(f.size()) != layout.world) return false;
+  const std::vector<double> f = rank_work_factors(layout, options);
   for (int64_t g = 0; g < layout.world / layout.tp; ++g) {
     const double first = f[static_cast<size_t>(layout.member(GroupRole::kTp, g, 0))];
     for (int64_t i = 1; i < layout.tp; ++i) {
@@ -52,11 +71,13 @@ std::string members_apart(const EngineJob& job, const Layout& layout,
   // with its neighbours only: members of unequal speed drift apart there
   // (0.35% of a NeMo 340B step at the profile's spread), not at the pace of
   // the slowest.
+  const bool even =
+      (options.trace_ranks.empty() && !ring_in_group) || members_even(layout, options);
   // A traced member's records are its timeline's: members of equal speed.
-  if (!options.trace_ranks.empty() && !members_even(layout, options)) {
+  if (!options.trace_ranks.empty() && !even) {
     return "traced ranks among members of unequal speed keep their own timelines";
   }
-  if (ring_in_group && !members_even(layout, options)) {
+  if (ring_in_group && !even) {
     return "members of unequal speed exchange in a ring inside their TP group (async TP)";
   }
   if (!job.program_of.empty()) {

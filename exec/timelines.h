@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "exec/engine.h"
 #include "exec/mesh_layout.h"
@@ -48,5 +49,11 @@ TimelinePlan plan_timelines(const EngineJob& job, const Layout& layout,
 // coordinates, as a rank of this layout does); its groups of the other
 // roles are those of the real ranks with the TP coordinate taken out.
 Layout timeline_layout(const Layout& layout);
+
+// Each rank's factor on its segments' work: options.rank_time_factors (1
+// where empty) times its stragglers' slowdowns. Preconditions as the
+// engine's (InvariantError): one factor per rank, each > 0; stragglers in
+// range with slowdown >= 1.
+std::vector<double> rank_work_factors(const Layout& layout, const EngineOptions& options);
 
 }  // namespace clustersim::workloads

@@ -59,9 +59,11 @@ Op collective(GroupRole role, int32_t channel, uint8_t stream, int64_t latency_n
   return op;
 }
 
-void finish(Program& p) {
+// The channels (the shard group's on the comm stream, the TP group's on
+// `tp_stream`), used streams, names and launch label.
+void finish(Program& p, uint8_t tp_stream = kComputeStream) {
   p.channels.push_back(Program::Channel{GroupRole::kShard, kComm});
-  p.channels.push_back(Program::Channel{GroupRole::kTp, kComputeStream});
+  p.channels.push_back(Program::Channel{GroupRole::kTp, tp_stream});
   for (int s = 0; s < kProgramStreams; ++s) {
     if (!p.stream_ops[static_cast<size_t>(s)].empty()) p.used_streams.push_back(s);
   }
@@ -231,13 +233,7 @@ Program tp_stream_rounds(int rounds, int64_t bytes) {
     add(p, ar, {Dep{kComputeStream, i}});
     add(p, segment(400'000), {Dep{kTpStream, i}});
   }
-  p.channels.push_back(Program::Channel{GroupRole::kShard, kComm});
-  p.channels.push_back(Program::Channel{GroupRole::kTp, kTpStream});
-  for (int st = 0; st < kProgramStreams; ++st) {
-    if (!p.stream_ops[static_cast<size_t>(st)].empty()) p.used_streams.push_back(st);
-  }
-  p.stream_names = {"compute", "comm", "reduce", "tp", "copy", "cpu"};
-  p.launch = OpLabel{"host", "kernel_launches", "host", {}, 0, 0};
+  finish(p, kTpStream);
   return p;
 }
 
