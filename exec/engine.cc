@@ -22,12 +22,13 @@ using namespace step_accounts;  // NOLINT: the account names are this file's voc
 
 Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
                const EngineOptions& options, const EngineJob& job, const Layout& layout,
-               int64_t ranks_per_timeline, bool closed_form_tp, bool merge_bundles)
+               const MeshDimSet& merged, bool closed_form_tp, bool merge_bundles)
     : cluster_(cluster),
       job_(job),
       layout_(layout),
-      k_(ranks_per_timeline),
-      tl_(ranks_per_timeline == 1 ? layout : timeline_layout(layout)),
+      map_(layout, merged),
+      k_(map_.k),
+      tl_(map_.tl),
       healthy_fabric_(options.healthy_fabric),
       routing_(options.routing),
       profile_(profile),
@@ -44,9 +45,9 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   CLUSTERSIM_CHECK(
       job.program_of.empty() || static_cast<int64_t>(job.program_of.size()) == layout.world,
       "a program for every rank");
-  CLUSTERSIM_CHECK(k_ == 1 || (k_ == layout.tp && rg_ == nullptr &&
+  CLUSTERSIM_CHECK(k_ == 1 || (!merged[static_cast<size_t>(MeshDim::kPp)] && rg_ == nullptr &&
                                options.segment_jitter_sd == 0 && options.host_lead_jitter_ns == 0),
-                   "one timeline per TP group only as exec/timelines.h plans it");
+                   "timelines of several ranks only as exec/timelines.h plans them");
   int64_t streams = 0;
   int64_t overflow = 0;
   for (int64_t r = 0; r < tl_.world; ++r) {
@@ -94,7 +95,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
     CLUSTERSIM_CHECK(r >= 0 && r < layout.world, "trace rank " + std::to_string(r));
     // A traced member's timeline records for it (members of equal speed:
     // exec/timelines.h), in the order of the sorted trace ranks.
-    const int64_t t = k_ == 1 ? r : layout.group_of(GroupRole::kTp, r);
+    const int64_t t = map_.timeline_of(r);
     ranks_[static_cast<size_t>(t)].traced = true;
     traced_members_[t].push_back(r);
   }
@@ -169,31 +170,10 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   mark_chainable_segments();
   closed_tp_ = closed_form_tp && mark_private_tp_links();
   if (closed_tp_ && k_ > 1) mark_tp_chains();
-  // Merged bundles only where every collective's bundle, known now, keeps
-  // the symmetry (send/recv pairs are checked as they come: a failing one
-  // makes run_programs run the step again without merging).
-  if (merge_bundles && k_ > 1 && rg_ == nullptr && admit_collective_bundles()) {
-    transfers_.merge_bundles();
-  }
-}
-
-bool Engine::admit_collective_bundles() {
-  std::array<bool, kGroupRoles> seen{};
-  for (const Program& p : job_.programs) {
-    for (const Program::Channel& c : p.channels) {
-      if (c.role == GroupRole::kTp || c.role == GroupRole::kNone) continue;
-      if (seen[static_cast<size_t>(c.role)]) continue;
-      seen[static_cast<size_t>(c.role)] = true;
-      for (int64_t g = 0; g < tl_.group_count(c.role); ++g) {
-        bundle_.clear();
-        for (int64_t m = 0; m < copies(c.role); ++m) {
-          bundle_.push_back(&footprint(c.role, real_group(c.role, g, m)));
-        }
-        if (!transfers_.admit(bundle_)) return false;
-      }
-    }
-  }
-  return true;
+  // Merged bundles wherever the transfers in flight keep the symmetry
+  // (FlowTransfers checks each as it starts: one that breaks it makes
+  // run_programs run the step again without merging).
+  if (merge_bundles && k_ > 1 && rg_ == nullptr) transfers_.merge_bundles();
 }
 
 void Engine::run() {

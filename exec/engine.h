@@ -138,10 +138,13 @@ struct EngineResult {
   int64_t collectives = 0;
   EngineStats stats;
   std::vector<TraceRecord> trace;  // by rank, then start time
-  // How the ranks ran: ranks_per_timeline > 1 when each tensor-parallel
-  // group ran as one timeline (exec/timelines.h); else one per rank, and
-  // explicit_why says why when the layout has TP groups (or it was asked).
+  // How the ranks ran (exec/timelines.h): ranks_per_timeline > 1 when the
+  // ranks that differ only on timeline_dims ("tp"; "dp_shard cp tp" for
+  // identical ranks) ran as one timeline; else one per rank, and
+  // explicit_why says why where ranks could have shared one (or it was
+  // asked).
   int64_t ranks_per_timeline = 1;
+  std::string timeline_dims;
   std::string explicit_why;
   bool finished = true;
   Unfinished unfinished;  // when not finished (options.report_unfinished)

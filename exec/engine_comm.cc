@@ -14,17 +14,15 @@ namespace clustersim::workloads::engine_detail {
 using collectives::CollectiveOp;
 using sim::SimTime;
 
-namespace {
-
-// The real pair of member c of a pair of timelines of k members.
-std::pair<int64_t, int64_t> member_pair(int64_t k, int64_t src, int64_t dst, int64_t c,
-                                        int32_t shift, const Layout& layout) {
-  if (k == 1) return {src, dst};
-  return {layout.member(GroupRole::kTp, src, c),
-          layout.member(GroupRole::kTp, dst, (c + shift) % k)};
+// Member c of the sender pairs with member c of the receiving timeline,
+// or, in a ring inside the timeline, with its neighbour `shift` places on.
+std::pair<int64_t, int64_t> Engine::member_pair(const P2p& p, int64_t c) const {
+  if (k_ == 1) return {p.rank[0], p.rank[1]};
+  const int64_t src = real_rank(p.rank[0], c);
+  if (p.shift == 0) return {src, real_rank(p.rank[1], c)};
+  const GroupRole ring = prog(p.rank[0]).ops[static_cast<size_t>(p.op[kSender])].peer_role;
+  return {src, layout_.ring_neighbor(ring, src, p.shift)};
 }
-
-}  // namespace
 
 int64_t Engine::group_size(int32_t channel, GroupRole role, int64_t g) const {
   return channel == kExplicitChannel
@@ -151,7 +149,7 @@ void Engine::begin_transfer(int32_t channel, int64_t g) {
     // One flow per member's pair, moving as one transfer.
     bundle_.clear();
     for (int64_t c = 0; c < k_; ++c) {
-      const auto [src, dst] = member_pair(k_, p.rank[0], p.rank[1], c, p.shift, layout_);
+      const auto [src, dst] = member_pair(p, c);
       bundle_.push_back(&pair_shapes_[pair_index(src, dst)].second);
     }
     transfers_.start(bundle_, collectives::busbw_factor(CollectiveOp::kBroadcast, 2),
@@ -248,11 +246,15 @@ void Engine::p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready) {
                             ? tl_.ring_neighbor(op.peer_role, r, op.peer)
                             : (rg_ != nullptr ? rg_->peer(r, op.peer) : op.peer);
   const bool send = op.kind == OpKind::kSend;
-  // A ring inside the TP group: the sender's member i meets the receiver's
-  // member i + shift (the members of other roles' rings share a TP index).
+  // A ring inside the timeline (its role's dim merged): the sender's member
+  // meets its ring neighbour shift places on (the members of other roles'
+  // rings meet the same member index).
   int32_t shift = 0;
-  if (k_ > 1 && op.peer_role == GroupRole::kTp) {
-    shift = static_cast<int32_t>(((send ? op.peer : -op.peer) % k_ + k_) % k_);
+  CLUSTERSIM_CHECK(k_ == 1 || map_.inside(op.peer_role) || copies(op.peer_role) == k_,
+                   "a send/recv ring lies inside timelines or across them");
+  if (k_ > 1 && map_.inside(op.peer_role)) {
+    const int64_t n = layout_.group_size(op.peer_role);
+    shift = static_cast<int32_t>(((send ? op.peer : -op.peer) % n + n) % n);
   }
   const P2pKey key{send ? r : other, send ? other : r, op.tag, op.seq, shift};
   const PendingP2p* waiting = pending_p2p_.find(key);
@@ -310,7 +312,7 @@ void Engine::begin_p2p(size_t id) {
   const int64_t bytes = prog(p.rank[0]).ops[static_cast<size_t>(p.op[0])].bytes;
   // Every member's pair is tuned; they must agree (a symmetric fabric).
   for (int64_t c = 0; c < k_; ++c) {
-    const auto [src, dst] = member_pair(k_, p.rank[0], p.rank[1], c, p.shift, layout_);
+    const auto [src, dst] = member_pair(p, c);
     const collectives::GroupGeometry& geometry = pair_shapes_[pair_index(src, dst)].first;
     const int32_t tuned =
         tune(geometry, CollectiveOp::kBroadcast, bytes, /*forced=*/false, src, p.op[0]);

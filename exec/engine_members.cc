@@ -1,5 +1,5 @@
-// The members of a timeline (exec/engine_state.h, exec/timelines.h): their
-// real groups, and the time accounts of members faster than the timeline's
+// The members of a timeline (exec/engine_state.h, exec/timelines.h): the
+// time accounts of members faster than the timeline's
 // slowest. Such a member computes each segment in its share of the
 // timeline's time and runs ahead into the next unless its host has not
 // issued it; the time it gains it then waits where the timeline waits (a TP
@@ -13,11 +13,6 @@
 #include "sim/check.h"
 
 namespace clustersim::workloads::engine_detail {
-
-int64_t Engine::real_group(GroupRole role, int64_t g, int64_t c) const {
-  if (k_ == 1 || role == GroupRole::kTp) return g;  // timeline g is TP group g
-  return layout_.group_of(role, layout_.member(GroupRole::kTp, tl_.member(role, g, 0), c));
-}
 
 void Engine::set_member_speeds(const std::vector<double>& factors) {
   bool even = true;

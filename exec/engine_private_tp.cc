@@ -92,8 +92,8 @@ void Engine::check_not_tp_links(const collectives::Footprint& fp) const {
   }
 }
 
-// As FlowTransfers would schedule its end. Timeline g is TP group g (with
-// one timeline per rank, TP group g is the group itself).
+// As FlowTransfers would schedule its end. g is the timelines' TP group
+// (with one timeline per rank, the real TP group itself).
 int64_t Engine::closed_tp_ns(const Op& op, int64_t g) {
   if (op.alone_Bps <= 0) return op.latency_ns + op.transfer_ns;
   const double rate =
@@ -102,6 +102,9 @@ int64_t Engine::closed_tp_ns(const Op& op, int64_t g) {
          static_cast<int64_t>(std::ceil(static_cast<double>(op.bytes) / rate * 1e9));
 }
 
+// Timeline TP group g stands for copies(kTp) real TP groups (more than one
+// where identical ranks share a timeline): each must move at the same rate
+// alone, else the members would not move in step.
 double Engine::lone_rate(int64_t g, double busbw, double alone_Bps) {
   const LoneKey key{g, busbw, alone_Bps};
   if (const double* known = lone_rates_.find(key); known != nullptr) return *known;
@@ -111,18 +114,24 @@ double Engine::lone_rate(int64_t g, double busbw, double alone_Bps) {
   }
   collectives::CollectiveFlows& solo = *lone_flows_;
   std::vector<int64_t> gpus(static_cast<size_t>(layout_.tp));
-  for (int64_t i = 0; i < layout_.tp; ++i) {
-    gpus[static_cast<size_t>(i)] = layout_.member(GroupRole::kTp, g, i);
+  double rate = 0;
+  for (int64_t c = 0; c < map_.copies(GroupRole::kTp); ++c) {
+    const int64_t real = map_.real_group(GroupRole::kTp, g, c);
+    for (int64_t i = 0; i < layout_.tp; ++i) {
+      gpus[static_cast<size_t>(i)] = layout_.member(GroupRole::kTp, real, i);
+    }
+    // (Its own footprint: a solver knows the links of the footprints it made.)
+    const collectives::Footprint fp = solo.footprint(gpus);
+    solo.begin_batch();
+    const collectives::FlowId flow = solo.start(fp, busbw, alone_Bps);
+    solo.end_batch();
+    const double copy_rate = solo.rate(flow);
+    solo.begin_batch();
+    solo.finish(flow);
+    solo.end_batch();
+    if (c > 0 && !same_rate(copy_rate, rate)) throw TimelinesDiverged{};
+    rate = copy_rate;
   }
-  // (Its own footprint: a solver knows the links of the footprints it made.)
-  const collectives::Footprint fp = solo.footprint(gpus);
-  solo.begin_batch();
-  const collectives::FlowId flow = solo.start(fp, busbw, alone_Bps);
-  solo.end_batch();
-  const double rate = solo.rate(flow);
-  solo.begin_batch();
-  solo.finish(flow);
-  solo.end_batch();
   lone_rates_.insert(key, rate);
   return rate;
 }

@@ -144,12 +144,14 @@ namespace {
 EngineResult run_engine(const EngineJob& job, const Layout& layout,
                         const topology::Cluster& cluster,
                         const collectives::HardwareProfile& profile, const EngineOptions& options,
-                        int64_t ranks_per_timeline, bool closed_form_tp, bool merge_bundles) {
-  engine_detail::Engine engine(cluster, profile, options, job, layout, ranks_per_timeline,
-                               closed_form_tp, merge_bundles);
+                        const TimelinePlan& plan, bool closed_form_tp, bool merge_bundles) {
+  engine_detail::Engine engine(cluster, profile, options, job, layout, plan.merged, closed_form_tp,
+                               merge_bundles);
   engine.run();
   EngineResult out;
-  out.ranks_per_timeline = ranks_per_timeline;
+  out.ranks_per_timeline = plan.ranks_per_timeline;
+  out.timeline_dims = merged_dims_text(layout, plan.merged);
+  out.explicit_why = plan.explicit_why;
   if (options.report_unfinished && !engine.finished()) {
     out.finished = false;
     out.unfinished = engine.unfinished();
@@ -167,7 +169,7 @@ EngineResult run_engine(const EngineJob& job, const Layout& layout,
 
 }  // namespace
 
-// Tries the fastest exact way first: one timeline per TP group where the
+// Tries the fastest exact way first: timelines of several ranks where the
 // plan allows (again with one per rank when the members' flows move
 // apart), each collective's member flows solved as one where the fabric
 // keeps them copies (again each solved when it does not), TP collectives
@@ -180,16 +182,15 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
                    "world size " + std::to_string(layout.world) + " within the cluster's " +
                        std::to_string(cluster.gpu_count()) + " GPUs");
   TimelinePlan plan = plan_timelines(job, layout, options);
-  const TimelinePlan members_apart{
-      1, "the flows of a TP group's members ended apart (an asymmetric fabric): ran again"};
+  TimelinePlan members_apart;
+  members_apart.explicit_why =
+      "the flows of a timeline's members ended apart (an asymmetric fabric): ran again";
   bool closed_form_tp = true;
   bool merge_bundles = true;
   for (;;) {
     try {
-      EngineResult out = run_engine(job, layout, cluster, profile, options, plan.ranks_per_timeline,
-                                    closed_form_tp, merge_bundles);
-      out.explicit_why = plan.explicit_why;
-      return out;
+      return run_engine(job, layout, cluster, profile, options, plan, closed_form_tp,
+                        merge_bundles);
     } catch (const FlowTransfers::RatesApart&) {
       plan = members_apart;
     } catch (const engine_detail::TimelinesDiverged&) {

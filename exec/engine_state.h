@@ -6,11 +6,11 @@
 // their real groups, the time accounts of those of unequal speed) and
 // engine_results.cc (results, and run_programs).
 //
-// A "rank" of the engine is a timeline: one real rank, or the members of a
-// tensor-parallel group that move in step (exec/timelines.h; the engine's
-// ranks_per_timeline). Timeline t's members are the real ranks of TP group
-// t; its groups of other roles are those of the timelines' layout, each
-// standing for the members' real groups, one flow apiece.
+// A "rank" of the engine is a timeline: one real rank, or ranks that move in
+// step -- the members of a tensor-parallel group, or every identical rank of
+// a pipeline stage (exec/timelines.h, TimelineMap). Its groups are those of
+// the timelines' layout, each standing for the members' real groups, one
+// flow apiece.
 //
 // Units: nanoseconds. Ownership: refers to the job, layout, cluster, profile
 // and options it was built with; they must outlive it. Thread safety: none;
@@ -35,6 +35,7 @@
 #include "exec/flat_hash_map.h"
 #include "exec/flow_transfers.h"
 #include "exec/sm_sharing.h"
+#include "exec/timelines.h"
 #include "exec/trace_sink.h"
 #include "exec/tuned_collectives.h"
 #include "sim/random_stream.h"
@@ -143,8 +144,9 @@ struct P2p {
   std::array<int64_t, 2> ready_ns{};  // when each side was there
   int64_t start_ns = 0;
   int32_t tuned = -1;
-  // The sender's member i sends to the receiver's member (i + shift) mod
-  // ranks_per_timeline (a ring inside the TP group; else 0).
+  // A ring inside the timeline (a merged dim's: async TP's, or context
+  // parallelism's where a timeline spans cp): the sender's member i sends to
+  // its neighbour shift places on in that ring; else 0.
   int32_t shift = 0;
 };
 
@@ -205,9 +207,10 @@ inline uint64_t pack(int32_t channel, int64_t group) {
 }
 
 // Thrown inside a grouped run when the send/recv pairs of a timeline's
-// members were tuned apart (their flows moving apart throw
-// FlowTransfers::RatesApart): the members did not move in step, and
-// run_programs runs again with one timeline per rank.
+// members were tuned apart, or its real TP groups move at different rates
+// alone (flows moving apart throw FlowTransfers::RatesApart): the members
+// did not move in step, and run_programs runs again with one timeline per
+// rank.
 struct TimelinesDiverged {};
 
 // Thrown when a flow's footprint touches a link of a TP group's footprint
@@ -240,14 +243,14 @@ struct Cause {
 
 class Engine : public sim::EventHandler {
  public:
-  // ranks_per_timeline: 1, or layout.tp when exec/timelines.h's plan
-  // allows one timeline per TP group. closed_form_tp: time TP collectives
+  // merged: the mesh dims a timeline spans, as exec/timelines.h's plan
+  // allows (none: one timeline per rank). closed_form_tp: time TP collectives
   // in closed form where their links are their own (engine_private_tp.cc).
   // merge_bundles: solve one flow of each timeline collective's members
   // where the fabric keeps them copies of each other (FlowTransfers).
   Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
          const EngineOptions& options, const EngineJob& job, const Layout& layout,
-         int64_t ranks_per_timeline, bool closed_form_tp, bool merge_bundles);
+         const MeshDimSet& merged, bool closed_form_tp, bool merge_bundles);
 
   void run();
   void on_event(sim::Simulator& sim, const sim::Event& event) override;
@@ -389,13 +392,15 @@ class Engine : public sim::EventHandler {
 
   // ---- Timelines' members (engine_members.cc) ----
   // Real rank of member c of timeline t.
-  int64_t real_rank(int64_t t, int64_t c) const {
-    return k_ == 1 ? t : layout_.member(GroupRole::kTp, t, c);
-  }
+  int64_t real_rank(int64_t t, int64_t c) const { return map_.real_rank(t, c); }
   // Real groups of `role` a collective of a timeline group stands for.
-  int64_t copies(GroupRole role) const { return role == GroupRole::kTp ? 1 : k_; }
+  int64_t copies(GroupRole role) const { return map_.copies(role); }
   // The c-th of them, for timeline group g.
-  int64_t real_group(GroupRole role, int64_t g, int64_t c) const;
+  int64_t real_group(GroupRole role, int64_t g, int64_t c) const {
+    return map_.real_group(role, g, c);
+  }
+  // The real pair of member c of send/recv pair p.
+  std::pair<int64_t, int64_t> member_pair(const P2p& p, int64_t c) const;
   // Each timeline's slowdown is its slowest member's; with members of
   // unequal speed (factors by real rank), their accounts are kept apart.
   void set_member_speeds(const std::vector<double>& factors);
@@ -413,10 +418,6 @@ class Engine : public sim::EventHandler {
   // Member c of timeline t's finish and closed accounts.
   int64_t member_finish(const RankState& st, size_t member) const;
   Accounts closed_member(const RankState& st, size_t member, int64_t step_end) const;
-
-  // Whether every collective bundle of the step keeps FlowTransfers'
-  // symmetry (engine.cc).
-  bool admit_collective_bundles();
 
   // ---- TP collectives in closed form (engine_private_tp.cc) ----
   // Whether TP collectives can be timed in closed form, and if so marks the
@@ -497,8 +498,9 @@ class Engine : public sim::EventHandler {
   // By program, stream and position (see StartInfo).
   std::vector<std::vector<std::vector<StartInfo>>> starts_;
   const Layout& layout_;  // the real ranks
-  int64_t k_ = 1;         // ranks per timeline
-  Layout tl_;             // the timelines (layout_ when k_ == 1)
+  TimelineMap map_;       // timelines and their members
+  int64_t k_ = 1;         // ranks per timeline (map_.k)
+  Layout tl_;             // the timelines (map_.tl; layout_ when k_ == 1)
   // Members of unequal speed (else empty), by timeline t * k_ + member:
   // speed over the slowest member's (<= 1), how long before the timeline
   // it was free or started its running segment (ns), how far ahead its host

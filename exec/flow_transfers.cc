@@ -26,7 +26,11 @@ void FlowTransfers::start(std::span<const collectives::Footprint* const> footpri
   tr.event = sim::EventId{};
   tr.solved = 0;
   tr.flows.clear();
-  if (merge_ && !symmetric(footprints)) throw BundlesCoupled{};
+  tr.footprints.clear();
+  if (merge_) {
+    if (!claim(footprints)) throw BundlesCoupled{};
+    tr.footprints.assign(footprints.begin(), footprints.end());
+  }
   const size_t solved = merge_ ? 1 : footprints.size();
   for (const collectives::Footprint* fp : footprints.first(solved)) {
     const collectives::FlowId flow = flows_.start(*fp, busbw_factor, alone_Bps);
@@ -38,28 +42,31 @@ void FlowTransfers::start(std::span<const collectives::Footprint* const> footpri
   close_or_defer_batch();
 }
 
-// Whether the bundle keeps the max-min problem a set of k disjoint copies
-// of its first member's (see flow_transfers.h), recording its links.
-bool FlowTransfers::symmetric(std::span<const collectives::Footprint* const> footprints) {
+bool FlowTransfers::claim(std::span<const collectives::Footprint* const> footprints) {
   const collectives::Footprint& first = *footprints.front();
-  if (checked_.contains(&first)) return true;
-  const auto grow = [this](size_t link) {
-    if (link_member_.size() <= link) {
+  // Bundles of different sizes on one link would leave some member's copy
+  // without the other bundle's: not a copy of member 0's problem.
+  const auto size = static_cast<int32_t>(footprints.size());
+  const auto take = [this, size](size_t link, int32_t member, int64_t origin) {
+    if (link_refs_.size() <= link) {
+      link_refs_.resize(link + 1, 0);
       link_member_.resize(link + 1, -1);
+      link_bundle_size_.resize(link + 1, 0);
       copy_of_.resize(link + 1, -1);
     }
-  };
-  const auto claim = [&](size_t link, int32_t member) {
-    grow(link);
-    if (link_member_[link] != -1 && link_member_[link] != member) return false;
-    link_member_[link] = member;
-    return true;
+    if (link_refs_[link]++ == 0) {
+      link_member_[link] = member;
+      link_bundle_size_[link] = size;
+      copy_of_[link] = origin;
+      return true;
+    }
+    return link_member_[link] == member && link_bundle_size_[link] == size &&
+           copy_of_[link] == origin;
   };
   if (footprints.size() == 1) {  // a flow outside the bundles: its links are no member's
     for (const collectives::LinkLoad& load : first.loads) {
-      if (!claim(static_cast<size_t>(load.link), -2)) return false;
+      if (!take(static_cast<size_t>(load.link), -2, -1)) return false;
     }
-    checked_.insert(&first);
     return true;
   }
   if (image_.size() < footprints.size()) image_.resize(footprints.size());
@@ -74,23 +81,36 @@ bool FlowTransfers::symmetric(std::span<const collectives::Footprint* const> foo
       const collectives::LinkLoad& mine = fp.loads[i];
       const collectives::LinkLoad& base = first.loads[i];
       const auto link = static_cast<size_t>(mine.link);
+      const auto origin = static_cast<int64_t>(base.link);
       if (mine.coefficient != base.coefficient ||
           flows_.link_capacity(mine.link) != flows_.link_capacity(base.link) ||
-          !claim(link, static_cast<int32_t>(c))) {
+          !take(link, static_cast<int32_t>(c), origin)) {
         return false;
       }
-      const auto origin = static_cast<int64_t>(base.link);
-      if (copy_of_[link] != -1 && copy_of_[link] != origin) return false;
-      copy_of_[link] = origin;
-      if (image.size() <= static_cast<size_t>(origin))
+      if (image.size() <= static_cast<size_t>(origin)) {
         image.resize(static_cast<size_t>(origin) + 1, -1);
+      }
       int64_t& to = image[static_cast<size_t>(origin)];
       if (to != -1 && to != static_cast<int64_t>(link)) return false;
       to = static_cast<int64_t>(link);
     }
   }
-  checked_.insert(&first);
   return true;
+}
+
+void FlowTransfers::release(std::span<const collectives::Footprint* const> footprints) {
+  for (const collectives::Footprint* fp : footprints) {
+    for (const collectives::LinkLoad& load : fp->loads) {
+      const auto link = static_cast<size_t>(load.link);
+      if (--link_refs_[link] != 0) continue;
+      const int32_t member = link_member_[link];
+      if (member >= 0) {
+        image_[static_cast<size_t>(member)][static_cast<size_t>(copy_of_[link])] = -1;
+      }
+      link_member_[link] = -1;
+      copy_of_[link] = -1;
+    }
+  }
 }
 
 void FlowTransfers::on_solve_event() {
@@ -103,6 +123,7 @@ uint64_t FlowTransfers::finish(uint32_t transfer) {
   const uint64_t owner = tr.owner;
   open_batch();
   for (const collectives::FlowId flow : tr.flows) flows_.finish(flow);
+  if (merge_) release(tr.footprints);
   free_slots_.push_back(transfer);
   close_or_defer_batch();
   return owner;
@@ -132,7 +153,7 @@ void FlowTransfers::solve() {
     tr.solved = solves_;
     const double rate = flows_.rate(tr.flows.front());
     for (size_t i = 1; i < tr.flows.size(); ++i) {
-      if (flows_.rate(tr.flows[i]) != rate) throw RatesApart{};
+      if (!same_rate(flows_.rate(tr.flows[i]), rate)) throw RatesApart{};
     }
     if (rate == tr.rate_Bps) continue;
     tr.remaining_bytes = std::max(

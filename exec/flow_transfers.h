@@ -12,13 +12,18 @@
 //
 // A transfer may be a bundle of flows on several footprints that move at
 // one rate (the members of a timeline, exec/timelines.h): one end event for
-// all. Their rates must stay equal; when a solve gives them different rates
-// it throws RatesApart. With merge_bundles(), a bundle's first flow alone is
-// solved, where that is exact: every bundle's footprints are copies of its
-// first under one map of links per member index, and no link serves two
-// member indices or a flow outside the bundles' scheme (then the max-min
-// problem is k disjoint copies of the first member's, with equal rates);
-// the first bundle or flow that breaks this throws BundlesCoupled.
+// all, at the first flow's rate. Their rates must stay equal (same_rate);
+// when a solve gives them different rates it throws RatesApart. With
+// merge_bundles(), a bundle's first flow alone is solved, where that is
+// exact: every bundle's footprints are copies of its first under one map of
+// links per member index, and no link serves two member indices, bundles
+// of two sizes or a flow outside the bundles' scheme (then the max-min
+// problem is disjoint copies of the first members', with equal rates). The check is of what is
+// in flight: a link is claimed while a transfer that loads it moves and is
+// free again once none does, so bundles whose member indices mean
+// different things (a replica group's copies are shard positions, a shard
+// group's replica positions) keep the symmetry while they do not overlap.
+// The first start that breaks it throws BundlesCoupled.
 //
 // The owner (an event handler) forwards its `solve_kind` events to
 // on_solve_event() and its `end_kind` events to finish(), which returns the
@@ -26,15 +31,24 @@
 // Thread safety: none; one per simulation.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <span>
-#include <unordered_set>
 #include <vector>
 
 #include "collectives/collective_flows.h"
 #include "sim/simulator.h"
 
 namespace clustersim::workloads {
+
+// Whether two rates of copies of one flow are the same rate. The max-min
+// solver sums a link's loads in the order its flows came, so copies on
+// links loaded in different orders come out a few ulps apart (seen: 64
+// copies of a send/recv, 31,333,333,333.333336 against ...332 B/s); a
+// relative 1e-12 is far above that noise and moves the end of a transfer
+// of up to 1,000 s by under a nanosecond.
+inline bool same_rate(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(a, b); }
 
 class FlowTransfers {
  public:
@@ -55,12 +69,6 @@ class FlowTransfers {
 
   // Solve one flow per bundle (see above); call before the first start.
   void merge_bundles() { merge_ = true; }
-  // Whether a bundle of these footprints keeps the symmetry so far (and
-  // records it): callers check the bundles they know of before merging.
-  bool admit(std::span<const collectives::Footprint* const> footprints) {
-    return symmetric(footprints);
-  }
-
   // Starts moving `bytes` over `footprint` (see CollectiveFlows::start);
   // `owner` comes back from finish().
   void start(const collectives::Footprint& footprint, double busbw_factor, double alone_Bps,
@@ -89,6 +97,8 @@ class FlowTransfers {
     sim::EventId event;
     uint64_t solved = 0;                     // the solve that last looked at it
     std::vector<collectives::FlowId> flows;  // its flows (kept between uses)
+    // With merge_bundles(): its footprints, whose links it claims.
+    std::vector<const collectives::Footprint*> footprints;
   };
 
   int64_t now() const { return sim_.now().count_ns(); }
@@ -106,16 +116,21 @@ class FlowTransfers {
   std::vector<uint32_t> free_slots_;
   std::vector<uint32_t> slot_of_flow_;  // by flow id
   uint64_t solves_ = 0;
-  // merge_bundles(): what the symmetry check has seen, by link id: the
-  // member index whose flows load it (-1 none yet, -2 a flow outside the
-  // bundles), and for a link of member c > 0 the member-0 link it copies;
-  // and the first footprints of the bundles already checked.
+  // merge_bundles(): the links in use, by link id: how many transfers in
+  // flight load it, the member index whose flows do (-1 none, -2 a flow
+  // outside the bundles) and their bundles' size, and the member-0 link it
+  // copies (itself for member 0); by member c, of member-0 link l, its copy
+  // in use.
   bool merge_ = false;
+  std::vector<int32_t> link_refs_;
   std::vector<int32_t> link_member_;
+  std::vector<int32_t> link_bundle_size_;
   std::vector<int64_t> copy_of_;
-  std::vector<std::vector<int64_t>> image_;  // by member c: of member-0 link l, its copy
-  std::unordered_set<const collectives::Footprint*> checked_;  // looked up, never iterated
-  bool symmetric(std::span<const collectives::Footprint* const> footprints);
+  std::vector<std::vector<int64_t>> image_;
+  // Claims the links of a transfer's footprints; false where that breaks the
+  // symmetry (the run is abandoned: claims made so far stay).
+  bool claim(std::span<const collectives::Footprint* const> footprints);
+  void release(std::span<const collectives::Footprint* const> footprints);
   bool flush_scheduled_ = false;  // a solve event is pending for now
 };
 

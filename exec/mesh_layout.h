@@ -187,7 +187,6 @@ struct Layout {
     return r;
   }
 
- private:
   // Whether the groups of `role` run along dim d.
   static bool spans(GroupRole role, MeshDim d) {
     switch (role) {

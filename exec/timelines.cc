@@ -7,11 +7,99 @@
 
 namespace clustersim::workloads {
 
-Layout timeline_layout(const Layout& layout) {
-  Layout t = layout;
-  t.world = layout.world / layout.tp;
-  t.tp = 1;
+TimelineMap::TimelineMap(const Layout& layout, const MeshDimSet& dims)
+    : real(layout), tl(layout), merged(dims) {
+  const auto size = [&](MeshDim d) {
+    return merged[static_cast<size_t>(d)] ? 1 : layout.dim_size(d);
+  };
+  tl.tp = size(MeshDim::kTp);
+  tl.replica = size(MeshDim::kDpReplicate);
+  tl.pp = size(MeshDim::kPp);
+  tl.cp = size(MeshDim::kCp);
+  tl.shard = size(MeshDim::kDpShard) * tl.cp;
+  tl.world = tl.tp * tl.replica * tl.pp * tl.shard;
+  CLUSTERSIM_CHECK(layout.world % tl.world == 0, "timelines divide the world");
+  k = layout.world / tl.world;
+  for (int role = 0; role < kGroupRoles; ++role) {
+    int64_t spanned = 1;
+    for (int d = 0; d < kMeshDims; ++d) {
+      const auto dim = static_cast<MeshDim>(d);
+      if (merged[static_cast<size_t>(d)] && Layout::spans(static_cast<GroupRole>(role), dim)) {
+        spanned *= layout.dim_size(dim);
+      }
+    }
+    copies_[static_cast<size_t>(role)] = k / spanned;
+  }
+}
+
+int64_t TimelineMap::real_rank(int64_t t, int64_t c) const {
+  if (k == 1) return t;
+  int64_t r = 0;
+  int64_t stride = 1;
+  for (int i = kMeshDims - 1; i >= 0; --i) {
+    const MeshDim d = real.order[static_cast<size_t>(i)];
+    const int64_t n = real.dim_size(d);
+    int64_t& from = merged[static_cast<size_t>(d)] ? c : t;
+    r += from % n * stride;
+    from /= n;
+    stride *= n;
+  }
+  return r;
+}
+
+int64_t TimelineMap::timeline_of(int64_t r) const {
+  if (k == 1) return r;
+  int64_t t = 0;
+  int64_t stride = 1;
+  for (int i = kMeshDims - 1; i >= 0; --i) {
+    const MeshDim d = real.order[static_cast<size_t>(i)];
+    const int64_t n = real.dim_size(d);
+    if (!merged[static_cast<size_t>(d)]) {
+      t += r % n * stride;
+      stride *= n;
+    }
+    r /= n;
+  }
   return t;
+}
+
+int64_t TimelineMap::real_group(GroupRole role, int64_t g, int64_t c) const {
+  if (k == 1) return g;
+  // Member index of copy c: its coordinates on the merged dims the role
+  // does not span, 0 on those it spans (the group's first member).
+  int64_t member = 0;
+  int64_t stride = 1;
+  for (int i = kMeshDims - 1; i >= 0; --i) {
+    const MeshDim d = real.order[static_cast<size_t>(i)];
+    if (!merged[static_cast<size_t>(d)]) continue;
+    const int64_t n = real.dim_size(d);
+    if (!Layout::spans(role, d)) {
+      member += c % n * stride;
+      c /= n;
+    }
+    stride *= n;
+  }
+  return real.group_of(role, real_rank(tl.member(role, g, 0), member));
+}
+
+bool TimelineMap::inside(GroupRole role) const {
+  for (int d = 0; d < kMeshDims; ++d) {
+    const auto dim = static_cast<MeshDim>(d);
+    if (Layout::spans(role, dim) && real.dim_size(dim) > 1 && !merged[static_cast<size_t>(d)]) {
+      return false;
+    }
+  }
+  return role != GroupRole::kNone;
+}
+
+std::string merged_dims_text(const Layout& layout, const MeshDimSet& merged) {
+  std::string text;
+  for (const MeshDim d : layout.order) {
+    if (!merged[static_cast<size_t>(d)]) continue;
+    if (!text.empty()) text += ' ';
+    text += mesh_dim_name(d);
+  }
+  return text;
 }
 
 std::vector<double> rank_work_factors(const Layout& layout, const EngineOptions& options) {
@@ -37,61 +125,56 @@ std::vector<double> rank_work_factors(const Layout& layout, const EngineOptions&
 
 namespace {
 
-// Whether every TP group's members compute at the same speed (speed spread
-// and stragglers alike).
-bool members_even(const Layout& layout, const EngineOptions& options) {
-  const std::vector<double> f = rank_work_factors(layout, options);
-  for (int64_t g = 0; g < layout.world / layout.tp; ++g) {
-    const double first = f[static_cast<size_t>(layout.member(GroupRole::kTp, g, 0))];
-    for (int64_t i = 1; i < layout.tp; ++i) {
-      if (f[static_cast<size_t>(layout.member(GroupRole::kTp, g, i))] != first) return false;
+// What tells some timeline's members apart: unequal speeds (speed spread,
+// stragglers), different programs.
+struct Apart {
+  bool speed = false;
+  bool program = false;
+};
+
+Apart members_apart(const TimelineMap& map, const std::vector<double>& factors,
+                    const EngineJob& job) {
+  Apart apart;
+  for (int64_t t = 0; t < map.tl.world; ++t) {
+    const auto first = static_cast<size_t>(map.real_rank(t, 0));
+    for (int64_t c = 1; c < map.k; ++c) {
+      const auto r = static_cast<size_t>(map.real_rank(t, c));
+      apart.speed = apart.speed || factors[r] != factors[first];
+      apart.program =
+          apart.program || (!job.program_of.empty() && job.program_of[r] != job.program_of[first]);
     }
   }
-  return true;
+  return apart;
 }
 
-// The reason the members of some TP group would not move in step, or "".
-std::string members_apart(const EngineJob& job, const Layout& layout,
-                          const EngineOptions& options) {
+// Why no rank may share a timeline whatever the dims, or "".
+std::string ranks_apart(const EngineJob& job, const EngineOptions& options) {
   if (options.explicit_ranks) return "asked for (--explicit)";
-  if (job.groups != nullptr) return "explicit process groups (a replay's) are not TP groups";
+  if (job.groups != nullptr) return "explicit process groups (a replay's) are not mesh groups";
   if (options.report_unfinished) return "a run that may not finish reports every rank";
-
   if (options.segment_jitter_sd > 0) return "gpu.segment_jitter draws each rank's kernels apart";
   if (options.host_lead_jitter_ns > 0) return "host.step_jitter starts each rank's host apart";
-  bool ring_in_group = false;
   for (const Program& p : job.programs) {
     for (const Op& op : p.ops) {
-      if (op.kind != OpKind::kSend && op.kind != OpKind::kRecv) continue;
-      if (op.peer_role == GroupRole::kNone) return "send/recv to named ranks";
-      ring_in_group = ring_in_group || op.peer_role == GroupRole::kTp;
-    }
-  }
-  // A ring of send/recv inside the TP group (async TP) pairs each member
-  // with its neighbours only: members of unequal speed drift apart there
-  // (0.35% of a NeMo 340B step at the profile's spread), not at the pace of
-  // the slowest.
-  const bool even =
-      (options.trace_ranks.empty() && !ring_in_group) || members_even(layout, options);
-  // A traced member's records are its timeline's: members of equal speed.
-  if (!options.trace_ranks.empty() && !even) {
-    return "traced ranks among members of unequal speed keep their own timelines";
-  }
-  if (ring_in_group && !even) {
-    return "members of unequal speed exchange in a ring inside their TP group (async TP)";
-  }
-  if (!job.program_of.empty()) {
-    for (int64_t g = 0; g < layout.world / layout.tp; ++g) {
-      const int32_t first =
-          job.program_of[static_cast<size_t>(layout.member(GroupRole::kTp, g, 0))];
-      for (int64_t i = 1; i < layout.tp; ++i) {
-        if (job.program_of[static_cast<size_t>(layout.member(GroupRole::kTp, g, i))] != first) {
-          return "the members of a TP group run different programs";
-        }
+      if ((op.kind == OpKind::kSend || op.kind == OpKind::kRecv) &&
+          op.peer_role == GroupRole::kNone) {
+        return "send/recv to named ranks";
       }
     }
   }
   return "";
+}
+
+bool ring_in_tp_group(const EngineJob& job) {
+  for (const Program& p : job.programs) {
+    for (const Op& op : p.ops) {
+      if ((op.kind == OpKind::kSend || op.kind == OpKind::kRecv) &&
+          op.peer_role == GroupRole::kTp) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -99,12 +182,50 @@ std::string members_apart(const EngineJob& job, const Layout& layout,
 TimelinePlan plan_timelines(const EngineJob& job, const Layout& layout,
                             const EngineOptions& options) {
   TimelinePlan plan;
-  if (layout.tp <= 1) {
-    if (options.explicit_ranks) plan.explicit_why = "asked for (--explicit)";
+  // A stage's ranks may be identical; stages run different programs.
+  MeshDimSet stage{};
+  for (int d = 0; d < kMeshDims; ++d) {
+    const auto dim = static_cast<MeshDim>(d);
+    stage[static_cast<size_t>(d)] = dim != MeshDim::kPp && layout.dim_size(dim) > 1;
+  }
+  const TimelineMap identical(layout, stage);
+  plan.explicit_why = ranks_apart(job, options);
+  if (identical.k == 1) {  // nothing to group
+    if (!options.explicit_ranks) plan.explicit_why.clear();
     return plan;
   }
-  plan.explicit_why = members_apart(job, layout, options);
-  if (plan.explicit_why.empty()) plan.ranks_per_timeline = layout.tp;
+  if (!plan.explicit_why.empty()) return plan;
+  const std::vector<double> factors = rank_work_factors(layout, options);
+  const Apart stage_apart = members_apart(identical, factors, job);
+  if (!stage_apart.speed && !stage_apart.program) {
+    plan.merged = stage;
+    plan.ranks_per_timeline = identical.k;
+    return plan;
+  }
+  if (layout.tp <= 1) {
+    plan.explicit_why = stage_apart.program ? "the ranks of a stage run different programs"
+                                            : "ranks of unequal speed, no TP groups";
+    return plan;
+  }
+  MeshDimSet tp{};
+  tp[static_cast<size_t>(MeshDim::kTp)] = true;
+  const Apart group_apart = members_apart(TimelineMap(layout, tp), factors, job);
+  // A traced member's records are its timeline's: members of equal speed.
+  if (group_apart.speed && !options.trace_ranks.empty()) {
+    plan.explicit_why = "traced ranks among members of unequal speed keep their own timelines";
+  } else if (group_apart.speed && ring_in_tp_group(job)) {
+    // A ring of send/recv inside the TP group (async TP) pairs each member
+    // with its neighbours only: members of unequal speed drift apart there
+    // (0.35% of a NeMo 340B step at the profile's spread), not at the pace
+    // of the slowest.
+    plan.explicit_why =
+        "members of unequal speed exchange in a ring inside their TP group (async TP)";
+  } else if (group_apart.program) {
+    plan.explicit_why = "the members of a TP group run different programs";
+  } else {
+    plan.merged = tp;
+    plan.ranks_per_timeline = layout.tp;
+  }
   return plan;
 }
 

@@ -1,32 +1,41 @@
 // Which ranks the engine runs as one timeline (docs/architecture.md,
-// "Timelines"). The members of a tensor-parallel group run the same program,
-// and a TP collective starts when the slowest member reaches it and ends for
-// all at once: between two of them each member computes the same kernels at
-// its own speed. So the group is one timeline at the pace of its slowest
-// member, its TP collectives are steps of that timeline, and its members'
-// collectives with other groups (FSDP, HSDP, PP, CP) leave and arrive
-// together: timeline t's collective of a role is the tp real groups of its
-// members, started together, each its own flow on the fabric. Members of
-// unequal speed are told apart in the time accounts only: a faster member
-// computes each segment in its share of the time and waits the rest for
-// what the timeline waited for (exec/engine_members.cc).
+// "Timelines"), and the maps between timelines and real ranks.
+//
+// Two kinds of group share a timeline. The members of a tensor-parallel
+// group run the same program, and a TP collective starts when the slowest
+// member reaches it and ends for all at once: between two of them each
+// member computes the same kernels at its own speed. So the group is one
+// timeline at the pace of its slowest member, its TP collectives are steps
+// of that timeline, and its members' collectives with other groups (FSDP,
+// HSDP, PP, CP) leave and arrive together. Members of unequal speed are told
+// apart in the time accounts only: a faster member computes each segment in
+// its share of the time and waits the rest for what the timeline waited for
+// (exec/engine_members.cc). And ranks that nothing tells apart -- the same
+// program, the same speed, no draws of their own -- are identical wherever
+// the fabric treats them alike: every rank of a pipeline stage then shares
+// one timeline (its dp_replicate, dp_shard, cp and tp dims), computed once
+// and counted for each. A timeline's collective of a role stands for the
+// real groups of its members, started together, each its own flow on the
+// fabric, moving as one transfer; a send/recv for one pair per member.
 //
 // The plan refuses (one timeline per rank, with the reason) what would make
-// members' timelines differ other than by speed: per-kernel
-// jitter and per-rank host jitter (their draws are the rank's own), members
-// running different programs, explicit groups and send/recv to named ranks
-// (a replay's), and members of unequal speed that exchange in a ring inside
-// their TP group (async TP's send/recv: each member waits only for its
+// members' timelines differ other than by speed: per-kernel jitter and
+// per-rank host jitter (their draws are the rank's own), members running
+// different programs, explicit groups and send/recv to named ranks (a
+// replay's), members of unequal speed that exchange in a ring inside their
+// TP group (async TP's send/recv: each member waits only for its
 // neighbours, so they do not move at the slowest one's pace), and traced
 // ranks among members of unequal speed (a traced member's records are its
-// timeline's, once for each traced member). What the
-// plan cannot see -- an asymmetric fabric, on which the members' flows move
-// at different rates -- the engine finds while it runs, and runs again
-// with one timeline per rank.
+// timeline's, once for each traced member). What the plan cannot see -- an
+// asymmetric fabric, on which the members' flows, pairs or TP groups move
+// at different rates -- the engine finds while it runs (FlowTransfers::
+// RatesApart, TimelinesDiverged), and runs again with one timeline per
+// rank: the symmetry is proven by the run, never assumed.
 //
-// Thread safety: pure functions.
+// Thread safety: values and pure functions.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,19 +45,49 @@
 
 namespace clustersim::workloads {
 
+// The mesh dims a timeline spans, by MeshDim.
+using MeshDimSet = std::array<bool, kMeshDims>;
+
 struct TimelinePlan {
-  int64_t ranks_per_timeline = 1;  // the TP size, or 1: one timeline per rank
-  std::string explicit_why;        // when 1: why (empty without TP groups)
+  MeshDimSet merged{};             // none: one timeline per rank
+  int64_t ranks_per_timeline = 1;  // the product of the merged dims' sizes
+  std::string explicit_why;        // when 1: why (empty where no dim could merge)
 };
 
 TimelinePlan plan_timelines(const EngineJob& job, const Layout& layout,
                             const EngineOptions& options);
 
-// The timelines' mesh: `layout` without its tensor-parallel dim. Timeline t
-// is the TP group t of `layout` (a TP group's id enumerates the other dims'
-// coordinates, as a rank of this layout does); its groups of the other
-// roles are those of the real ranks with the TP coordinate taken out.
-Layout timeline_layout(const Layout& layout);
+// The merged dims' names in mesh order ("dp_shard tp"; "" for none).
+std::string merged_dims_text(const Layout& layout, const MeshDimSet& merged);
+
+// Timelines of `real` whose members differ only on the `merged` dims. The
+// timelines form `tl`: `real` with the merged dims of size 1 (a timeline's
+// id enumerates the other dims' coordinates, as a rank of `real` does); a
+// member's index c enumerates its coordinates on the merged dims, in mesh
+// order, so a timeline's members ascend with c. A group of `tl` stands for
+// its members' real groups of the same role (copies()). With nothing merged
+// every map is the identity.
+struct TimelineMap {
+  TimelineMap(const Layout& real, const MeshDimSet& merged);
+
+  Layout real;
+  Layout tl;
+  MeshDimSet merged{};
+  int64_t k = 1;  // ranks per timeline
+
+  int64_t real_rank(int64_t t, int64_t c) const;
+  int64_t timeline_of(int64_t r) const;
+  // The real groups of `role` a group of tl stands for: k over the merged
+  // dims the role spans.
+  int64_t copies(GroupRole role) const { return copies_[static_cast<size_t>(role)]; }
+  // The c-th of them (c < copies(role)) for tl's group g.
+  int64_t real_group(GroupRole role, int64_t g, int64_t c) const;
+  // Whether every dim of `role` is merged (its groups lie inside a timeline).
+  bool inside(GroupRole role) const;
+
+ private:
+  std::array<int64_t, kGroupRoles> copies_{};
+};
 
 // Each rank's factor on its segments' work: options.rank_time_factors (1
 // where empty) times its stragglers' slowdowns. Preconditions as the

@@ -348,20 +348,26 @@ TEST(Engine, StatsCountEachEventByKind) {
   // ends at 1000 (one event each, solved alone: no solve event). Each
   // rank's look at 1000 finds 500 ns of work left (a re-look, to 2000 at
   // half speed); the transfer's end then moves it to 1500 (the look at 2000
-  // goes stale), where the segment ends.
+  // goes stale), where the segment ends. The two ranks, identical, are one
+  // timeline (exec/timelines.h): its events once; one per rank, twice.
   EngineOptions options;
   options.comm_overlap_slowdown = 2.0;
-  const EngineResult r = run(transfer_beside_compute(), 2, options);
-  ASSERT_EQ(r.step_end_ns, 1500);
-  const EngineStats& s = r.stats;
-  EXPECT_EQ(s.segment_ends, 2u);
-  EXPECT_EQ(s.relooks, 2u);
-  EXPECT_EQ(s.stale_looks, 2u);
-  EXPECT_EQ(s.transfer_begins, 1u);
-  EXPECT_EQ(s.transfer_ends, 1u);
-  EXPECT_EQ(s.group_starts + s.latency_ends + s.flow_solves + s.local_ends, 0u);
-  EXPECT_EQ(r.events, 6u);
-  EXPECT_EQ(s.components_solved, 0u);  // one flow alone: never coupled
+  for (const bool explicit_ranks : {false, true}) {
+    SCOPED_TRACE(explicit_ranks ? "one timeline per rank" : "one timeline");
+    options.explicit_ranks = explicit_ranks;
+    const EngineResult r = run(transfer_beside_compute(), 2, options);
+    ASSERT_EQ(r.step_end_ns, 1500);
+    const uint64_t timelines = explicit_ranks ? 2 : 1;
+    const EngineStats& s = r.stats;
+    EXPECT_EQ(s.segment_ends, timelines);
+    EXPECT_EQ(s.relooks, timelines);
+    EXPECT_EQ(s.stale_looks, timelines);
+    EXPECT_EQ(s.transfer_begins, 1u);
+    EXPECT_EQ(s.transfer_ends, 1u);
+    EXPECT_EQ(s.group_starts + s.latency_ends + s.flow_solves + s.local_ends, 0u);
+    EXPECT_EQ(r.events, 2 + 2 * timelines);
+    EXPECT_EQ(s.components_solved, 0u);  // one flow alone: never coupled
+  }
 }
 
 // Six nodes of 2 GPUs behind one 50 GB/s NIC each, radix-4 leaves of two
@@ -524,18 +530,24 @@ TEST(Engine, ATransferStartingOnTheRankBreaksTheChainIntoItsLooks) {
   // first: the chain planned at 0 breaks when the transfer begins (at 0,
   // after the segments started); c0 then runs as alone: a look at 1,000
   // finds 500 ns of work left (half speed beside the transfer), the next
-  // ends it at 1,500, and c1 runs to 2,500. Per rank: the chain's look goes
-  // stale, three looks are delivered, none ends a segment inside a chain.
+  // ends it at 1,500, and c1 runs to 2,500. Per timeline (the two identical
+  // ranks, or each with --explicit): the chain's look goes stale, three
+  // looks are delivered, none ends a segment inside a chain.
   EngineOptions options;
   options.comm_overlap_slowdown = 2.0;
-  const EngineResult r = run(transfer_beside_compute(1000), 2, options);
-  EXPECT_EQ(r.step_end_ns, 2500);
-  EXPECT_EQ(r.summed_accounts[kCompute], 5000);
-  EXPECT_EQ(r.stats.segment_ends, 4u);
-  EXPECT_EQ(r.stats.relooks, 2u);
-  EXPECT_EQ(r.stats.stale_looks, 2u);
-  EXPECT_EQ(r.stats.chained_ends, 0u);
-  EXPECT_EQ(r.events, 8u);
+  for (const bool explicit_ranks : {false, true}) {
+    SCOPED_TRACE(explicit_ranks ? "one timeline per rank" : "one timeline");
+    options.explicit_ranks = explicit_ranks;
+    const EngineResult r = run(transfer_beside_compute(1000), 2, options);
+    const uint64_t timelines = explicit_ranks ? 2 : 1;
+    EXPECT_EQ(r.step_end_ns, 2500);
+    EXPECT_EQ(r.summed_accounts[kCompute], 5000);
+    EXPECT_EQ(r.stats.segment_ends, 2 * timelines);
+    EXPECT_EQ(r.stats.relooks, timelines);
+    EXPECT_EQ(r.stats.stale_looks, timelines);
+    EXPECT_EQ(r.stats.chained_ends, 0u);
+    EXPECT_EQ(r.events, 2 + 3 * timelines);
+  }
 }
 
 Op local(uint8_t stream, int64_t duration_ns) {

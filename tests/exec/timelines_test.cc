@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -101,25 +102,56 @@ Layout tp_mesh(int64_t world, int64_t tp) {
   return l;
 }
 
-TEST(Timelines, PlanOneTimelinePerTpGroupUnlessSomethingSetsItsMembersApart) {
+// Factors that set TP group g's members to 1 + g / 10: members alike
+// within a TP group, apart across them.
+std::vector<double> by_tp_group(const Layout& l) {
+  std::vector<double> f(static_cast<size_t>(l.world));
+  for (int64_t r = 0; r < l.world; ++r) {
+    f[static_cast<size_t>(r)] = 1 + static_cast<double>(l.group_of(GroupRole::kTp, r)) / 10;
+  }
+  return f;
+}
+
+TEST(Timelines, PlanIdenticalRanksOnceElseOneTimelinePerTpGroupElseOnePerRank) {
   const Program p = tp_rounds(1000, 100);
   const EngineJob job{std::span<const Program>(&p, 1), {}, nullptr};
   const Layout l = tp_mesh(16, 8);
-  EXPECT_EQ(plan_timelines(job, l, {}).ranks_per_timeline, 8);
-  EXPECT_EQ(plan_timelines(job, l, {}).explicit_why, "");
-  EXPECT_EQ(plan_timelines(job, tp_mesh(16, 1), {}).ranks_per_timeline, 1);
-  EXPECT_EQ(plan_timelines(job, tp_mesh(16, 1), {}).explicit_why, "");
+  // Nothing tells the ranks apart: the stage's every rank is one timeline.
+  TimelinePlan plan = plan_timelines(job, l, {});
+  EXPECT_EQ(plan.ranks_per_timeline, 16);
+  EXPECT_EQ(merged_dims_text(l, plan.merged), "dp_shard tp");
+  EXPECT_EQ(plan.explicit_why, "");
+  plan = plan_timelines(job, tp_mesh(16, 1), {});
+  EXPECT_EQ(plan.ranks_per_timeline, 16);
+  EXPECT_EQ(merged_dims_text(tp_mesh(16, 1), plan.merged), "dp_shard");
+  // Speeds apart across TP groups: one timeline per TP group; without TP
+  // groups, one per rank.
+  EngineOptions apart;
+  apart.rank_time_factors = by_tp_group(l);
+  plan = plan_timelines(job, l, apart);
+  EXPECT_EQ(plan.ranks_per_timeline, 8);
+  EXPECT_EQ(merged_dims_text(l, plan.merged), "tp");
+  apart.rank_time_factors = by_tp_group(tp_mesh(16, 1));
+  plan = plan_timelines(job, tp_mesh(16, 1), apart);
+  EXPECT_EQ(plan.ranks_per_timeline, 1);
+  EXPECT_EQ(plan.explicit_why, "ranks of unequal speed, no TP groups");
+  // One rank per stage: nothing to group, nothing to say.
+  Layout stages;
+  stages.world = 4;
+  stages.pp = 4;
+  EXPECT_EQ(plan_timelines(job, stages, {}).ranks_per_timeline, 1);
+  EXPECT_EQ(plan_timelines(job, stages, {}).explicit_why, "");
   const auto why = [&](const EngineOptions& o, const EngineJob& j) {
-    const TimelinePlan plan = plan_timelines(j, l, o);
-    EXPECT_EQ(plan.ranks_per_timeline, 1);
-    return plan.explicit_why;
+    const TimelinePlan refused = plan_timelines(j, l, o);
+    EXPECT_EQ(refused.ranks_per_timeline, 1);
+    return refused.explicit_why;
   };
   EngineOptions o;
   o.explicit_ranks = true;
   EXPECT_EQ(why(o, job), "asked for (--explicit)");
   o = {};
   o.trace_ranks = {3};
-  EXPECT_EQ(plan_timelines(job, l, o).ranks_per_timeline, 8);  // its timeline's records
+  EXPECT_EQ(plan_timelines(job, l, o).ranks_per_timeline, 16);  // its timeline's records
   o.stragglers = {Straggler{2, 1.5}};
   EXPECT_EQ(why(o, job), "traced ranks among members of unequal speed keep their own timelines");
   o = {};
@@ -144,7 +176,7 @@ TEST(Timelines, PlanOneTimelinePerTpGroupUnlessSomethingSetsItsMembersApart) {
   ring.stream_ops[3].push_back(static_cast<int32_t>(ring.ops.size()));
   ring.ops.push_back(send);
   const EngineJob ring_job{std::span<const Program>(&ring, 1), {}, nullptr};
-  EXPECT_EQ(plan_timelines(ring_job, l, {}).ranks_per_timeline, 8);
+  EXPECT_EQ(plan_timelines(ring_job, l, {}).ranks_per_timeline, 16);
   o = {};
   o.stragglers = {Straggler{2, 1.5}};
   EXPECT_EQ(why(o, ring_job),
@@ -157,42 +189,100 @@ TEST(Timelines, PlanOneTimelinePerTpGroupUnlessSomethingSetsItsMembersApart) {
             "send/recv to named ranks");
 }
 
-// The timeline's layout: TP group t is timeline t, and its other groups are
-// its members' with the TP coordinate taken out.
-TEST(Timelines, TimelineLayoutDropsTheTpDimAndKeepsTheGroupsOrder) {
+// The timelines' layout and their members: merging tp, timeline t is TP
+// group t and its other groups are its members' with the TP coordinate
+// taken out; merging tp and dp_shard, a stage is one timeline whose groups
+// stand for every real group of the stage.
+TEST(Timelines, TimelineMapEnumeratesMembersAndTheRealGroupsTheyStandFor) {
   Layout l;
   l.world = 64;
   l.tp = 4;
   l.pp = 2;
   l.shard = 8;
-  const Layout t = timeline_layout(l);
-  EXPECT_EQ(t.world, 16);
-  EXPECT_EQ(t.tp, 1);
+  MeshDimSet tp{};
+  tp[static_cast<size_t>(MeshDim::kTp)] = true;
+  const TimelineMap groups(l, tp);
+  EXPECT_EQ(groups.tl.world, 16);
+  EXPECT_EQ(groups.tl.tp, 1);
+  EXPECT_EQ(groups.k, 4);
+  EXPECT_EQ(groups.copies(GroupRole::kTp), 1);
+  EXPECT_EQ(groups.copies(GroupRole::kShard), 4);
   for (int64_t r = 0; r < l.world; ++r) {
     const int64_t timeline = l.group_of(GroupRole::kTp, r);
-    EXPECT_EQ(t.stage_of(timeline), l.stage_of(r));
-    EXPECT_EQ(t.index_in_group(GroupRole::kShard, timeline),
+    EXPECT_EQ(groups.timeline_of(r), timeline);
+    EXPECT_EQ(groups.real_rank(timeline, l.index_in_group(GroupRole::kTp, r)), r);
+    EXPECT_EQ(groups.tl.stage_of(timeline), l.stage_of(r));
+    EXPECT_EQ(groups.tl.index_in_group(GroupRole::kShard, timeline),
               l.index_in_group(GroupRole::kShard, r));
+    EXPECT_EQ(groups.real_group(GroupRole::kShard, groups.tl.group_of(GroupRole::kShard, timeline),
+                                l.index_in_group(GroupRole::kTp, r)),
+              l.group_of(GroupRole::kShard, r));
   }
+  // A stage per timeline, in an order that puts tp outermost: its members
+  // still ascend with their index, and its shard (pipeline) group stands
+  // for each of the stage's 4 shard (32 pipeline) groups once.
+  l.order = {MeshDim::kTp, MeshDim::kPp, MeshDim::kDpReplicate, MeshDim::kDpShard, MeshDim::kCp};
+  MeshDimSet stage = tp;
+  stage[static_cast<size_t>(MeshDim::kDpShard)] = true;
+  const TimelineMap stages(l, stage);
+  EXPECT_EQ(stages.tl.world, 2);
+  EXPECT_EQ(stages.k, 32);
+  EXPECT_EQ(merged_dims_text(l, stage), "tp dp_shard");
+  for (int64_t t = 0; t < 2; ++t) {
+    std::vector<int64_t> shard_groups;
+    std::vector<int64_t> pp_groups;
+    for (int64_t c = 0; c < stages.k; ++c) {
+      const int64_t r = stages.real_rank(t, c);
+      EXPECT_EQ(stages.timeline_of(r), t);
+      EXPECT_EQ(l.stage_of(r), t);
+      if (c > 0) {
+        EXPECT_GT(r, stages.real_rank(t, c - 1));
+      }
+    }
+    for (int64_t c = 0; c < stages.copies(GroupRole::kShard); ++c) {
+      shard_groups.push_back(stages.real_group(GroupRole::kShard, t, c));
+      EXPECT_EQ(l.stage_of(l.member(GroupRole::kShard, shard_groups.back(), 0)), t);
+    }
+    for (int64_t c = 0; c < stages.copies(GroupRole::kPp); ++c) {
+      pp_groups.push_back(stages.real_group(GroupRole::kPp, 0, c));
+    }
+    std::sort(shard_groups.begin(), shard_groups.end());
+    std::sort(pp_groups.begin(), pp_groups.end());
+    EXPECT_EQ(std::unique(shard_groups.begin(), shard_groups.end()), shard_groups.end());
+    EXPECT_EQ(shard_groups.size(), 4U);
+    ASSERT_EQ(pp_groups.size(), 32U);
+    for (int64_t g = 0; g < 32; ++g) EXPECT_EQ(pp_groups[static_cast<size_t>(g)], g);
+  }
+  EXPECT_TRUE(stages.inside(GroupRole::kTp));
+  EXPECT_TRUE(stages.inside(GroupRole::kShard));
+  EXPECT_FALSE(stages.inside(GroupRole::kPp));
 }
 
 TEST(Timelines, MembersOfEqualSpeedGiveTheExplicitResultBitForBit) {
   const topology::Cluster cluster = test_support::hgx_h100(2);
   const Program p = gather_rounds(64 << 20, 50e9);
   EngineOptions options;
-  const EngineResult grouped =
-      run_program(p, tp_mesh(16, 4), cluster, test_support::h100(), options);
-  options.explicit_ranks = true;
-  const EngineResult ranks = run_program(p, tp_mesh(16, 4), cluster, test_support::h100(), options);
-  EXPECT_EQ(grouped.ranks_per_timeline, 4);
-  EXPECT_EQ(ranks.ranks_per_timeline, 1);
-  EXPECT_EQ(ranks.explicit_why, "asked for (--explicit)");
-  EXPECT_EQ(grouped.step_end_ns, ranks.step_end_ns);
-  EXPECT_EQ(grouped.summed_accounts, ranks.summed_accounts);
-  EXPECT_EQ(grouped.slowest_rank, ranks.slowest_rank);
-  EXPECT_EQ(grouped.collectives, ranks.collectives);  // 4 all-gathers of 4 + 4 TP ones
-  EXPECT_EQ(grouped.collectives, 8);
-  EXPECT_LT(grouped.events, ranks.events);
+  // Identical ranks: one timeline; TP groups apart in speed: one each.
+  for (const bool identical : {true, false}) {
+    SCOPED_TRACE(identical ? "identical ranks" : "TP groups of unequal speed");
+    options = {};
+    if (!identical) options.rank_time_factors = by_tp_group(tp_mesh(16, 4));
+    const EngineResult grouped =
+        run_program(p, tp_mesh(16, 4), cluster, test_support::h100(), options);
+    options.explicit_ranks = true;
+    const EngineResult ranks =
+        run_program(p, tp_mesh(16, 4), cluster, test_support::h100(), options);
+    EXPECT_EQ(grouped.ranks_per_timeline, identical ? 16 : 4);
+    EXPECT_EQ(grouped.timeline_dims, identical ? "dp_shard tp" : "tp");
+    EXPECT_EQ(ranks.ranks_per_timeline, 1);
+    EXPECT_EQ(ranks.explicit_why, "asked for (--explicit)");
+    EXPECT_EQ(grouped.step_end_ns, ranks.step_end_ns);
+    EXPECT_EQ(grouped.summed_accounts, ranks.summed_accounts);
+    EXPECT_EQ(grouped.slowest_rank, ranks.slowest_rank);
+    EXPECT_EQ(grouped.collectives, ranks.collectives);  // 4 all-gathers of 4 + 4 TP ones
+    EXPECT_EQ(grouped.collectives, 8);
+    EXPECT_LT(grouped.events, ranks.events);
+  }
 }
 
 TEST(Timelines, AFasterMemberComputesItsShareAndWaitsTheRestAsSyncWait) {
@@ -258,11 +348,13 @@ TEST(Timelines, TpCollectivesAloneOnTheirLinksEndInClosedFormAndInsideChains) {
   EXPECT_EQ(grouped.summed_accounts, ranks.summed_accounts);
   EXPECT_EQ(grouped.summed_accounts[kExposedTp], 16 * kRounds * (8'000 + transfer));
   // No flows: each all-reduce one latency-only end with one timeline per
-  // rank (two TP groups), none with one per TP group (inside the chain).
+  // rank (two TP groups), none with the identical ranks' one timeline
+  // (inside the chain, the two groups' all-reduces one end).
+  EXPECT_EQ(grouped.ranks_per_timeline, 16);
   EXPECT_EQ(ranks.stats.transfer_begins, 0U);
   EXPECT_EQ(ranks.stats.latency_ends, 2U * kRounds);
   EXPECT_EQ(grouped.stats.latency_ends, 0U);
-  EXPECT_EQ(grouped.stats.chained_tp_ends, 2U * kRounds);
+  EXPECT_EQ(grouped.stats.chained_tp_ends, 1U * kRounds);
   EXPECT_EQ(grouped.collectives, ranks.collectives);
 }
 
@@ -290,15 +382,16 @@ TEST(Timelines, MembersWhoseFlowsEndApartRunAgainOneTimelinePerRank) {
   const EngineResult apart = run_program(p, l, degraded, test_support::h100(), options);
   EXPECT_EQ(apart.ranks_per_timeline, 1);
   EXPECT_EQ(apart.explicit_why,
-            "the flows of a TP group's members ended apart (an asymmetric fabric): ran again");
+            "the flows of a timeline's members ended apart (an asymmetric fabric): ran again");
   options.explicit_ranks = true;
   const EngineResult ranks = run_program(p, l, degraded, test_support::h100(), options);
   EXPECT_EQ(apart.step_end_ns, ranks.step_end_ns);
   EXPECT_EQ(apart.summed_accounts, ranks.summed_accounts);
-  // On the healthy fabric the two halves are alike: one timeline per TP group.
+  // On the healthy fabric the two halves are alike: the ranks, identical,
+  // are one timeline.
   options = {};
   const EngineResult alike = run_program(p, l, healthy, test_support::h100(), options);
-  EXPECT_EQ(alike.ranks_per_timeline, 2);
+  EXPECT_EQ(alike.ranks_per_timeline, 24);
   EXPECT_LT(alike.step_end_ns, ranks.step_end_ns);
 }
 

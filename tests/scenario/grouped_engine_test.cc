@@ -109,7 +109,7 @@ TEST(GroupedEngine, ATracedMemberRecordsWhatItDidExplicitly) {
   };
   const workloads::StepResult grouped = traced(false);
   const workloads::StepResult ranks = traced(true);
-  EXPECT_EQ(grouped.ranks_per_timeline, 8);
+  EXPECT_EQ(grouped.ranks_per_timeline, 64);  // identical ranks: one timeline
   ASSERT_EQ(grouped.trace.size(), ranks.trace.size());
   ASSERT_GT(ranks.trace.size(), 3000U);
   for (size_t i = 0; i < ranks.trace.size(); ++i) {
@@ -137,7 +137,7 @@ TEST(GroupedEngine, AsyncTpRingsGroupOnlyMembersOfEqualSpeed) {
                 "workload.global_batch=16"}};
   const workloads::StepResult grouped = step(c, false, true);
   const workloads::StepResult ranks = step(c, true, true);
-  EXPECT_EQ(grouped.ranks_per_timeline, 8);
+  EXPECT_EQ(grouped.ranks_per_timeline, 16);  // a stage's identical ranks: TP 8 x DP 2
   EXPECT_EQ(grouped.step_time_s, ranks.step_time_s);
   EXPECT_EQ(lines(grouped.breakdown), lines(ranks.breakdown));
   const workloads::StepResult spread = step(c, false, false);

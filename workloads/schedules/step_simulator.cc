@@ -81,6 +81,7 @@ StepResult simulate_step(const topology::Cluster& cluster,
       config.memory_capacity_bytes <= 0 || fits(out.memory, config.memory_capacity_bytes);
   out.trace = std::move(run.trace);
   out.ranks_per_timeline = run.ranks_per_timeline;
+  out.timeline_dims = std::move(run.timeline_dims);
   out.explicit_why = std::move(run.explicit_why);
   return out;
 }

@@ -454,6 +454,7 @@ TEST(StepSimulator, ProgressTellsTheOperationsDoneOfTheStep) {
   WorkloadSpec w = small_spec(2048, 64);
   w.grad_accum = 64;  // 2.3 M events: two reports
   StepConfig c = config_for(w);
+  c.explicit_ranks = true;  // one timeline per rank (identical ranks would be one)
   const Cluster cluster = hgx_h100(256);
   std::vector<EngineProgress> seen;
   c.progress = [&seen](const EngineProgress& p) { seen.push_back(p); };
