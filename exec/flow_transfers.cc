@@ -47,6 +47,7 @@ bool FlowTransfers::claim(std::span<const collectives::Footprint* const> footpri
   // Bundles of different sizes on one link would leave some member's copy
   // without the other bundle's: not a copy of member 0's problem.
   const auto size = static_cast<int32_t>(footprints.size());
+  // (A link copying `origin` has its capacity, checked when first claimed.)
   const auto take = [this, size](size_t link, int32_t member, int64_t origin) {
     if (link_refs_.size() <= link) {
       link_refs_.resize(link + 1, 0);
@@ -58,7 +59,9 @@ bool FlowTransfers::claim(std::span<const collectives::Footprint* const> footpri
       link_member_[link] = member;
       link_bundle_size_[link] = size;
       copy_of_[link] = origin;
-      return true;
+      return origin < 0 || static_cast<size_t>(origin) == link ||
+             flows_.link_capacity(static_cast<collectives::LinkId>(link)) ==
+                 flows_.link_capacity(static_cast<collectives::LinkId>(origin));
     }
     return link_member_[link] == member && link_bundle_size_[link] == size &&
            copy_of_[link] == origin;
@@ -82,9 +85,7 @@ bool FlowTransfers::claim(std::span<const collectives::Footprint* const> footpri
       const collectives::LinkLoad& base = first.loads[i];
       const auto link = static_cast<size_t>(mine.link);
       const auto origin = static_cast<int64_t>(base.link);
-      if (mine.coefficient != base.coefficient ||
-          flows_.link_capacity(mine.link) != flows_.link_capacity(base.link) ||
-          !take(link, static_cast<int32_t>(c), origin)) {
+      if (mine.coefficient != base.coefficient || !take(link, static_cast<int32_t>(c), origin)) {
         return false;
       }
       if (image.size() <= static_cast<size_t>(origin)) {

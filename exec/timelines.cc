@@ -30,21 +30,26 @@ TimelineMap::TimelineMap(const Layout& layout, const MeshDimSet& dims)
     }
     copies_[static_cast<size_t>(role)] = k / spanned;
   }
-}
-
-int64_t TimelineMap::real_rank(int64_t t, int64_t c) const {
-  if (k == 1) return t;
-  int64_t r = 0;
-  int64_t stride = 1;
-  for (int i = kMeshDims - 1; i >= 0; --i) {
-    const MeshDim d = real.order[static_cast<size_t>(i)];
-    const int64_t n = real.dim_size(d);
-    int64_t& from = merged[static_cast<size_t>(d)] ? c : t;
-    r += from % n * stride;
-    from /= n;
-    stride *= n;
+  if (k == 1) return;
+  // A rank is the sum of its coordinates times their strides: the kept dims'
+  // part comes from the timeline, the merged dims' from the member index.
+  for (const MeshDim d : layout.order) {
+    if (!merged[static_cast<size_t>(d)] && layout.dim_size(d) > 1) {
+      kept_.push_back(KeptDim{layout.dim_size(d), tl.stride(d), layout.stride(d)});
+    }
   }
-  return r;
+  member_offset_.resize(static_cast<size_t>(k));
+  for (int64_t c = 0; c < k; ++c) {
+    int64_t rest = c;
+    int64_t offset = 0;
+    for (int i = kMeshDims - 1; i >= 0; --i) {
+      const MeshDim d = layout.order[static_cast<size_t>(i)];
+      if (!merged[static_cast<size_t>(d)]) continue;
+      offset += rest % layout.dim_size(d) * layout.stride(d);
+      rest /= layout.dim_size(d);
+    }
+    member_offset_[static_cast<size_t>(c)] = offset;
+  }
 }
 
 int64_t TimelineMap::timeline_of(int64_t r) const {

@@ -75,7 +75,12 @@ struct TimelineMap {
   MeshDimSet merged{};
   int64_t k = 1;  // ranks per timeline
 
-  int64_t real_rank(int64_t t, int64_t c) const;
+  int64_t real_rank(int64_t t, int64_t c) const {
+    if (k == 1) return t;
+    int64_t r = member_offset_[static_cast<size_t>(c)];
+    for (const KeptDim& d : kept_) r += t / d.tl_stride % d.size * d.real_stride;
+    return r;
+  }
   int64_t timeline_of(int64_t r) const;
   // The real groups of `role` a group of tl stands for: k over the merged
   // dims the role spans.
@@ -86,6 +91,14 @@ struct TimelineMap {
   bool inside(GroupRole role) const;
 
  private:
+  // A dim of size > 1 the timelines keep, and its strides in tl and real.
+  struct KeptDim {
+    int64_t size;
+    int64_t tl_stride;
+    int64_t real_stride;
+  };
+  std::vector<KeptDim> kept_;
+  std::vector<int64_t> member_offset_;  // by member c: its rank's offset from its timeline's
   std::array<int64_t, kGroupRoles> copies_{};
 };
 
