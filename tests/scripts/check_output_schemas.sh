@@ -44,6 +44,7 @@ bench_runs=(
   scenarios/llama3_405b_3d_16384xh100.yaml
   scenarios/llama3_405b_ft_hsdp_4d_98304xh100.yaml
   scenarios/llama3_405b_long_context_16384xh100.yaml
+  scenarios/sweep_llama3_405b_layouts_16k.yaml  # its step is llama3_405b_3d_16384xh100.yaml's
 )
 campaigns=(
   scenarios/ft_hsdp_98k.yaml
@@ -85,6 +86,14 @@ if [[ $part == small ]]; then
   "$bin" run scenarios/llama3_8b_fsdp_8xh100.yaml --engine-stats --json "$tmp/run_stats.json" \
     >/dev/null
   outputs+=("$tmp/run_stats.json")
+  # Identical GPUs: the engine object's timeline_dims of identical ranks.
+  "$bin" run scenarios/llama3_8b_fsdp_8xh100.yaml --set hardware="$repo/bench/h100_identical_gpus.yaml" \
+    --json "$tmp/run_identical.json" >/dev/null
+  python3 -c 'import json, sys
+dims = json.load(open(sys.argv[1]))["engine"]["timeline_dims"]
+sys.exit(0 if dims == ["dp_shard"] else "identical ranks: timeline_dims %r, not [\"dp_shard\"]" % dims)' \
+    "$tmp/run_identical.json"
+  outputs+=("$tmp/run_identical.json")
   python3 "$check" "$schemas/run.schema.json" "${outputs[@]}"
 
   outputs=()
