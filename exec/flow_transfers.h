@@ -18,12 +18,18 @@
 // exact: every bundle's footprints are copies of its first under one map of
 // links per member index, and no link serves two member indices, bundles
 // of two sizes or a flow outside the bundles' scheme (then the max-min
-// problem is disjoint copies of the first members', with equal rates). The check is of what is
-// in flight: a link is claimed while a transfer that loads it moves and is
-// free again once none does, so bundles whose member indices mean
-// different things (a replica group's copies are shard positions, a shard
-// group's replica positions) keep the symmetry while they do not overlap.
-// The first start that breaks it throws BundlesCoupled.
+// problem is disjoint copies of the first members', with equal rates) --
+// except links that cannot bind: where the flows on a link could all move
+// at their full rates at once (the sum of their loads at full rate, its
+// "potential", within its capacity), the link constrains nobody, and what
+// loads it does not matter. The check is of what is in flight: a link is
+// claimed while a transfer that loads it moves and is free again once none
+// does, so bundles whose member indices mean different things (a replica
+// group's copies are shard positions, a shard group's replica positions)
+// keep the symmetry while they do not overlap. A link whose claims
+// disagree (or whose copies' maps do) must stay within its capacity at
+// full rates while they do; the first start that breaks this throws
+// BundlesCoupled.
 //
 // The owner (an event handler) forwards its `solve_kind` events to
 // on_solve_event() and its `end_kind` events to finish(), which returns the
@@ -97,8 +103,10 @@ class FlowTransfers {
     sim::EventId event;
     uint64_t solved = 0;                     // the solve that last looked at it
     std::vector<collectives::FlowId> flows;  // its flows (kept between uses)
-    // With merge_bundles(): its footprints, whose links it claims.
+    // With merge_bundles(): its footprints, whose links it claims, and the
+    // load of a flow of coefficient 1 at its full rate (B/s).
     std::vector<const collectives::Footprint*> footprints;
+    double load_scale = 0;
   };
 
   int64_t now() const { return sim_.now().count_ns(); }
@@ -116,21 +124,29 @@ class FlowTransfers {
   std::vector<uint32_t> free_slots_;
   std::vector<uint32_t> slot_of_flow_;  // by flow id
   uint64_t solves_ = 0;
-  // merge_bundles(): the links in use, by link id: how many transfers in
-  // flight load it, the member index whose flows do (-1 none, -2 a flow
-  // outside the bundles) and their bundles' size, and the member-0 link it
-  // copies (itself for member 0); by member c, of member-0 link l, its copy
-  // in use.
+  // merge_bundles() (exec/flow_transfers_claims.cc): the links in use, by
+  // link id: how many flows in flight load it, the member index whose flows
+  // do (-1 none, -2 a flow outside the bundles) and their bundles' size, the
+  // member-0 link it copies (itself for member 0), whether claims disagree
+  // there, its potential (B/s), and how many links in use copy it (itself
+  // included: one per member of its bundles when no member has two).
   bool merge_ = false;
   std::vector<int32_t> link_refs_;
   std::vector<int32_t> link_member_;
   std::vector<int32_t> link_bundle_size_;
   std::vector<int64_t> copy_of_;
-  std::vector<std::vector<int64_t>> image_;
-  // Claims the links of a transfer's footprints; false where that breaks the
+  std::vector<uint8_t> link_apart_;
+  std::vector<double> link_potential_;
+  std::vector<int32_t> link_copies_;
+  std::vector<size_t> apart_now_;  // scratch of claim(): links to check
+  // Claims the links of a transfer's footprints, each flow loading
+  // coefficient x load_scale at full rate; false where that breaks the
   // symmetry (the run is abandoned: claims made so far stay).
-  bool claim(std::span<const collectives::Footprint* const> footprints);
-  void release(std::span<const collectives::Footprint* const> footprints);
+  bool claim(std::span<const collectives::Footprint* const> footprints, double load_scale);
+  void release(std::span<const collectives::Footprint* const> footprints, double load_scale);
+  void grow_links(size_t link);
+  // Marks a link whose claims disagree; claim() checks it cannot bind.
+  void set_apart(size_t link);
   bool flush_scheduled_ = false;  // a solve event is pending for now
 };
 
