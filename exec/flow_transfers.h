@@ -138,13 +138,18 @@ class FlowTransfers {
   std::vector<uint8_t> link_apart_;
   std::vector<double> link_potential_;
   std::vector<int32_t> link_copies_;
+  std::vector<double> link_capacity_;  // the solver's, read once (NaN: not yet)
   std::vector<size_t> apart_now_;  // scratch of claim(): links to check
   // Claims the links of a transfer's footprints, each flow loading
   // coefficient x load_scale at full rate; false where that breaks the
   // symmetry (the run is abandoned: claims made so far stay).
   bool claim(std::span<const collectives::Footprint* const> footprints, double load_scale);
   void release(std::span<const collectives::Footprint* const> footprints, double load_scale);
-  void grow_links(size_t link);
+  void grow_links(size_t link) {
+    if (link >= link_refs_.size()) grow_links_to(link);
+  }
+  void grow_links_to(size_t link);
+  double capacity(size_t link);
   // Marks a link whose claims disagree; claim() checks it cannot bind.
   void set_apart(size_t link);
   bool flush_scheduled_ = false;  // a solve event is pending for now

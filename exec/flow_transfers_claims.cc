@@ -1,7 +1,9 @@
 // FlowTransfers' check that its merged bundles stay exact
 // (exec/flow_transfers.h): the claims on the links in flight.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -9,8 +11,8 @@
 
 namespace clustersim::workloads {
 
-void FlowTransfers::grow_links(size_t link) {
-  if (link_refs_.size() > link) return;
+void FlowTransfers::grow_links_to(size_t link) {
+  link_capacity_.resize(link + 1, std::numeric_limits<double>::quiet_NaN());
   link_refs_.resize(link + 1, 0);
   link_member_.resize(link + 1, -1);
   link_bundle_size_.resize(link + 1, 0);
@@ -18,6 +20,13 @@ void FlowTransfers::grow_links(size_t link) {
   link_apart_.resize(link + 1, 0);
   link_potential_.resize(link + 1, 0);
   link_copies_.resize(link + 1, 0);
+}
+
+// (The solver's link records lie scattered; a claim reads thousands.)
+double FlowTransfers::capacity(size_t link) {
+  double& c = link_capacity_[link];
+  if (std::isnan(c)) c = flows_.link_capacity(static_cast<collectives::LinkId>(link));
+  return c;
 }
 
 void FlowTransfers::set_apart(size_t link) {
@@ -70,8 +79,7 @@ bool FlowTransfers::claim(std::span<const collectives::Footprint* const> footpri
         if (origin >= 0) {
           const auto o = static_cast<size_t>(origin);
           grow_links(o);
-          if (++link_copies_[o] > size ||
-              (o != link && flows_.link_capacity(mine.link) != flows_.link_capacity(base.link))) {
+          if (++link_copies_[o] > size || (o != link && capacity(link) != capacity(o))) {
             disagree(link, origin);
           }
         }
@@ -84,9 +92,7 @@ bool FlowTransfers::claim(std::span<const collectives::Footprint* const> footpri
     }
   }
   for (const size_t link : apart_now_) {
-    if (!(link_potential_[link] <= flows_.link_capacity(static_cast<collectives::LinkId>(link)))) {
-      return false;
-    }
+    if (!(link_potential_[link] <= capacity(link))) return false;
   }
   return true;
 }
