@@ -147,14 +147,9 @@ void Engine::begin_transfer(int32_t channel, int64_t g) {
     const P2p& p = p2ps_[static_cast<size_t>(g)];
     const Op& send = prog(p.rank[0]).ops[static_cast<size_t>(p.op[0])];
     // One flow per member's pair, moving as one transfer.
-    bundle_.clear();
-    for (int64_t c = 0; c < k_; ++c) {
-      const auto [src, dst] = member_pair(p, c);
-      bundle_.push_back(&pair_shapes_[pair_index(src, dst)].second);
-    }
-    transfers_.start(bundle_, collectives::busbw_factor(CollectiveOp::kBroadcast, 2),
-                     tuned_.at(p.tuned).alone_Bps, static_cast<double>(send.bytes),
-                     pack(channel, g));
+    transfers_.start(
+        timeline_pair(p).footprints, collectives::busbw_factor(CollectiveOp::kBroadcast, 2),
+        tuned_.at(p.tuned).alone_Bps, static_cast<double>(send.bytes), pack(channel, g));
     if (send.copy_engine) return;
     // Each member sends one flow and receives one: a ring inside the
     // timeline counts both on it.
@@ -302,6 +297,26 @@ uint32_t Engine::pair_index(int64_t src, int64_t dst) {
   return index;
 }
 
+Engine::TimelinePair& Engine::timeline_pair(const P2p& p) {
+  const GroupRole ring = p.shift == 0
+                             ? GroupRole::kNone
+                             : prog(p.rank[0]).ops[static_cast<size_t>(p.op[kSender])].peer_role;
+  const TimelinePairKey key{p.rank[0], p.rank[1], p.shift, ring};
+  if (const uint32_t* known = timeline_pairs_of_.find(key); known != nullptr) {
+    return timeline_pairs_[*known];
+  }
+  TimelinePair pair;
+  for (int64_t c = 0; c < k_; ++c) {
+    const auto [src, dst] = member_pair(p, c);
+    const uint32_t shape = pair_index(src, dst);
+    pair.shapes.push_back(shape);
+    pair.footprints.push_back(&pair_shapes_[shape].second);
+  }
+  timeline_pairs_of_.insert(key, static_cast<uint32_t>(timeline_pairs_.size()));
+  timeline_pairs_.push_back(std::move(pair));
+  return timeline_pairs_.back();
+}
+
 void Engine::begin_p2p(size_t id) {
   P2p& p = p2ps_[id];
   p.start_ns = now();
@@ -310,22 +325,30 @@ void Engine::begin_p2p(size_t id) {
     return;
   }
   const int64_t bytes = prog(p.rank[0]).ops[static_cast<size_t>(p.op[0])].bytes;
-  // Every member's pair is tuned; they must agree (a symmetric fabric).
-  for (int64_t c = 0; c < k_; ++c) {
-    const auto [src, dst] = member_pair(p, c);
-    const collectives::GroupGeometry& geometry = pair_shapes_[pair_index(src, dst)].first;
-    const int32_t tuned =
-        tune(geometry, CollectiveOp::kBroadcast, bytes, /*forced=*/false, src, p.op[0]);
-    if (c == 0) {
-      p.tuned = tuned;
-    } else if (tuned != p.tuned) {
-      const TunedTimes& a = tuned_.at(p.tuned);
-      const TunedTimes& b = tuned_.at(tuned);
-      if (a.latency_ns != b.latency_ns || a.transfer_ns != b.transfer_ns ||
-          a.alone_Bps != b.alone_Bps) {
-        throw TimelinesDiverged{};
+  TimelinePair& pair = timeline_pair(p);
+  p.tuned = -1;
+  for (const auto& [size, tuned] : pair.tuned) {
+    if (size == bytes) p.tuned = tuned;
+  }
+  if (p.tuned < 0) {
+    // Every member's pair is tuned; they must agree (a symmetric fabric).
+    for (int64_t c = 0; c < k_; ++c) {
+      const collectives::GroupGeometry& geometry =
+          pair_shapes_[pair.shapes[static_cast<size_t>(c)]].first;
+      const int32_t tuned = tune(geometry, CollectiveOp::kBroadcast, bytes, /*forced=*/false,
+                                 member_pair(p, c).first, p.op[0]);
+      if (c == 0) {
+        p.tuned = tuned;
+      } else if (tuned != p.tuned) {
+        const TunedTimes& a = tuned_.at(p.tuned);
+        const TunedTimes& b = tuned_.at(tuned);
+        if (a.latency_ns != b.latency_ns || a.transfer_ns != b.transfer_ns ||
+            a.alone_Bps != b.alone_Bps) {
+          throw TimelinesDiverged{};
+        }
       }
     }
+    pair.tuned.emplace_back(bytes, p.tuned);
   }
   const TunedTimes& t = tuned_.at(p.tuned);
   const uint64_t data = pack(kP2pChannel, static_cast<int64_t>(id));

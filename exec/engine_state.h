@@ -170,6 +170,25 @@ struct P2pKeyHash {
   }
 };
 
+// A send/recv pair of timelines and how their members pair (P2p::shift, the
+// ring's role), for the cache of its members' pairs.
+struct TimelinePairKey {
+  int64_t src;
+  int64_t dst;
+  int32_t shift;
+  GroupRole ring;
+  bool operator==(const TimelinePairKey&) const = default;
+};
+struct TimelinePairKeyHash {
+  size_t operator()(const TimelinePairKey& k) const {
+    uint64_t h = static_cast<uint64_t>(k.src) * 0x9E3779B97F4A7C15ULL;
+    h ^= static_cast<uint64_t>(k.dst) + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
+    h ^= (static_cast<uint64_t>(k.shift) << 8 | static_cast<uint64_t>(k.ring)) +
+         0x165667B19E3779F9ULL + (h << 6) + (h >> 2);
+    return static_cast<size_t>(h);
+  }
+};
+
 // A send/recv pair of ranks (src, dst), for the geometry cache.
 struct RankPairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& k) const {
@@ -478,6 +497,17 @@ class Engine : public sim::EventHandler {
   int32_t tune(const collectives::GroupGeometry& geometry, collectives::CollectiveOp op,
                int64_t bytes, bool forced, int64_t rank, int32_t op_id);
   void p2p_arrive(int64_t r, int32_t id, const Op& op, int64_t ready);
+  // A pair of timelines' member pairs (indices into pair_shapes_, and
+  // their footprints as one transfer's bundle), and the tuning they agree
+  // on by bytes: built the first time the pair meets, tuned the first time
+  // at a size (the members' pairs each tuned, TimelinesDiverged unless they
+  // agree).
+  struct TimelinePair {
+    std::vector<uint32_t> shapes;
+    std::vector<const collectives::Footprint*> footprints;
+    std::vector<std::pair<int64_t, int32_t>> tuned;  // (bytes, TunedCollectives id)
+  };
+  TimelinePair& timeline_pair(const P2p& p);
   // The send/recv pair (src, dst) of real ranks in pair_shapes_, added when new.
   uint32_t pair_index(int64_t src, int64_t dst);
   void begin_p2p(size_t id);
@@ -566,6 +596,8 @@ class Engine : public sim::EventHandler {
   FlatHashMap<std::pair<int64_t, int64_t>, uint32_t, RankPairHash> pairs_;
   // (A deque: references to its shapes stay valid while pairs are added.)
   std::deque<std::pair<collectives::GroupGeometry, collectives::Footprint>> pair_shapes_;
+  FlatHashMap<TimelinePairKey, uint32_t, TimelinePairKeyHash> timeline_pairs_of_;
+  std::vector<TimelinePair> timeline_pairs_;
   int64_t collectives_ = 0;
   uint64_t stale_looks_ = 0;
   uint64_t relooks_ = 0;
