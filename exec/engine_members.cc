@@ -1,10 +1,10 @@
 // The members of a timeline (exec/engine_state.h, exec/timelines.h): the
-// time accounts of members faster than the timeline's
-// slowest. Such a member computes each segment in its share of the
-// timeline's time and runs ahead into the next unless its host has not
-// issued it; the time it gains it then waits where the timeline waits (a TP
-// collective: sync wait, as the slowest member's arrival starts it), so its
-// idle gaps are the timeline's own, opened earlier by its lead.
+// time accounts of members faster than the timeline's slowest. Such a
+// member computes each segment in its share of the timeline's time and runs
+// ahead into the next unless its host has not issued it; the time it gains
+// it then waits where the timeline waits (a TP collective: sync wait, as
+// the slowest member's arrival starts it), so its idle gaps are the
+// timeline's own, opened earlier by its lead.
 #include <algorithm>
 #include <cmath>
 #include <vector>
