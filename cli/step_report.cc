@@ -128,8 +128,12 @@ std::string engine_text(const workloads::StepResult& r) {
     const int64_t n = r.ranks / r.ranks_per_timeline;
     const std::string counts = std::to_string(n) + (n == 1 ? " timeline of " : " timelines of ") +
                                std::to_string(r.ranks_per_timeline) + " ranks";
-    if (r.timeline_dims == "tp") return "one timeline per TP group: " + counts;
-    return "identical ranks once: " + counts + " (" + r.timeline_dims + ")";
+    if (r.timeline_dims == std::vector<std::string>{"tp"}) {
+      return "one timeline per TP group: " + counts;
+    }
+    std::string dims;
+    for (const std::string& d : r.timeline_dims) dims += (dims.empty() ? "" : " ") + d;
+    return "identical ranks once: " + counts + " (" + dims + ")";
   }
   const std::string text = "one timeline per rank";
   return r.explicit_why.empty() ? text : text + " (" + r.explicit_why + ")";
@@ -139,11 +143,7 @@ void write_engine_json(sim::JsonWriter& json, const workloads::StepResult& r) {
   json.key("engine").begin_object();
   json.key("ranks_per_timeline").int64(r.ranks_per_timeline);
   json.key("timeline_dims").begin_array();
-  for (size_t at = 0; at < r.timeline_dims.size();) {
-    const size_t end = std::min(r.timeline_dims.find(' ', at), r.timeline_dims.size());
-    json.str(std::string_view(r.timeline_dims).substr(at, end - at));
-    at = end + 1;
-  }
+  for (const std::string& d : r.timeline_dims) json.str(d);
   json.end_array();
   json.key("timelines").int64(r.ranks / r.ranks_per_timeline);
   json.key("explicit_why").str(r.explicit_why);

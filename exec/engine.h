@@ -139,12 +139,12 @@ struct EngineResult {
   EngineStats stats;
   std::vector<TraceRecord> trace;  // by rank, then start time
   // How the ranks ran (exec/timelines.h): ranks_per_timeline > 1 when the
-  // ranks that differ only on timeline_dims ("tp"; "dp_shard cp tp" for
-  // identical ranks) ran as one timeline; else one per rank, and
+  // ranks that differ only on timeline_dims ({"tp"}; {"dp_shard", "cp",
+  // "tp"} for identical ranks) ran as one timeline; else one per rank, and
   // explicit_why says why where ranks could have shared one (or it was
   // asked).
   int64_t ranks_per_timeline = 1;
-  std::string timeline_dims;
+  std::vector<std::string> timeline_dims;
   std::string explicit_why;
   bool finished = true;
   Unfinished unfinished;  // when not finished (options.report_unfinished)

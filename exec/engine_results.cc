@@ -150,7 +150,7 @@ EngineResult run_engine(const EngineJob& job, const Layout& layout,
   engine.run();
   EngineResult out;
   out.ranks_per_timeline = plan.ranks_per_timeline;
-  out.timeline_dims = merged_dims_text(layout, plan.merged);
+  out.timeline_dims = merged_dim_names(layout, plan.merged);
   out.explicit_why = plan.explicit_why;
   if (options.report_unfinished && !engine.finished()) {
     out.finished = false;

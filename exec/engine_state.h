@@ -528,9 +528,9 @@ class Engine : public sim::EventHandler {
   // By program, stream and position (see StartInfo).
   std::vector<std::vector<std::vector<StartInfo>>> starts_;
   const Layout& layout_;  // the real ranks
-  TimelineMap map_;       // timelines and their members
-  int64_t k_ = 1;         // ranks per timeline (map_.k)
-  Layout tl_;             // the timelines (map_.tl; layout_ when k_ == 1)
+  const TimelineMap map_;  // timelines and their members
+  const int64_t k_;        // ranks per timeline: map_.k
+  const Layout& tl_;       // the timelines: map_.tl (layout_'s dims when k_ == 1)
   // Members of unequal speed (else empty), by timeline t * k_ + member:
   // speed over the slowest member's (<= 1), how long before the timeline
   // it was free or started its running segment (ns), how far ahead its host

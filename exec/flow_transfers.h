@@ -7,8 +7,8 @@
 // `solve_kind` event) -- unless the batch is trivial (no flow it touches is
 // coupled to another), which is solved at once. When a solve changes a
 // flow's rate, its progress is brought up to date at the old rate and its
-// end is rescheduled at the new one (an `end_kind` event carrying the flow
-// id; end times round up to the nanosecond).
+// end is rescheduled at the new one (an `end_kind` event carrying the
+// transfer's slot; end times round up to the nanosecond).
 //
 // A transfer may be a bundle of flows on several footprints that move at
 // one rate (the members of a timeline, exec/timelines.h): one end event for
@@ -149,6 +149,8 @@ class FlowTransfers {
     if (link >= link_refs_.size()) grow_links_to(link);
   }
   void grow_links_to(size_t link);
+  // (Every link set_apart() or capacity() is given has been claimed, and so
+  // grown.)
   double capacity(size_t link);
   // Marks a link whose claims disagree; claim() checks it cannot bind.
   void set_apart(size_t link);

@@ -30,7 +30,6 @@ double FlowTransfers::capacity(size_t link) {
 }
 
 void FlowTransfers::set_apart(size_t link) {
-  grow_links(link);
   link_apart_[link] = 1;
   apart_now_.push_back(link);
 }
@@ -76,9 +75,8 @@ bool FlowTransfers::claim(std::span<const collectives::Footprint* const> footpri
         link_bundle_size_[link] = size;
         copy_of_[link] = origin;
         link_apart_[link] = 0;
-        if (origin >= 0) {
+        if (origin >= 0) {  // (member 0 claimed it first)
           const auto o = static_cast<size_t>(origin);
-          grow_links(o);
           if (++link_copies_[o] > size || (o != link && capacity(link) != capacity(o))) {
             disagree(link, origin);
           }

@@ -115,7 +115,7 @@ struct StepResult {
   EngineStats engine;              // what the engine did (--engine-stats)
   // How the engine ran the ranks: EngineResult's fields of the same names.
   int64_t ranks_per_timeline = 1;
-  std::string timeline_dims;
+  std::vector<std::string> timeline_dims;
   std::string explicit_why;
   std::vector<TraceRecord> trace;  // by rank, then start time
 };

@@ -29,6 +29,16 @@ TimelineMap::TimelineMap(const Layout& layout, const MeshDimSet& dims)
       }
     }
     copies_[static_cast<size_t>(role)] = k / spanned;
+    // Inside a timeline: every dim of size > 1 the role spans is merged.
+    bool inside = role != static_cast<int>(GroupRole::kNone);
+    for (int d = 0; d < kMeshDims; ++d) {
+      const auto dim = static_cast<MeshDim>(d);
+      if (Layout::spans(static_cast<GroupRole>(role), dim) && layout.dim_size(dim) > 1 &&
+          !merged[static_cast<size_t>(d)]) {
+        inside = false;
+      }
+    }
+    inside_[static_cast<size_t>(role)] = inside;
   }
   if (k == 1) return;
   // A rank is the sum of its coordinates times their strides: the kept dims'
@@ -87,22 +97,18 @@ int64_t TimelineMap::real_group(GroupRole role, int64_t g, int64_t c) const {
   return real.group_of(role, real_rank(tl.member(role, g, 0), member));
 }
 
-bool TimelineMap::inside(GroupRole role) const {
-  for (int d = 0; d < kMeshDims; ++d) {
-    const auto dim = static_cast<MeshDim>(d);
-    if (Layout::spans(role, dim) && real.dim_size(dim) > 1 && !merged[static_cast<size_t>(d)]) {
-      return false;
-    }
+std::vector<std::string> merged_dim_names(const Layout& layout, const MeshDimSet& merged) {
+  std::vector<std::string> names;
+  for (const MeshDim d : layout.order) {
+    if (merged[static_cast<size_t>(d)]) names.emplace_back(mesh_dim_name(d));
   }
-  return role != GroupRole::kNone;
+  return names;
 }
 
 std::string merged_dims_text(const Layout& layout, const MeshDimSet& merged) {
   std::string text;
-  for (const MeshDim d : layout.order) {
-    if (!merged[static_cast<size_t>(d)]) continue;
-    if (!text.empty()) text += ' ';
-    text += mesh_dim_name(d);
+  for (const std::string& name : merged_dim_names(layout, merged)) {
+    text += (text.empty() ? "" : " ") + name;
   }
   return text;
 }

@@ -57,7 +57,9 @@ struct TimelinePlan {
 TimelinePlan plan_timelines(const EngineJob& job, const Layout& layout,
                             const EngineOptions& options);
 
-// The merged dims' names in mesh order ("dp_shard tp"; "" for none).
+// The merged dims' names in mesh order ({"dp_shard", "tp"}; none: empty).
+std::vector<std::string> merged_dim_names(const Layout& layout, const MeshDimSet& merged);
+// The same joined by spaces ("dp_shard tp").
 std::string merged_dims_text(const Layout& layout, const MeshDimSet& merged);
 
 // Timelines of `real` whose members differ only on the `merged` dims. The
@@ -88,7 +90,7 @@ struct TimelineMap {
   // The c-th of them (c < copies(role)) for tl's group g.
   int64_t real_group(GroupRole role, int64_t g, int64_t c) const;
   // Whether every dim of `role` is merged (its groups lie inside a timeline).
-  bool inside(GroupRole role) const;
+  bool inside(GroupRole role) const { return inside_[static_cast<size_t>(role)]; }
 
  private:
   // A dim of size > 1 the timelines keep, and its strides in tl and real.
@@ -100,6 +102,7 @@ struct TimelineMap {
   std::vector<KeptDim> kept_;
   std::vector<int64_t> member_offset_;  // by member c: its rank's offset from its timeline's
   std::array<int64_t, kGroupRoles> copies_{};
+  std::array<bool, kGroupRoles> inside_{};
 };
 
 // Each rank's factor on its segments' work: options.rank_time_factors (1

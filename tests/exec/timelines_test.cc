@@ -273,7 +273,9 @@ TEST(Timelines, MembersOfEqualSpeedGiveTheExplicitResultBitForBit) {
     const EngineResult ranks =
         run_program(p, tp_mesh(16, 4), cluster, test_support::h100(), options);
     EXPECT_EQ(grouped.ranks_per_timeline, identical ? 16 : 4);
-    EXPECT_EQ(grouped.timeline_dims, identical ? "dp_shard tp" : "tp");
+    const std::vector<std::string> dims =
+        identical ? std::vector<std::string>{"dp_shard", "tp"} : std::vector<std::string>{"tp"};
+    EXPECT_EQ(grouped.timeline_dims, dims);
     EXPECT_EQ(ranks.ranks_per_timeline, 1);
     EXPECT_EQ(ranks.explicit_why, "asked for (--explicit)");
     EXPECT_EQ(grouped.step_end_ns, ranks.step_end_ns);
