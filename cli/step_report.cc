@@ -185,6 +185,8 @@ std::string engine_stats_table(const workloads::EngineStats& s, uint64_t events)
   text += figures("max-min re-solves", {std::to_string(s.components_solved)});
   text += figures("flows re-solved", {std::to_string(s.flows_solved)});
   text += figures("largest component", {std::to_string(s.largest_component)});
+  text += figures("member flows solved", {s.bundle_solve});
+  if (s.link_classes > 0) text += figures("link classes", {std::to_string(s.link_classes)});
   return text;
 }
 
@@ -204,6 +206,8 @@ void write_engine_stats_json(sim::JsonWriter& json, const workloads::EngineStats
   json.key("components_solved").uint64(s.components_solved);
   json.key("flows_solved").uint64(s.flows_solved);
   json.key("largest_component").uint64(s.largest_component);
+  json.key("bundle_solve").str(s.bundle_solve);
+  json.key("link_classes").uint64(s.link_classes);
   json.end_object();
 }
 

@@ -22,7 +22,7 @@ using namespace step_accounts;  // NOLINT: the account names are this file's voc
 
 Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
                const EngineOptions& options, const EngineJob& job, const Layout& layout,
-               const MeshDimSet& merged, bool closed_form_tp, bool merge_bundles)
+               const MeshDimSet& merged, bool closed_form_tp, FlowTransfers::Mode bundles)
     : cluster_(cluster),
       job_(job),
       layout_(layout),
@@ -119,6 +119,7 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
     xshapes_.resize(rg_->members.size());
   }
   footprints_.resize(kGroupRoles);
+  bundles_.resize(kGroupRoles);
   for (int role = 0; role < kGroupRoles; ++role) {
     member_steps_[static_cast<size_t>(role)] = tl_.member_step(static_cast<GroupRole>(role));
   }
@@ -170,10 +171,10 @@ Engine::Engine(const topology::Cluster& cluster, const collectives::HardwareProf
   mark_chainable_segments();
   closed_tp_ = closed_form_tp && mark_private_tp_links();
   if (closed_tp_ && k_ > 1) mark_tp_chains();
-  // Merged bundles wherever the transfers in flight keep the symmetry
-  // (FlowTransfers checks each as it starts: one that breaks it makes
-  // run_programs run the step again without merging).
-  if (merge_bundles && k_ > 1 && rg_ == nullptr) transfers_.merge_bundles();
+  // Bundles solved as one wherever the transfers in flight keep the
+  // symmetry (FlowTransfers checks: a run that breaks it is run again the
+  // next way, by run_programs).
+  if (k_ > 1 && rg_ == nullptr) transfers_.set_mode(bundles);
 }
 
 void Engine::run() {

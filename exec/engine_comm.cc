@@ -142,6 +142,19 @@ const collectives::Footprint& Engine::footprint(GroupRole role, int64_t g) {
   return *slot;
 }
 
+const std::vector<const collectives::Footprint*>& Engine::bundle(GroupRole role, int64_t g) {
+  std::vector<std::vector<const collectives::Footprint*>>& cache =
+      bundles_[static_cast<size_t>(role)];
+  if (cache.empty()) cache.resize(static_cast<size_t>(tl_.group_count(role)));
+  std::vector<const collectives::Footprint*>& out = cache[static_cast<size_t>(g)];
+  if (out.empty()) {
+    const int64_t n = copies(role);
+    out.reserve(static_cast<size_t>(n));
+    for (int64_t c = 0; c < n; ++c) out.push_back(&footprint(role, real_group(role, g, c)));
+  }
+  return out;
+}
+
 void Engine::begin_transfer(int32_t channel, int64_t g) {
   if (channel == kP2pChannel) {
     const P2p& p = p2ps_[static_cast<size_t>(g)];
@@ -172,11 +185,8 @@ void Engine::begin_transfer(int32_t channel, int64_t g) {
   } else {
     // One flow per real group the timelines' group stands for, moving as one
     // transfer (their rates must stay equal: FlowTransfers::RatesApart).
-    bundle_.clear();
-    const int64_t n = copies(op.role);
-    for (int64_t c = 0; c < n; ++c)
-      bundle_.push_back(&footprint(op.role, real_group(op.role, g, c)));
-    transfers_.start(bundle_, busbw, alone_Bps, static_cast<double>(op.bytes), pack(channel, g));
+    transfers_.start(bundle(op.role, g), busbw, alone_Bps, static_cast<double>(op.bytes),
+                     pack(channel, g));
   }
   const Members members = this->members(channel, op.role, g);
   for (int64_t i = 0; i < size; ++i) {

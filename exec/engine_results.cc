@@ -33,10 +33,22 @@ EngineStats Engine::stats() const {
   s.latency_ends = by_kind_[kCollectiveEnd];
   s.flow_solves = by_kind_[kSolveFlows];
   s.local_ends = by_kind_[kLocalEnd];
-  const collectives::MaxMinFairness::SolveCounts& solves = flows_.solve_counts();
+  const collectives::MaxMinFairness::SolveCounts& solves = transfers_.solve_counts();
   s.components_solved = solves.components;
   s.flows_solved = solves.flows;
   s.largest_component = solves.largest;
+  switch (transfers_.mode()) {
+    case FlowTransfers::Mode::kEachFlow:
+      s.bundle_solve = "each flow";
+      break;
+    case FlowTransfers::Mode::kClaims:
+      s.bundle_solve = "one per bundle";
+      break;
+    case FlowTransfers::Mode::kQuotient:
+      s.bundle_solve = "by link class";
+      s.link_classes = transfers_.link_classes();
+      break;
+  }
   return s;
 }
 
@@ -144,9 +156,10 @@ namespace {
 EngineResult run_engine(const EngineJob& job, const Layout& layout,
                         const topology::Cluster& cluster,
                         const collectives::HardwareProfile& profile, const EngineOptions& options,
-                        const TimelinePlan& plan, bool closed_form_tp, bool merge_bundles) {
+                        const TimelinePlan& plan, bool closed_form_tp,
+                        FlowTransfers::Mode bundles) {
   engine_detail::Engine engine(cluster, profile, options, job, layout, plan.merged, closed_form_tp,
-                               merge_bundles);
+                               bundles);
   engine.run();
   EngineResult out;
   out.ranks_per_timeline = plan.ranks_per_timeline;
@@ -186,11 +199,10 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
   members_apart.explicit_why =
       "the flows of a timeline's members ended apart (an asymmetric fabric): ran again";
   bool closed_form_tp = true;
-  bool merge_bundles = true;
+  FlowTransfers::Mode bundles = FlowTransfers::Mode::kClaims;
   for (;;) {
     try {
-      return run_engine(job, layout, cluster, profile, options, plan, closed_form_tp,
-                        merge_bundles);
+      return run_engine(job, layout, cluster, profile, options, plan, closed_form_tp, bundles);
     } catch (const FlowTransfers::RatesApart&) {
       plan = members_apart;
     } catch (const engine_detail::TimelinesDiverged&) {
@@ -198,7 +210,9 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
     } catch (const engine_detail::TpLinksShared&) {
       closed_form_tp = false;
     } catch (const FlowTransfers::BundlesCoupled&) {
-      merge_bundles = false;
+      bundles = FlowTransfers::Mode::kQuotient;
+    } catch (const FlowTransfers::QuotientBroken&) {
+      bundles = FlowTransfers::Mode::kEachFlow;
     }
   }
 }

@@ -265,11 +265,12 @@ class Engine : public sim::EventHandler {
   // merged: the mesh dims a timeline spans, as exec/timelines.h's plan
   // allows (none: one timeline per rank). closed_form_tp: time TP collectives
   // in closed form where their links are their own (engine_private_tp.cc).
-  // merge_bundles: solve one flow of each timeline collective's members
-  // where the fabric keeps them copies of each other (FlowTransfers).
+  // bundles: how a timeline collective's member flows are solved
+  // (FlowTransfers::Mode: one flow where the fabric keeps them copies of
+  // each other, the quotient by link class, or every flow).
   Engine(const topology::Cluster& cluster, const collectives::HardwareProfile& profile,
          const EngineOptions& options, const EngineJob& job, const Layout& layout,
-         const MeshDimSet& merged, bool closed_form_tp, bool merge_bundles);
+         const MeshDimSet& merged, bool closed_form_tp, FlowTransfers::Mode bundles);
 
   void run();
   void on_event(sim::Simulator& sim, const sim::Event& event) override;
@@ -580,7 +581,12 @@ class Engine : public sim::EventHandler {
   std::vector<GroupShape> xshapes_;              // explicit groups
   std::vector<std::vector<std::optional<collectives::Footprint>>> footprints_;  // by role
   std::vector<int64_t> gpus_;
-  std::vector<const collectives::Footprint*> bundle_;  // scratch of begin_transfer
+  // A timeline group's member footprints as one transfer's bundle (its
+  // real groups' footprints), by role, then timeline group: built the first
+  // time the group moves bytes (real_group per copy was a sixth of the 4D
+  // step's time).
+  std::vector<std::vector<std::vector<const collectives::Footprint*>>> bundles_;
+  const std::vector<const collectives::Footprint*>& bundle(GroupRole role, int64_t g);
   std::array<int64_t, kGroupRoles> member_steps_{};  // Layout::member_step by role
   SmSharing sm_;
   TunedCollectives tuned_;

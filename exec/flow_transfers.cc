@@ -27,12 +27,20 @@ void FlowTransfers::start(std::span<const collectives::Footprint* const> footpri
   tr.solved = 0;
   tr.flows.clear();
   tr.footprints.clear();
-  if (merge_) {
+  if (mode_ == Mode::kQuotient) {
+    quotient_start(slot, footprints, busbw_factor, alone_Bps);
+    if (flush_scheduled_) return;
+    flush_scheduled_ = true;  // the classes settle once the instant's starts are in
+    sim_.schedule_at(sim_.now(), handler_, solve_kind_);
+    return;
+  }
+  const bool merge = mode_ == Mode::kClaims;
+  if (merge) {
     tr.load_scale = busbw_factor * alone_Bps;
     if (!claim(footprints, tr.load_scale)) throw BundlesCoupled{};
     tr.footprints.assign(footprints.begin(), footprints.end());
   }
-  const size_t solved = merge_ ? 1 : footprints.size();
+  const size_t solved = merge ? 1 : footprints.size();
   for (const collectives::Footprint* fp : footprints.first(solved)) {
     const collectives::FlowId flow = flows_.start(*fp, busbw_factor, alone_Bps);
     const auto f = static_cast<size_t>(flow);
@@ -45,15 +53,30 @@ void FlowTransfers::start(std::span<const collectives::Footprint* const> footpri
 
 void FlowTransfers::on_solve_event() {
   flush_scheduled_ = false;
+  if (mode_ == Mode::kQuotient) {
+    quotient_reload();
+    if (quotient_.batch_open()) solve();
+    quotient_check();
+    return;
+  }
   if (flows_.batch_open()) solve();
 }
 
 uint64_t FlowTransfers::finish(uint32_t transfer) {
   Transfer& tr = transfers_[transfer];
   const uint64_t owner = tr.owner;
+  if (mode_ == Mode::kQuotient) {
+    quotient_finish(transfer);
+    free_slots_.push_back(transfer);
+    if (!flush_scheduled_) {
+      flush_scheduled_ = true;
+      sim_.schedule_at(sim_.now(), handler_, solve_kind_);
+    }
+    return owner;
+  }
   open_batch();
   for (const collectives::FlowId flow : tr.flows) flows_.finish(flow);
-  if (merge_) release(tr.footprints, tr.load_scale);
+  if (mode_ == Mode::kClaims) release(tr.footprints, tr.load_scale);
   free_slots_.push_back(transfer);
   close_or_defer_batch();
   return owner;
@@ -74,14 +97,19 @@ void FlowTransfers::close_or_defer_batch() {
 }
 
 void FlowTransfers::solve() {
-  flows_.end_batch();
+  const bool quotient = mode_ == Mode::kQuotient;
+  if (quotient) {
+    quotient_.end_batch();
+  } else {
+    flows_.end_batch();
+  }
   ++solves_;
-  for (const collectives::FlowId id : flows_.last_changed()) {
+  for (const collectives::FlowId id : quotient ? quotient_.last_changed() : flows_.last_changed()) {
     const uint32_t slot = slot_of_flow_[static_cast<size_t>(id)];
     Transfer& tr = transfers_[slot];
     if (tr.solved == solves_) continue;  // a bundle seen through another of its flows
     tr.solved = solves_;
-    const double rate = flows_.rate(tr.flows.front());
+    const double rate = quotient ? quotient_rate(tr) : flows_.rate(tr.flows.front());
     for (size_t i = 1; i < tr.flows.size(); ++i) {
       if (!same_rate(flows_.rate(tr.flows[i]), rate)) throw RatesApart{};
     }

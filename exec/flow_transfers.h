@@ -31,6 +31,28 @@
 // full rates while they do; the first start that breaks this throws
 // BundlesCoupled.
 //
+// With solve_by_link_class() (exec/flow_transfers_quotient.cc), copies may
+// share links that bind: the max-min problem is solved on its quotient. A
+// link's class is its capacity and its row -- each transfer in flight on it
+// with the summed coefficient of that transfer's flows there; the quotient
+// has one link per class and one flow per transfer, loading each class its
+// first flow crosses with the class's coefficient for it. That is exact
+// where the classes are an equitable partition of the problem: links of one
+// class carry the same loads of the same transfers (by construction), and
+// every flow of a transfer crosses the classes that can bind that the
+// others do. Progressive filling then keeps a transfer's flows at one rate
+// throughout, and each class's links saturate at once. A class that can
+// bind (its flows' full rates overfill it) but that some flows of a
+// transfer cross and others do not is left out of the quotient and checked
+// after the solve instead: where its links hold the solved rates within
+// capacity, the solution of the problem without them is that of the whole
+// (max-min fairness is leximin-optimal: an optimum of a larger feasible set
+// that lies in a smaller one is its optimum); where they do not, the solve
+// throws QuotientBroken. (ECMP hashes a few more flows onto some spine
+// links than onto others: the links that could bind but do not.)
+// The rates agree with solving every flow to rounding (a class's load is
+// summed once per class, not once per flow), not bit for bit.
+//
 // The owner (an event handler) forwards its `solve_kind` events to
 // on_solve_event() and its `end_kind` events to finish(), which returns the
 // value the transfer was started with.
@@ -41,9 +63,11 @@
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "collectives/collective_flows.h"
+#include "collectives/max_min_fairness.h"
 #include "sim/simulator.h"
 
 namespace clustersim::workloads {
@@ -72,9 +96,25 @@ class FlowTransfers {
   struct RatesApart {};
   // Thrown with merge_bundles() by a start that breaks the symmetry above.
   struct BundlesCoupled {};
+  // Thrown with solve_by_link_class() by a solve whose quotient is not
+  // exact (see above).
+  struct QuotientBroken {};
 
-  // Solve one flow per bundle (see above); call before the first start.
-  void merge_bundles() { merge_ = true; }
+  // How bundles are solved; set before the first start. kEachFlow: every
+  // flow; kClaims: one flow per bundle where claims allow (merge_bundles());
+  // kQuotient: the quotient by link class (solve_by_link_class()).
+  enum class Mode { kEachFlow, kClaims, kQuotient };
+  void set_mode(Mode mode) { mode_ = mode; }
+  Mode mode() const { return mode_; }
+  void merge_bundles() { mode_ = Mode::kClaims; }
+  void solve_by_link_class() { mode_ = Mode::kQuotient; }
+
+  // The solver's re-solves so far (the quotient's with solve_by_link_class()).
+  const collectives::MaxMinFairness::SolveCounts& solve_counts() const {
+    return mode_ == Mode::kQuotient ? quotient_.solve_counts() : flows_.solve_counts();
+  }
+  // Link classes met so far (solve_by_link_class()).
+  size_t link_classes() const { return classes_.size(); }
   // Starts moving `bytes` over `footprint` (see CollectiveFlows::start);
   // `owner` comes back from finish().
   void start(const collectives::Footprint& footprint, double busbw_factor, double alone_Bps,
@@ -107,6 +147,19 @@ class FlowTransfers {
     // load of a flow of coefficient 1 at its full rate (B/s).
     std::vector<const collectives::Footprint*> footprints;
     double load_scale = 0;
+    // With solve_by_link_class(): its shape and instance (see Shape), its
+    // quotient flow's loads (kept to skip a reload that changes nothing),
+    // the classes that can bind that some of its flows cross and others do
+    // not, the classes its first flow crosses that can bind, the solve that
+    // last marked it, and whether it still moves.
+    uint32_t shape = 0;
+    uint32_t instance = 0;
+    std::vector<collectives::LinkLoad> quotient_loads;
+    std::vector<int32_t> uneven;
+    std::vector<int32_t> first_classes;
+    uint64_t marked = 0;
+    bool counted = false;  // its classes counted since it was last marked
+    bool moving = false;
   };
 
   int64_t now() const { return sim_.now().count_ns(); }
@@ -130,7 +183,6 @@ class FlowTransfers {
   // member-0 link it copies (itself for member 0), whether claims disagree
   // there, its potential (B/s), and how many links in use copy it (itself
   // included: one per member of its bundles when no member has two).
-  bool merge_ = false;
   std::vector<int32_t> link_refs_;
   std::vector<int32_t> link_member_;
   std::vector<int32_t> link_bundle_size_;
@@ -155,6 +207,86 @@ class FlowTransfers {
   // Marks a link whose claims disagree; claim() checks it cannot bind.
   void set_apart(size_t link);
   bool flush_scheduled_ = false;  // a solve event is pending for now
+  Mode mode_ = Mode::kEachFlow;
+
+  // solve_by_link_class() (exec/flow_transfers_quotient.cc). A shape is a
+  // transfer's footprints, busbw factor and full rate: transfers of one
+  // shape recur (every layer's all-gather of a group), and so do the rows
+  // they make; an instance tells apart transfers of one shape in flight at
+  // once. A row entry: a transfer (shape, instance) and the summed
+  // coefficient of its flows on the link. A class: a capacity and a row,
+  // interned; it can bind where its flows' full rates overfill it.
+  struct Shape {
+    std::vector<const collectives::Footprint*> footprints;
+    double busbw_factor = 0;
+    double alone_Bps = 0;
+    std::vector<uint32_t> slot_of_instance;  // kNoSlot where free
+  };
+  struct RowEntry {
+    uint32_t shape;
+    uint32_t instance;
+    double coefficient;
+  };
+  struct LinkClass {
+    double capacity_Bps = 0;
+    std::vector<RowEntry> row;  // sorted by (shape, instance)
+    bool can_bind = false;
+    int64_t quotient_link = -1;  // its link in quotient_, once used
+    int64_t links = 0;           // links of this class now
+    int32_t uneven_for = 0;      // transfers some of whose flows cross it, not all
+    uint32_t copies = 0;         // scratch of quotient_count
+    uint64_t seen = 0;           // scratch of quotient_count
+  };
+  static constexpr uint32_t kNoSlot = 0xffffffffU;
+  void quotient_start(uint32_t slot, std::span<const collectives::Footprint* const> footprints,
+                      double busbw_factor, double alone_Bps);
+  void quotient_finish(uint32_t slot);
+  // Reloads the marked transfers' quotient flows.
+  void quotient_reload();
+  // Counts a transfer's classes (Transfer::uneven, first_classes).
+  void quotient_count(uint32_t slot);
+  // Throws QuotientBroken where a class left out of the quotient overfills.
+  void quotient_check();
+  double quotient_rate(const Transfer& tr) const;
+  uint32_t intern_shape(std::span<const collectives::Footprint* const> footprints,
+                        double busbw_factor, double alone_Bps);
+  int32_t intern_class(double capacity_Bps, const std::vector<RowEntry>& row);
+  int32_t class_of(size_t link);
+  // The class a link of class `from` has once (shape, instance) adds
+  // `coefficient` to it (coefficient < 0: once the transfer leaves it).
+  int32_t next_class(int32_t from, uint32_t shape, uint32_t instance, double coefficient);
+  // A link moves from class `from` to `to`: marks the transfers in flight
+  // on it where either can bind.
+  void move_link(size_t link, int32_t from, int32_t to);
+  void mark(uint32_t slot);
+  collectives::MaxMinFairness quotient_;
+  std::vector<Shape> shapes_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> shape_index_;  // by hash
+  std::vector<LinkClass> classes_;
+  std::unordered_map<uint64_t, std::vector<int32_t>> class_index_;  // by hash
+  struct Step {
+    int32_t from;
+    uint32_t shape;
+    uint32_t instance;
+    uint64_t coefficient_bits;
+    bool operator==(const Step&) const = default;
+  };
+  struct StepHash {
+    size_t operator()(const Step& s) const;
+  };
+  std::unordered_map<Step, int32_t, StepHash> steps_;
+  struct RecentStep {
+    Step step{-1, 0, 0, 0};
+    int32_t to = -1;
+  };
+  std::vector<RecentStep> recent_steps_ = std::vector<RecentStep>(1 << 14);
+  std::vector<int32_t> link_class_;  // by link id; -1 untouched
+  std::vector<uint32_t> marked_;     // transfers to reload at the next solve
+  std::vector<uint32_t> reloading_;  // scratch of quotient_reload
+  uint64_t marks_ = 1;               // stamp of the marks of the next solve
+  uint64_t seen_ = 0;                // stamp of quotient_count's flows
+  std::vector<int32_t> left_out_;    // classes with uneven_for > 0 (some stale)
+  std::vector<collectives::LinkLoad> loads_scratch_;
 };
 
 }  // namespace clustersim::workloads

@@ -96,6 +96,11 @@ struct EngineStats {
   uint64_t components_solved = 0;
   uint64_t flows_solved = 0;
   uint64_t largest_component = 0;
+  // How a timeline collective's member flows were solved (exec/flow_transfers.h):
+  // "each flow", "one per bundle" or "by link class", and the link classes
+  // met by the last.
+  std::string bundle_solve;
+  uint64_t link_classes = 0;
 };
 
 struct StepResult {
