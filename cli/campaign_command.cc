@@ -374,7 +374,7 @@ int run_campaign_command(const ParsedCommand& parsed, std::ostream& out, std::os
   EngineMeter step_meter(status, "step ");
   StepWatch watch;
   watch.starting = [&](const workloads::StepWork& work) {
-    if (work.task_ranks() >= kLargeTaskRanks) {
+    if (work.task_timelines() >= kLargeTaskTimelines) {
       status.note(step_work_text(work) + ", then the trials");
     }
   };

@@ -50,10 +50,10 @@ int check_step(const ParsedCommand& parsed, std::ostream& out, std::ostream& err
                              count(w.replica_group_size));
   out << row("memory", gib_text(p.memory.total()) + " of " + gib_text(capacity) + " per GPU" +
                            (p.fits ? " (fits)" : " (does not fit; --allow-oom)"));
-  out << row("work", count(p.work.tasks_per_rank) + " tasks per rank, " +
-                         count(p.work.task_ranks()) + " task-ranks (limits " +
-                         count(limits.max_tasks_per_rank) + " and " + count(limits.max_task_ranks) +
-                         ")");
+  out << row("work", count(p.work.tasks_per_rank) + " tasks per rank on " + timelines_text(p.work) +
+                         ", " + count(p.work.task_timelines()) + " tasks x timelines (limits " +
+                         count(limits.max_tasks_per_rank) + " and " +
+                         count(limits.max_task_timelines) + ")");
   out << row("not checked", "the step's time and events: only simulating it tells (run)");
   return kExitOk;
 }

@@ -9,6 +9,7 @@
 
 #include "cli/table_text.h"
 #include "config/text_fields.h"
+#include "scenario/work_limits.h"
 
 namespace clustersim::cli {
 
@@ -64,9 +65,8 @@ std::string files_text(const std::vector<std::string>& files, std::string_view p
 }
 
 std::string step_work_text(const workloads::StepWork& work) {
-  return "simulating " + sim::with_separators(work.ranks) + " ranks x " +
-         sim::with_separators(work.tasks_per_rank) + " tasks (" +
-         count_text(static_cast<double>(work.task_ranks())) + " tasks)";
+  return "simulating " + timelines_text(work) + " x " + sim::with_separators(work.tasks_per_rank) +
+         " tasks (" + count_text(static_cast<double>(work.task_timelines())) + " tasks)";
 }
 
 // ---- StatusLine ----

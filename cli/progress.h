@@ -5,7 +5,7 @@
 //
 // Every line starts with "clustersim COMMAND: ":
 //  * the work estimated, before it starts, when it is large (each command
-//    says when; a step of kLargeTaskRanks tasks x ranks or more):
+//    says when; a step of kLargeTaskTimelines tasks x timelines or more):
 //      clustersim run: simulating 16,384 ranks x 7,475 tasks (122.5 M tasks)
 //  * while it runs, the percentage done, what is done, the time and an ETA:
 //      clustersim run: 45%, 15.1 M events, 1.3 M events/s, 12 s elapsed, ETA 15 s
@@ -49,12 +49,12 @@ enum class StatusMode {
 
 inline constexpr std::chrono::milliseconds kRedrawInterval{500};
 inline constexpr std::chrono::seconds kLineInterval{5};
-// A step of this many tasks x ranks or more gets its estimate printed before
+// A step of this many tasks x timelines or more gets its estimate printed before
 // it runs: at 0.05 to 0.5 engine events per task-rank that is 1 to 10 M
 // events, seconds at the engine's few M events/s (docs/progress.md: the
 // shipped 64- and 256-GPU examples, 0.3 M and 5.4 M, stay silent; Llama 3
 // 405B 3D on 16,384 GPUs, 122 M, took 26 s).
-inline constexpr int64_t kLargeTaskRanks = 20'000'000;
+inline constexpr int64_t kLargeTaskTimelines = 20'000'000;
 
 // The --quiet option, for a CommandSpec.
 OptionSpec quiet_option();

@@ -279,13 +279,13 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   chakra::check_traces(traces.view(), in.groups);
   // The engine's work, as for `run` (scenario/work_limits.h): nodes x ranks.
   const workloads::StepWork work{in.max_nodes, in.ranks};
-  if (const int64_t most = limits.max_task_ranks; work.task_ranks() > most) {
+  if (const int64_t most = limits.max_task_timelines; work.task_timelines() > most) {
     fail(prefix + ".<rank>.et", "expected at most " + with_separators(most) +
                                     " trace nodes x ranks to replay (--max-events raises the "
                                     "limit), found " +
                                     with_separators(in.ranks) + " ranks of up to " +
                                     with_separators(in.max_nodes) + " nodes, " +
-                                    with_separators(work.task_ranks()));
+                                    with_separators(work.task_timelines()));
   }
 
   chakra::ReplayOptions options;
@@ -304,10 +304,10 @@ int run_replay_command(const ParsedCommand& parsed, std::ostream& out, std::ostr
   const chakra::ReplayJob job = chakra::build_replay_job(traces.view(), in.groups, in.ranks);
   in.form = job.form;
   StatusLine status(err, "clustersim replay", status_mode(parsed, err));
-  if (work.task_ranks() >= kLargeTaskRanks) {
+  if (work.task_timelines() >= kLargeTaskTimelines) {
     status.note("replaying " + with_separators(in.ranks) + " ranks x up to " +
                 with_separators(in.max_nodes) + " trace nodes (" +
-                count_text(static_cast<double>(work.task_ranks())) + " nodes)");
+                count_text(static_cast<double>(work.task_timelines())) + " nodes)");
   }
   EngineMeter meter(status);
   options.progress = meter.callback();

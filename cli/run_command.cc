@@ -256,7 +256,7 @@ CommandSpec run_command_spec() {
       "unless --allow-oom. JSON keys: step_time_s, tokens_per_s_per_gpu, tflops_per_gpu,\n"
       "mfu, peak_memory_bytes, fits_in_memory, exposed_comm_s, compute_s, events, engine,\n"
       "wall_s, breakdown, memory and the inputs; only wall_s varies between identical runs.\n"
-      "Before simulating, the step's work is estimated (tasks per rank, tasks x ranks) and a\n"
+      "Before simulating, the step's work is estimated (tasks per rank, tasks x timelines) and a\n"
       "step over the limits below is refused at the key that drives it. On stderr: the\n"
       "estimate when it is 20 M tasks or more, then while the step runs its percentage done,\n"
       "events and ETA (redrawn on a terminal, else a line every 5 s, none for a step that\n"
@@ -285,14 +285,17 @@ int run_run_command(const ParsedCommand& parsed, std::ostream& out, std::ostream
   }
   const collectives::HardwareProfile& profile = in.net.profile;
 
-  const StepPreflight preflight = preflight_step(in.net.values, config, work_limits_from(parsed),
+  config.explicit_ranks = parsed.has("--explicit");
+  const WorkLimits limits = work_limits_from(parsed);
+  config.max_task_timelines = limits.max_task_timelines;
+  const StepPreflight preflight = preflight_step(in.net.values, config, limits,
                                                  parsed.has("--allow-oom"), "clustersim run", err);
   if (!preflight.ok) return kExitError;
   StatusLine status(err, "clustersim run", status_mode(parsed, err));
-  if (preflight.work.task_ranks() >= kLargeTaskRanks) status.note(step_work_text(preflight.work));
+  if (preflight.work.task_timelines() >= kLargeTaskTimelines)
+    status.note(step_work_text(preflight.work));
   EngineMeter meter(status);
   config.progress = meter.callback();
-  config.explicit_ranks = parsed.has("--explicit");
   const StepResult result = workloads::simulate_step(cluster, profile, config);
   config.progress = nullptr;
   meter.finish(result.events);

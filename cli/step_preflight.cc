@@ -55,7 +55,7 @@ StepPreflight preflight_step(const sim::ConfigValues& values, const workloads::S
   // reported before spending the time to replay it.
   p.memory = workloads::memory_breakdown(w);
   p.fits = workloads::fits(p.memory, capacity);
-  p.work = workloads::estimate_step_work(w, config.schedule_options);
+  p.work = workloads::estimate_step_work(config);
   const std::optional<WorkExcess> excess = work_excess(p.work, w, values, limits);
   if (!p.fits && !allow_oom) {
     err << memory_table(p.memory, capacity, w.pp) << command

@@ -123,7 +123,7 @@ class SweepStatus {
       : line_(line), threads_(threads), mpi_(mpi) {}
   void operator()(const SweepTally& t) {
     if (!meter_) {
-      if (t.task_ranks >= kLargeTaskRanks) announce(t);
+      if (t.task_timelines >= kLargeTaskTimelines) announce(t);
       meter_.emplace(line_, static_cast<int64_t>(t.points), "points");
       return;
     }
@@ -142,7 +142,7 @@ class SweepStatus {
     if (mpi_.size() > 1) {
       text += " (rank 0's share; " + std::to_string(mpi_.size()) + " MPI ranks in all)";
     }
-    line_.note(text + ", " + count_text(static_cast<double>(t.task_ranks)) + " tasks in all");
+    line_.note(text + ", " + count_text(static_cast<double>(t.task_timelines)) + " tasks in all");
   }
 
   StatusLine& line_;

@@ -98,6 +98,16 @@ struct EngineOptions {
   // One timeline per rank even where the members of a tensor-parallel group
   // could share one (exec/timelines.h): the reference engine (run --explicit).
   bool explicit_ranks = false;
+  // The most timelines a run may take (the work limit's tasks x timelines
+  // over the tasks per rank; 0: no limit): a plan or a run again with more
+  // throws WorkOverLimit before it starts.
+  int64_t max_timelines = 0;
+};
+
+// A step that would run more timelines than EngineOptions::max_timelines.
+class WorkOverLimit : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // Where every rank stopped when some could not finish.
@@ -155,7 +165,8 @@ struct EngineResult {
 // exact, else one per rank; if a grouped run finds its members' flows
 // apart (an asymmetric fabric), it runs again with one per rank. Throws
 // sim::InvariantError if a rank cannot finish (a deadlock: the program is
-// wrong) or the options name ranks outside the layout.
+// wrong) or the options name ranks outside the layout, WorkOverLimit as
+// above.
 EngineResult run_program(const Program& program, const Layout& layout,
                          const topology::Cluster& cluster,
                          const collectives::HardwareProfile& profile, const EngineOptions& options);

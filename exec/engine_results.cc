@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/text_fields.h"
 #include "exec/engine.h"
 #include "exec/engine_state.h"
 #include "exec/timelines.h"
@@ -201,6 +202,14 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
   bool closed_form_tp = true;
   FlowTransfers::Mode bundles = FlowTransfers::Mode::kClaims;
   for (;;) {
+    const int64_t timelines = layout.world / plan.ranks_per_timeline;
+    if (options.max_timelines > 0 && timelines > options.max_timelines) {
+      throw WorkOverLimit(
+          "the step needs " + sim::with_separators(timelines) + " timelines (one per rank: " +
+          (plan.explicit_why.empty() ? std::string("no dims to merge") : plan.explicit_why) +
+          "), over the work limit's " + sim::with_separators(options.max_timelines) +
+          " at this step's tasks per rank (--max-events raises the limit)");
+    }
     try {
       return run_engine(job, layout, cluster, profile, options, plan, closed_form_tp, bundles);
     } catch (const FlowTransfers::RatesApart&) {

@@ -240,4 +240,13 @@ TimelinePlan plan_timelines(const EngineJob& job, const Layout& layout,
   return plan;
 }
 
+int64_t expected_timelines(const TimelineSettings& s) {
+  // As plan_timelines decides, in its order.
+  if (s.explicit_ranks || s.jitter || s.world / s.pp <= 1) return s.world;
+  if (s.equal_speeds) return s.pp;  // a stage's ranks one timeline
+  if (s.tp <= 1) return s.world;
+  if (s.traced || s.ring_in_tp) return s.world;  // members of unequal speed
+  return s.world / s.tp;
+}
+
 }  // namespace clustersim::workloads

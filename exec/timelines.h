@@ -57,6 +57,24 @@ struct TimelinePlan {
 TimelinePlan plan_timelines(const EngineJob& job, const Layout& layout,
                             const EngineOptions& options);
 
+// What plan_timelines decides for a step whose ranks of a pipeline stage
+// all run the stage's program (the step simulator's), from the settings
+// that decide it, before anything is built: the timelines the engine runs
+// unless the fabric turns out asymmetric (then one per rank, and
+// run_programs checks EngineOptions::max_timelines again). For the work
+// limit of scenario/work_limits.h; tests hold it to plan_timelines.
+struct TimelineSettings {
+  int64_t world = 1;
+  int64_t pp = 1;
+  int64_t tp = 1;
+  bool explicit_ranks = false;  // --explicit
+  bool jitter = false;          // gpu.segment_jitter or host.step_jitter
+  bool equal_speeds = false;    // no speed spread and no straggler
+  bool traced = false;          // ranks traced
+  bool ring_in_tp = false;      // async TP: send/recv in a ring inside the TP group
+};
+int64_t expected_timelines(const TimelineSettings& s);
+
 // The merged dims' names in mesh order ({"dp_shard", "tp"}; none: empty).
 std::vector<std::string> merged_dim_names(const Layout& layout, const MeshDimSet& merged);
 // The same joined by spaces ("dp_shard tp").

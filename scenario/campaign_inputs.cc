@@ -71,10 +71,11 @@ CampaignInputs read_campaign_inputs(const std::string& path, const sim::ConfigVa
     }
     in.step_simulated = true;
     const StepPlatform on = platform();
-    const workloads::StepConfig config = step_config_from_scenario(values, on.cluster, on.profile);
+    workloads::StepConfig config = step_config_from_scenario(values, on.cluster, on.profile);
+    config.max_task_timelines = limits.max_task_timelines;
     workloads::StepWork work;
     if (simulated == nullptr) {
-      work = workloads::estimate_step_work(config.workload, config.schedule_options);
+      work = workloads::estimate_step_work(config);
       check_step_work(work, config.workload, values, limits);
     }
     const double full_s =

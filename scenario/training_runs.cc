@@ -71,8 +71,8 @@ RunPrediction predict_loaded(const NetworkScenario& net, std::optional<double> e
   workloads::StepConfig config = step_config_from_scenario(net.values, net.cluster, out.profile);
   if (efficiency) config.compute.stack_efficiency = *efficiency;
   out.stack_efficiency = config.compute.stack_efficiency;
-  check_step_work(workloads::estimate_step_work(config.workload, config.schedule_options),
-                  config.workload, net.values, WorkLimits{});
+  check_step_work(workloads::estimate_step_work(config), config.workload, net.values, WorkLimits{});
+  config.max_task_timelines = WorkLimits{}.max_task_timelines;
   const workloads::StepResult step = workloads::simulate_step(net.cluster, out.profile, config);
   if (step_done) step_done();
   out.tokens_per_s_per_gpu = step.tokens_per_s_per_gpu;

@@ -27,6 +27,12 @@ std::string found_text(const std::string& key, const workloads::WorkloadSpec& w)
 
 }  // namespace
 
+std::string timelines_text(const workloads::StepWork& work) {
+  const std::string ranks = with_separators(work.ranks) + " ranks";
+  if (work.timelines <= 0 || work.timelines == work.ranks) return ranks;
+  return ranks + " as " + with_separators(work.timelines) + " timelines";
+}
+
 std::optional<WorkExcess> work_excess(const workloads::StepWork& work,
                                       const workloads::WorkloadSpec& w,
                                       const sim::ConfigValues& values, const WorkLimits& limits) {
@@ -37,13 +43,12 @@ std::optional<WorkExcess> work_excess(const workloads::StepWork& work,
                                found_text(key, w) + ", about " +
                                with_separators(work.tasks_per_rank) + " tasks per rank"};
   }
-  if (work.task_ranks() > limits.max_task_ranks) {
+  if (work.task_timelines() > limits.max_task_timelines) {
     return WorkExcess{"cluster.nodes",
-                      "expected at most " + with_separators(limits.max_task_ranks) +
-                          " tasks x ranks to simulate (--max-events raises the limit), found " +
-                          with_separators(work.ranks) + " ranks of " +
-                          with_separators(work.tasks_per_rank) + " tasks, " +
-                          with_separators(work.task_ranks())};
+                      "expected at most " + with_separators(limits.max_task_timelines) +
+                          " tasks x timelines to simulate (--max-events raises the limit), found " +
+                          timelines_text(work) + " of " + with_separators(work.tasks_per_rank) +
+                          " tasks, " + with_separators(work.task_timelines())};
   }
   return std::nullopt;
 }

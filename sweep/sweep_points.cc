@@ -145,9 +145,9 @@ PreparedPoint PointLoader::prepare(const std::vector<std::string>& overrides) {
     p.profile = profile_for(p.values, p.reason);
     if (p.profile == nullptr) return p;
     p.config = step_config_from_scenario(p.values, *p.cluster, *p.profile);
-    const workloads::StepWork work =
-        workloads::estimate_step_work(p.config.workload, p.config.schedule_options);
-    p.task_ranks = work.task_ranks();
+    p.config.max_task_timelines = limits_.max_task_timelines;
+    const workloads::StepWork work = workloads::estimate_step_work(p.config);
+    p.task_timelines = work.task_timelines();
     check_step_work(work, p.config.workload, p.values, limits_);
   } catch (const sim::ConfigError& e) {
     p.reason = reason_of(e);

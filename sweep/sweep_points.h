@@ -39,7 +39,7 @@ struct PreparedPoint {
   const topology::Cluster* cluster = nullptr;             // owned by the PointLoader
   const collectives::HardwareProfile* profile = nullptr;  // owned by the PointLoader
   workloads::StepConfig config;
-  int64_t task_ranks = 0;  // its step's estimated work (workloads/schedules/step_work.h)
+  int64_t task_timelines = 0;  // its step's estimated work (workloads/schedules/step_work.h)
 };
 
 // Loads points from the scenario's text. Clusters and profiles are built

@@ -145,8 +145,8 @@ class PointsTally {
     tally_.points = mine.size();
     for (const size_t i : mine) {
       // At least 1, so that a point whose estimate is 0 still counts.
-      weights_.push_back(static_cast<double>(std::max<int64_t>(1, prepared[i].task_ranks)));
-      tally_.task_ranks += prepared[i].task_ranks;
+      weights_.push_back(static_cast<double>(std::max<int64_t>(1, prepared[i].task_timelines)));
+      tally_.task_timelines += prepared[i].task_timelines;
       total_ += weights_.back();
     }
   }

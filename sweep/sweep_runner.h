@@ -121,8 +121,8 @@ class SingleProcess final : public SweepRanks {
 struct SweepTally {
   size_t points_done = 0;  // simulated by this process so far
   size_t points = 0;       // this process's points to simulate
-  // Their work estimated before simulating: tasks x ranks (scenario/work_limits.h).
-  int64_t task_ranks = 0;
+  // Their work estimated before simulating: tasks x timelines (scenario/work_limits.h).
+  int64_t task_timelines = 0;
   // The share of that work done, 0 to 1: a finished point counts its
   // estimate, a running one the part of it its engine's operations have
   // done (points of very different sizes, cluster.nodes swept, are then

@@ -146,8 +146,9 @@ TEST(CampaignCommand, AStepOverTheWorkLimitIsRefusedAtItsKey) {
   const Outcome r = run({"campaign", path, "--max-events", "1000"});
   EXPECT_EQ(r.code, cli::kExitError);
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find(path + ":4:10: error: cluster.nodes: expected at most 1,000 tasks x ranks "
-                              "to simulate (--max-events raises the limit), found 64 ranks of "),
+  EXPECT_NE(r.err.find(path + ":4:10: error: cluster.nodes: expected at most 1,000 tasks x "
+                              "timelines to simulate (--max-events raises the limit), found 64 "
+                              "ranks of "),
             std::string::npos)
       << r.err;
 }

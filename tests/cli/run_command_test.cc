@@ -568,10 +568,17 @@ TEST(RunCommand, TheEventLimitNamesTheNodesAndMovesWithItsFlag) {
   const Outcome refused = run({"run", path, "--max-events", "1000"});
   EXPECT_EQ(refused.code, kExitError);
   EXPECT_TRUE(contains(refused.err, path + ":5:10: error: cluster.nodes: expected at most 1,000 "
-                                           "tasks x ranks to simulate (--max-events raises the "
-                                           "limit), found 16 ranks of "))
+                                           "tasks x timelines to simulate (--max-events raises "
+                                           "the limit), found 16 ranks of 3,245 tasks, 51,920"))
       << refused.err;
   EXPECT_EQ(run({"run", path, "--max-events", "100000000"}).code, kExitOk);
+  // With identical GPUs the 16 ranks are one timeline: 3,245 tasks x 1.
+  const std::string identical = dir.write(
+      "identical.yaml", "extends: " + std::string(kH100) + "\ngpu:\n  speed_variation: 0\n");
+  EXPECT_EQ(run({"run", path, "--max-events", "10000", "--set", "hardware=" + identical}).code,
+            kExitOk);
+  const Outcome spread = run({"run", path, "--max-events", "10000"});
+  EXPECT_TRUE(contains(spread.err, "found 16 ranks of 3,245 tasks, 51,920")) << spread.err;
   const Outcome zero = run({"run", path, "--max-tasks-per-rank", "0"});
   EXPECT_EQ(zero.code, kExitUsage);
   EXPECT_TRUE(contains(zero.err, "option '--max-tasks-per-rank' expects a limit > 0, found '0'"))

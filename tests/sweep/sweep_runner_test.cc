@@ -60,13 +60,13 @@ TEST(SweepRunner, ProgressTalliesThePointsWeighedByTheirWork) {
   ASSERT_EQ(seen.size(), 4u);  // before the 3 points, then after each
   EXPECT_EQ(seen[0].points_done, 0u);
   EXPECT_EQ(seen[0].work_done, 0.0);
-  const int64_t per_rank = seen[0].task_ranks / (8 + 16 + 32);
-  EXPECT_EQ(seen[0].task_ranks, per_rank * (8 + 16 + 32));
+  const int64_t per_rank = seen[0].task_timelines / (8 + 16 + 32);
+  EXPECT_EQ(seen[0].task_timelines, per_rank * (8 + 16 + 32));
   EXPECT_GT(per_rank, 100);
   for (size_t i = 0; i < seen.size(); ++i) {
     EXPECT_EQ(seen[i].points, 3u);
     EXPECT_EQ(seen[i].points_done, i);
-    EXPECT_EQ(seen[i].task_ranks, seen[0].task_ranks);
+    EXPECT_EQ(seen[i].task_timelines, seen[0].task_timelines);
   }
   EXPECT_NEAR(seen[1].work_done, 1.0 / 7, 1e-12);
   EXPECT_NEAR(seen[2].work_done, 3.0 / 7, 1e-12);

@@ -7,12 +7,33 @@
 
 #include "exec/engine.h"
 #include "exec/step_accounts.h"
+#include "exec/timelines.h"
+#include "sim/check.h"
 #include "workloads/model/transformer_kernels.h"
 #include "workloads/schedules/gpu_speed.h"
 #include "workloads/schedules/step_program.h"
-#include "sim/check.h"
 
 namespace clustersim::workloads {
+
+int64_t step_timelines(const StepConfig& config) {
+  const WorkloadSpec& w = config.workload;
+  TimelineSettings s;
+  s.world = w.world_size;
+  s.pp = w.pp;
+  s.tp = w.tp;
+  s.explicit_ranks = config.explicit_ranks;
+  s.jitter = config.compute.segment_jitter > 0 || w.host_per_step_jitter_ns > 0;
+  s.equal_speeds = config.compute.speed_variation == 0 && config.stragglers.empty();
+  s.traced = !config.trace_ranks.empty();
+  s.ring_in_tp = w.async_tp && w.tp > 1;
+  return expected_timelines(s);
+}
+
+StepWork estimate_step_work(const StepConfig& config) {
+  StepWork work = estimate_step_work(config.workload, config.schedule_options);
+  work.timelines = step_timelines(config);
+  return work;
+}
 
 StepResult simulate_step(const topology::Cluster& cluster,
                          const collectives::HardwareProfile& profile, const StepConfig& config) {
@@ -45,6 +66,9 @@ StepResult simulate_step(const topology::Cluster& cluster,
   options.trace_ranks = config.trace_ranks;
   options.progress = config.progress;
   options.explicit_ranks = config.explicit_ranks;
+  if (config.max_task_timelines > 0) {
+    options.max_timelines = std::max<int64_t>(1, config.max_task_timelines / tasks_per_rank);
+  }
   EngineResult run;
   if (w.pp == 1) {
     run = run_program(programs.front(), layout, cluster, profile, options);

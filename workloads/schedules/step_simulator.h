@@ -64,6 +64,7 @@
 #include "workloads/model/memory_model.h"
 #include "workloads/model/workload_config.h"
 #include "workloads/schedules/fsdp_schedule.h"
+#include "workloads/schedules/step_work.h"
 
 namespace clustersim::workloads {
 
@@ -95,11 +96,22 @@ struct StepConfig {
   std::vector<int64_t> trace_ranks;               // ranks whose tasks are recorded (sorted, unique)
   EngineProgressFn progress;                      // EngineOptions::progress
   bool explicit_ranks = false;                    // EngineOptions::explicit_ranks (run --explicit)
+  // The work limit, tasks x timelines (scenario/work_limits.h); 0: none.
+  // simulate_step gives the engine its timelines' share
+  // (EngineOptions::max_timelines, WorkOverLimit).
+  int64_t max_task_timelines = 0;
 };
+
+// The timelines the engine will run for this step (exec/timelines.h,
+// expected_timelines): from the settings alone, before anything is built.
+int64_t step_timelines(const StepConfig& config);
+// The step's work (workloads/schedules/step_work.h) on those timelines.
+StepWork estimate_step_work(const StepConfig& config);
 
 // Simulates one step. Preconditions (InvariantError otherwise; callers
 // validate user input first): config.workload.world_size <= cluster GPUs,
 // tp divides the GPUs of a node, stragglers and trace ranks < world_size.
+// Throws WorkOverLimit (exec/engine.h) past config.max_task_timelines.
 StepResult simulate_step(const topology::Cluster& cluster,
                          const collectives::HardwareProfile& profile, const StepConfig& config);
 

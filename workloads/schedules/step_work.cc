@@ -21,11 +21,12 @@ int64_t stage_tasks(WorkloadSpec w, FsdpScheduleOptions options, int64_t microba
 
 }  // namespace
 
-int64_t StepWork::task_ranks() const {
-  if (tasks_per_rank > 0 && ranks > std::numeric_limits<int64_t>::max() / tasks_per_rank) {
+int64_t StepWork::task_timelines() const {
+  const int64_t n = timelines > 0 ? timelines : ranks;
+  if (tasks_per_rank > 0 && n > std::numeric_limits<int64_t>::max() / tasks_per_rank) {
     return std::numeric_limits<int64_t>::max();
   }
-  return tasks_per_rank * ranks;
+  return tasks_per_rank * n;
 }
 
 StepWork estimate_step_work(const WorkloadSpec& w, const FsdpScheduleOptions& options) {

@@ -1,6 +1,6 @@
 // How much work a training step is, estimated before it is built: the tasks
 // of one rank's schedule (what its program holds, so its memory) and tasks x
-// ranks (what the engine will run through). The estimate builds the schedule
+// timelines (what the engine will run through). The estimate builds the schedule
 // of a few micro-batches and extrapolates linearly in the micro-batch count,
 // so it costs milliseconds however many micro-batches the step has.
 //
@@ -22,9 +22,12 @@ namespace clustersim::workloads {
 struct StepWork {
   int64_t tasks_per_rank = 0;  // the largest stage's schedule
   int64_t ranks = 0;
-  // Tasks x ranks, saturating at INT64_MAX: the engine's work, an estimate
-  // of (and so far above) its event count.
-  int64_t task_ranks() const;
+  // The timelines the engine runs them on (exec/timelines.h; 0: one per
+  // rank): identical ranks once, or one per TP group.
+  int64_t timelines = 0;
+  // Tasks x timelines, saturating at INT64_MAX: the engine's work, an
+  // estimate of (and so far above) its event count.
+  int64_t task_timelines() const;
 };
 
 // `w` from read_workload_spec() (validated), `options` as the step uses them.

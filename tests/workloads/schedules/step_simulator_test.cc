@@ -481,5 +481,66 @@ TEST(StepSimulator, ProgressTellsTheOperationsDoneOfTheStep) {
   EXPECT_GT(seen.front().ops_total, 2048 * 64);
 }
 
+TEST(StepSimulator, TheTimelinesExpectedBeforeTheStepAreThoseItRuns) {
+  // step_timelines decides from the settings alone what plan_timelines
+  // decides from the programs and speeds: each case against the step's own
+  // count. 16 GPUs (2 nodes): TP 2 x FSDP 8, or 2 stages of TP 2 x FSDP 4.
+  struct Case {
+    const char* name;
+    int64_t tp;
+    int64_t pp;
+    double spread;
+    bool straggler, traced, explicit_ranks, jitter, async_tp;
+    int64_t timelines;
+  };
+  const Case cases[] = {
+      {"identical GPUs: one timeline", 2, 1, 0, false, false, false, false, false, 1},
+      {"identical GPUs, 2 stages: one each", 2, 2, 0, false, false, false, false, false, 2},
+      {"speed spread: one per TP group", 2, 1, 0.02, false, false, false, false, false, 8},
+      {"a straggler: one per TP group", 2, 1, 0, true, false, false, false, false, 8},
+      {"spread, traced: one per rank", 2, 1, 0.02, false, true, false, false, false, 16},
+      {"identical, traced: one", 2, 1, 0, false, true, false, false, false, 1},
+      {"spread, async TP: one per rank", 2, 1, 0.02, false, false, false, false, true, 16},
+      {"spread, TP 1: one per rank", 1, 1, 0.02, false, false, false, false, false, 16},
+      {"--explicit", 2, 1, 0, false, false, true, false, false, 16},
+      {"segment jitter", 2, 1, 0, false, false, false, true, false, 16},
+  };
+  const Cluster cluster = hgx_h100(2);
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    WorkloadSpec w = test_support::tp_spec(16, k.tp, k.async_tp);
+    if (k.pp > 1) {
+      w.pp = k.pp;
+      w.grad_accum = 4;
+      w.dp_size = 16 / (k.tp * k.pp);
+      w.shard_group_size = w.dp_size;
+    }
+    StepConfig c = config_for(w);
+    c.compute.speed_variation = k.spread;
+    if (k.straggler) c.stragglers.push_back(Straggler{5, 1.5});
+    if (k.traced) c.trace_ranks = {0};
+    c.explicit_ranks = k.explicit_ranks;
+    if (k.jitter) c.compute.segment_jitter = 0.01;
+    EXPECT_EQ(step_timelines(c), k.timelines);
+    const StepResult r = simulate_step(cluster, h100(), c);
+    EXPECT_EQ(16 / r.ranks_per_timeline, k.timelines);
+  }
+}
+
+TEST(StepSimulator, AStepOverTheWorkLimitOfItsTimelinesIsRefused) {
+  // The limit counts the timelines the engine runs: one with identical GPUs,
+  // 8 with the spread (TP groups). A limit of 4 timelines' tasks runs the
+  // first and refuses the second before it starts.
+  const WorkloadSpec w = test_support::tp_spec(16, 2, false);
+  StepConfig c = config_for(w);
+  const int64_t tasks = estimate_step_work(c).tasks_per_rank;
+  c.max_task_timelines = 4 * tasks;
+  EXPECT_EQ(estimate_step_work(c).task_timelines(), tasks);
+  EXPECT_NO_THROW(simulate_step(hgx_h100(2), h100(), c));
+  c.compute.speed_variation = 0.02;
+  EXPECT_EQ(estimate_step_work(c).task_timelines(), 8 * tasks);
+  EXPECT_THROW(simulate_step(hgx_h100(2), h100(), c), WorkOverLimit);
+}
+
 }  // namespace
 }  // namespace clustersim::workloads

@@ -29,7 +29,7 @@ TEST(StepWork, FewMicrobatchesAreCountedExactly) {
   const StepWork work = estimate_step_work(w, {});
   EXPECT_EQ(work.tasks_per_rank, built_tasks(w));
   EXPECT_EQ(work.ranks, w.world_size);
-  EXPECT_EQ(work.task_ranks(), work.tasks_per_rank * w.world_size);
+  EXPECT_EQ(work.task_timelines(), work.tasks_per_rank * w.world_size);
 }
 
 TEST(StepWork, ManyMicrobatchesAreExtrapolatedToTheScheduleSize) {
@@ -63,7 +63,7 @@ TEST(StepWork, TaskRanksSaturate) {
   StepWork work;
   work.tasks_per_rank = std::numeric_limits<int64_t>::max() / 2;
   work.ranks = 3;
-  EXPECT_EQ(work.task_ranks(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(work.task_timelines(), std::numeric_limits<int64_t>::max());
 }
 
 }  // namespace
