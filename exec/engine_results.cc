@@ -181,6 +181,13 @@ EngineResult run_engine(const EngineJob& job, const Layout& layout,
   return out;
 }
 
+bool merges_beyond_tp(const MeshDimSet& merged) {
+  for (int d = 0; d < kMeshDims; ++d) {
+    if (merged[static_cast<size_t>(d)] && static_cast<MeshDim>(d) != MeshDim::kTp) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // Tries the fastest exact way first: timelines of several ranks where the
@@ -219,7 +226,13 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
     } catch (const engine_detail::TpLinksShared&) {
       closed_form_tp = false;
     } catch (const FlowTransfers::BundlesCoupled&) {
-      bundles = FlowTransfers::Mode::kQuotient;
+      // By link class where a timeline stands for more than a TP group: its
+      // transfers recur (a layer's all-gather of the same groups), and so do
+      // the classes. One timeline per TP group makes each transfer a shape
+      // of its own, whose classes never recur: a 16,384-GPU TP 2 step of
+      // the layout sweep met 697,135 classes and ran 75 s.
+      bundles = merges_beyond_tp(plan.merged) ? FlowTransfers::Mode::kQuotient
+                                              : FlowTransfers::Mode::kEachFlow;
     } catch (const FlowTransfers::QuotientBroken&) {
       bundles = FlowTransfers::Mode::kEachFlow;
     }

@@ -83,6 +83,10 @@ TEST(GroupedEngine, WithTheSpeedSpreadEveryLineIsWithinATenthOfAPercentOfTheStep
 }
 
 TEST(GroupedEngine, WithIdenticalGpusTheStepIsTheExplicitOneBitForBit) {
+  // The pipelined cases' copies share links that bind (a stage's shard
+  // groups and its send/recv on one NIC port): their member flows are
+  // solved by link class, and bit for bit too.
+  std::vector<std::string> by_link_class;
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.file);
     const workloads::StepResult grouped = step(c, false, true);
@@ -92,7 +96,11 @@ TEST(GroupedEngine, WithIdenticalGpusTheStepIsTheExplicitOneBitForBit) {
     EXPECT_EQ(lines(grouped.breakdown), lines(ranks.breakdown));
     EXPECT_EQ(grouped.slowest_rank, ranks.slowest_rank);
     EXPECT_EQ(grouped.collectives, ranks.collectives);
+    if (grouped.engine.bundle_solve == "by link class") by_link_class.push_back(c.file);
   }
+  EXPECT_EQ(by_link_class, (std::vector<std::string>{"llama3_405b_3d_16384xh100.yaml",
+                                                     "llama3_405b_ft_hsdp_4d_98304xh100.yaml",
+                                                     "llama3_405b_long_context_16384xh100.yaml"}));
 }
 
 TEST(GroupedEngine, ATracedMemberRecordsWhatItDidExplicitly) {
