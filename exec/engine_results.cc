@@ -211,11 +211,15 @@ EngineResult run_programs(const EngineJob& job, const Layout& layout,
   for (;;) {
     const int64_t timelines = layout.world / plan.ranks_per_timeline;
     if (options.max_timelines > 0 && timelines > options.max_timelines) {
-      throw WorkOverLimit(
-          "the step needs " + sim::with_separators(timelines) + " timelines (one per rank: " +
-          (plan.explicit_why.empty() ? std::string("no dims to merge") : plan.explicit_why) +
-          "), over the work limit's " + sim::with_separators(options.max_timelines) +
-          " at this step's tasks per rank (--max-events raises the limit)");
+      const std::string why =
+          plan.ranks_per_timeline > 1
+              ? "of " + sim::with_separators(plan.ranks_per_timeline) + " ranks each"
+              : "one per rank: " + (plan.explicit_why.empty() ? std::string("no dims to merge")
+                                                              : plan.explicit_why);
+      throw WorkOverLimit("the step needs " + sim::with_separators(timelines) + " timelines (" +
+                          why + "), over the work limit's " +
+                          sim::with_separators(options.max_timelines) +
+                          " at this step's tasks per rank (--max-events raises the limit)");
     }
     try {
       return run_engine(job, layout, cluster, profile, options, plan, closed_form_tp, bundles);
