@@ -51,7 +51,10 @@
 // throws QuotientBroken. (ECMP hashes a few more flows onto some spine
 // links than onto others: the links that could bind but do not.)
 // The rates agree with solving every flow to rounding (a class's load is
-// summed once per class, not once per flow), not bit for bit.
+// summed once per class, not once per flow), not necessarily bit for bit;
+// every solve is the owner's `solve_kind` event (none is trivial), and a
+// footprint's address is part of its shape's key: footprints must not move
+// while a transfer of theirs moves.
 //
 // The owner (an event handler) forwards its `solve_kind` events to
 // on_solve_event() and its `end_kind` events to finish(), which returns the
