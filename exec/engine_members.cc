@@ -14,6 +14,18 @@
 
 namespace clustersim::workloads::engine_detail {
 
+namespace {
+
+// std::llround for a duration (0 <= x < 2^52): x - trunc(x) is exact there,
+// so this rounds halves away from zero as llround does, inline (llround is a
+// libm call: 2.5% of the 3D step).
+int64_t round_ns(double x) {
+  const auto whole = static_cast<int64_t>(x);
+  return whole + (x - static_cast<double>(whole) >= 0.5 ? 1 : 0);
+}
+
+}  // namespace
+
 void Engine::set_member_speeds(const std::vector<double>& factors) {
   bool even = true;
   for (int64_t t = 0; t < tl_.world; ++t) {
@@ -70,7 +82,7 @@ void Engine::members_end(int64_t t, int64_t busy) {
     const int64_t ahead = member_host_ahead_[i];
     const int64_t start_i = st.seg_start_ns - member_lead_[i];
     const double ratio = member_ratio_[i];
-    const int64_t busy_i = ratio == 1 ? busy : std::llround(static_cast<double>(busy) * ratio);
+    const int64_t busy_i = ratio == 1 ? busy : round_ns(static_cast<double>(busy) * ratio);
     const int64_t end_i =
         ratio == 1 ? end : std::min(end, std::max(start_i + busy_i, st.seg_tail_end_ns - ahead));
     a[step_accounts::kCompute] += busy_i;
