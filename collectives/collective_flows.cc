@@ -219,7 +219,7 @@ FlowId CollectiveFlows::start(const Footprint& footprint, double busbw_factor,
   const auto id = static_cast<size_t>(flow);
   if (rates_.size() <= id) rates_.resize(id + 1);
   rates_[id].alone_Bps = alone_rate_Bps;
-  rates_[id].solo_Bps = std::min(alone_rate_Bps, footprint.reference_rate_Bps / busbw_factor);
+  rates_[id].solo_Bps = solo_rate_Bps(footprint, busbw_factor, alone_rate_Bps);
   return flow;
 }
 
@@ -227,9 +227,7 @@ void CollectiveFlows::finish(FlowId flow) { solver_.remove_flow(flow); }
 
 double CollectiveFlows::rate(FlowId flow) const {
   const FlowRates& r = rates_[static_cast<size_t>(flow)];
-  const double contended = solver_.rate(flow);
-  if (contended >= r.solo_Bps) return r.alone_Bps;  // uncontended: the tuner's rate exactly
-  return r.alone_Bps * (contended / r.solo_Bps);
+  return moving_rate_Bps(solver_.rate(flow), r.solo_Bps, r.alone_Bps);
 }
 
 }  // namespace clustersim::collectives

@@ -23,6 +23,7 @@
 // thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -94,6 +95,19 @@ class CollectiveFlows {
 
   // Bytes of buffer per second the flow progresses at now.
   double rate(FlowId flow) const;
+  // What rate() makes of a flow's max-min share (`contended_Bps`, B/s of
+  // progress): at or above its solo rate -- min(alone, the footprint's
+  // reference rate over the busbw factor) -- the tuner's rate exactly;
+  // below, the tuner's rate scaled by the share. For callers that solve a
+  // flow's share themselves (exec/flow_transfers.h, by link class).
+  static double solo_rate_Bps(const Footprint& footprint, double busbw_factor,
+                              double alone_rate_Bps) {
+    return std::min(alone_rate_Bps, footprint.reference_rate_Bps / busbw_factor);
+  }
+  static double moving_rate_Bps(double contended_Bps, double solo_Bps, double alone_rate_Bps) {
+    if (contended_Bps >= solo_Bps) return alone_rate_Bps;  // uncontended: the tuner's rate exactly
+    return alone_rate_Bps * (contended_Bps / solo_Bps);
+  }
   // A link's capacity (bytes/s), for callers that compare footprints.
   double link_capacity(LinkId link) const { return solver_.link_capacity(link); }
   // Flows whose rate may have changed in the last start() / finish()

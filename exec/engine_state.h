@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <memory>
@@ -159,14 +160,25 @@ struct P2pKey {
   bool operator==(const P2pKey&) const = default;
 };
 
+// The engine's cache keys' hash: the first word times a golden-ratio
+// constant, then each further word folded in as boost::hash_combine does,
+// with a constant of its own per position.
+inline size_t hash_words(std::initializer_list<uint64_t> words) {
+  static constexpr std::array<uint64_t, 4> kSalts = {0x7F4A7C159E3779B9ULL, 0x165667B19E3779F9ULL,
+                                                     0x27D4EB2F165667C5ULL, 0x9E3779B97F4A7C15ULL};
+  const uint64_t* w = words.begin();
+  uint64_t h = *w * 0x9E3779B97F4A7C15ULL;
+  for (size_t i = 1; i < words.size(); ++i) {
+    h ^= w[i] + kSalts[(i - 1) % kSalts.size()] + (h << 6) + (h >> 2);
+  }
+  return static_cast<size_t>(h);
+}
+
 struct P2pKeyHash {
   size_t operator()(const P2pKey& k) const {
-    uint64_t h = static_cast<uint64_t>(k.src) * 0x9E3779B97F4A7C15ULL;
-    h ^= static_cast<uint64_t>(k.dst) + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
-    h ^= static_cast<uint64_t>(k.tag) + 0x165667B19E3779F9ULL + (h << 6) + (h >> 2);
-    h ^= static_cast<uint64_t>(k.seq) + 0x27D4EB2F165667C5ULL + (h << 6) + (h >> 2);
-    h ^= static_cast<uint64_t>(k.shift) + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-    return static_cast<size_t>(h);
+    return hash_words({static_cast<uint64_t>(k.src), static_cast<uint64_t>(k.dst),
+                       static_cast<uint64_t>(k.tag), static_cast<uint64_t>(k.seq),
+                       static_cast<uint64_t>(k.shift)});
   }
 };
 
@@ -181,20 +193,15 @@ struct TimelinePairKey {
 };
 struct TimelinePairKeyHash {
   size_t operator()(const TimelinePairKey& k) const {
-    uint64_t h = static_cast<uint64_t>(k.src) * 0x9E3779B97F4A7C15ULL;
-    h ^= static_cast<uint64_t>(k.dst) + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
-    h ^= (static_cast<uint64_t>(k.shift) << 8 | static_cast<uint64_t>(k.ring)) +
-         0x165667B19E3779F9ULL + (h << 6) + (h >> 2);
-    return static_cast<size_t>(h);
+    return hash_words({static_cast<uint64_t>(k.src), static_cast<uint64_t>(k.dst),
+                       static_cast<uint64_t>(k.shift) << 8 | static_cast<uint64_t>(k.ring)});
   }
 };
 
 // A send/recv pair of ranks (src, dst), for the geometry cache.
 struct RankPairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& k) const {
-    uint64_t h = static_cast<uint64_t>(k.first) * 0x9E3779B97F4A7C15ULL;
-    h ^= static_cast<uint64_t>(k.second) + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
-    return static_cast<size_t>(h);
+    return hash_words({static_cast<uint64_t>(k.first), static_cast<uint64_t>(k.second)});
   }
 };
 
@@ -247,10 +254,8 @@ struct LoneKey {
 };
 struct LoneKeyHash {
   size_t operator()(const LoneKey& k) const {
-    uint64_t h = static_cast<uint64_t>(k.group) * 0x9E3779B97F4A7C15ULL;
-    h ^= std::bit_cast<uint64_t>(k.busbw) + 0x7F4A7C159E3779B9ULL + (h << 6) + (h >> 2);
-    h ^= std::bit_cast<uint64_t>(k.alone_Bps) + 0x165667B19E3779F9ULL + (h << 6) + (h >> 2);
-    return static_cast<size_t>(h);
+    return hash_words({static_cast<uint64_t>(k.group), std::bit_cast<uint64_t>(k.busbw),
+                       std::bit_cast<uint64_t>(k.alone_Bps)});
   }
 };
 

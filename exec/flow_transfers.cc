@@ -29,9 +29,7 @@ void FlowTransfers::start(std::span<const collectives::Footprint* const> footpri
   tr.footprints.clear();
   if (mode_ == Mode::kQuotient) {
     quotient_start(slot, footprints, busbw_factor, alone_Bps);
-    if (flush_scheduled_) return;
-    flush_scheduled_ = true;  // the classes settle once the instant's starts are in
-    sim_.schedule_at(sim_.now(), handler_, solve_kind_);
+    defer_solve();  // the classes settle once the instant's starts are in
     return;
   }
   const bool merge = mode_ == Mode::kClaims;
@@ -68,10 +66,7 @@ uint64_t FlowTransfers::finish(uint32_t transfer) {
   if (mode_ == Mode::kQuotient) {
     quotient_finish(transfer);
     free_slots_.push_back(transfer);
-    if (!flush_scheduled_) {
-      flush_scheduled_ = true;
-      sim_.schedule_at(sim_.now(), handler_, solve_kind_);
-    }
+    defer_solve();
     return owner;
   }
   open_batch();
@@ -91,6 +86,10 @@ void FlowTransfers::close_or_defer_batch() {
     solve();
     return;
   }
+  defer_solve();
+}
+
+void FlowTransfers::defer_solve() {
   if (flush_scheduled_) return;
   flush_scheduled_ = true;
   sim_.schedule_at(sim_.now(), handler_, solve_kind_);

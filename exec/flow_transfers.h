@@ -63,6 +63,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -168,6 +169,8 @@ class FlowTransfers {
   int64_t now() const { return sim_.now().count_ns(); }
   void open_batch();
   void close_or_defer_batch();
+  // Schedules the owner's solve event for now, once per instant.
+  void defer_solve();
   void solve();
   void schedule_end(uint32_t transfer);
 
@@ -255,12 +258,12 @@ class FlowTransfers {
                         double busbw_factor, double alone_Bps);
   int32_t intern_class(double capacity_Bps, const std::vector<RowEntry>& row);
   int32_t class_of(size_t link);
-  // The class a link of class `from` has once (shape, instance) adds
-  // `coefficient` to it (coefficient < 0: once the transfer leaves it).
-  int32_t next_class(int32_t from, uint32_t shape, uint32_t instance, double coefficient);
   // A link moves from class `from` to `to`: marks the transfers in flight
   // on it where either can bind.
   void move_link(size_t link, int32_t from, int32_t to);
+  // Marks the transfers in flight of a class's row (recount: their classes
+  // changed, not only whether they load one).
+  void mark_row(const LinkClass& c, bool recount);
   void mark(uint32_t slot);
   collectives::MaxMinFairness quotient_;
   std::vector<Shape> shapes_;
@@ -283,6 +286,17 @@ class FlowTransfers {
     int32_t to = -1;
   };
   std::vector<RecentStep> recent_steps_ = std::vector<RecentStep>(1 << 14);
+  RecentStep last_step_;  // the step next_class took last
+  // The class a link of class `from` has once (shape, instance) adds
+  // `coefficient` to it (coefficient < 0: once the transfer leaves it).
+  // Consecutive links of a footprint mostly take the step the last took:
+  // checked here, inline, before the caches of look_up_step.
+  int32_t next_class(int32_t from, uint32_t shape, uint32_t instance, double coefficient) {
+    const Step step{from, shape, instance, std::bit_cast<uint64_t>(coefficient)};
+    if (step == last_step_.step) return last_step_.to;
+    return look_up_step(step);
+  }
+  int32_t look_up_step(const Step& step);
   std::vector<int32_t> link_class_;  // by link id; -1 untouched
   std::vector<uint32_t> marked_;     // transfers to reload at the next solve
   std::vector<uint32_t> reloading_;  // scratch of quotient_reload

@@ -95,19 +95,24 @@ int32_t FlowTransfers::class_of(size_t link) {
   return c;
 }
 
-int32_t FlowTransfers::next_class(int32_t from, uint32_t shape, uint32_t instance,
-                                  double coefficient) {
-  const Step step{from, shape, instance, bits(coefficient)};
+int32_t FlowTransfers::look_up_step(const Step& step) {
   // A small direct-mapped cache before the map: a start takes thousands of
   // steps, most of them a few kinds.
   const size_t h = StepHash{}(step);
   RecentStep& recent = recent_steps_[h & (recent_steps_.size() - 1)];
-  if (recent.to >= 0 && recent.step == step) return recent.to;
+  if (recent.to >= 0 && recent.step == step) {
+    last_step_ = recent;
+    return recent.to;
+  }
   if (const auto it = steps_.find(step); it != steps_.end()) {
     recent = RecentStep{step, it->second};
+    last_step_ = recent;
     return it->second;
   }
-  const LinkClass& c = classes_[static_cast<size_t>(from)];
+  const uint32_t shape = step.shape;
+  const uint32_t instance = step.instance;
+  const double coefficient = std::bit_cast<double>(step.coefficient_bits);
+  const LinkClass& c = classes_[static_cast<size_t>(step.from)];
   std::vector<RowEntry> row = c.row;
   const auto at =
       std::lower_bound(row.begin(), row.end(), RowEntry{shape, instance, 0},
@@ -125,6 +130,7 @@ int32_t FlowTransfers::next_class(int32_t from, uint32_t shape, uint32_t instanc
   const int32_t to = intern_class(c.capacity_Bps, row);
   steps_.emplace(step, to);
   recent = RecentStep{step, to};
+  last_step_ = recent;
   return to;
 }
 
@@ -141,11 +147,14 @@ void FlowTransfers::move_link(size_t link, int32_t from, int32_t to) {
   LinkClass& b = classes_[static_cast<size_t>(to)];
   --a.links;
   ++b.links;
-  if (!a.can_bind && !b.can_bind) return;
-  for (const RowEntry& e : a.row) {
+  if (a.can_bind || b.can_bind) mark_row(a, /*recount=*/true);
+}
+
+void FlowTransfers::mark_row(const LinkClass& c, bool recount) {
+  for (const RowEntry& e : c.row) {
     const uint32_t slot = shapes_[e.shape].slot_of_instance[e.instance];
     if (slot == kNoSlot) continue;  // the transfer ending
-    transfers_[slot].counted = false;
+    if (recount) transfers_[slot].counted = false;
     mark(slot);
   }
 }
@@ -176,19 +185,11 @@ void FlowTransfers::quotient_start(uint32_t slot,
   tr.quotient_loads.clear();
   tr.uneven.clear();
   mark(slot);
-  // Consecutive links of a footprint mostly take the same step.
-  Step last{-1, 0, 0, 0};
-  int32_t last_to = -1;
   for (const collectives::Footprint* fp : footprints) {
     for (const collectives::LinkLoad& load : fp->loads) {
       const auto link = static_cast<size_t>(load.link);
       const int32_t from = class_of(link);
-      const Step step{from, tr.shape, tr.instance, bits(load.coefficient)};
-      if (!(step == last)) {
-        last = step;
-        last_to = next_class(from, tr.shape, tr.instance, load.coefficient);
-      }
-      move_link(link, from, last_to);
+      move_link(link, from, next_class(from, tr.shape, tr.instance, load.coefficient));
     }
   }
 }
@@ -204,19 +205,12 @@ void FlowTransfers::quotient_finish(uint32_t slot) {
   }
   for (const int32_t c : tr.uneven) --classes_[static_cast<size_t>(c)].uneven_for;
   tr.uneven.clear();
-  Step last{-1, 0, 0, 0};
-  int32_t last_to = -1;
   for (const collectives::Footprint* fp : shapes_[tr.shape].footprints) {
     for (const collectives::LinkLoad& load : fp->loads) {
       const auto link = static_cast<size_t>(load.link);
       const int32_t from = link_class_[link];
-      const Step step{from, tr.shape, tr.instance, bits(-1.0)};
-      if (!(step == last)) {
-        last = step;
-        last_to = next_class(from, tr.shape, tr.instance, -1.0);
-      }
-      if (last_to == from) continue;  // another of its flows left it already
-      move_link(link, from, last_to);
+      const int32_t to = next_class(from, tr.shape, tr.instance, -1.0);
+      if (to != from) move_link(link, from, to);  // (equal: another of its flows left it)
     }
   }
 }
@@ -225,16 +219,10 @@ void FlowTransfers::quotient_count(uint32_t slot) {
   Transfer& tr = transfers_[slot];
   const Shape& shape = shapes_[tr.shape];
   // Whether a class's uneven_for crosses zero, its transfers load it or
-  // stop loading it: they reload.
-  const auto mark_row = [this](const LinkClass& c) {
-    for (const RowEntry& e : c.row) {
-      const uint32_t s = shapes_[e.shape].slot_of_instance[e.instance];
-      if (s != kNoSlot) mark(s);
-    }
-  };
+  // stop loading it: they reload (their counts stand).
   for (const int32_t c : tr.uneven) {
     LinkClass& lc = classes_[static_cast<size_t>(c)];
-    if (--lc.uneven_for == 0) mark_row(lc);
+    if (--lc.uneven_for == 0) mark_row(lc, /*recount=*/false);
   }
   tr.uneven.clear();
   tr.first_classes.clear();
@@ -260,7 +248,7 @@ void FlowTransfers::quotient_count(uint32_t slot) {
     touched[kept++] = id;
     if (c.uneven_for++ == 0) {
       left_out_.push_back(id);
-      mark_row(c);
+      mark_row(c, /*recount=*/false);
     }
   }
   touched.resize(kept);
@@ -339,15 +327,13 @@ void FlowTransfers::quotient_check() {
   left_out_.resize(kept);
 }
 
-// As CollectiveFlows::rate: at or above the footprint's own rate, the
-// tuner's rate exactly; below it, scaled by the contended share.
+// As CollectiveFlows::rate makes of a flow's share.
 double FlowTransfers::quotient_rate(const Transfer& tr) const {
   const Shape& shape = shapes_[tr.shape];
-  const double solo =
-      std::min(shape.alone_Bps, shape.footprints.front()->reference_rate_Bps / shape.busbw_factor);
-  const double contended = quotient_.rate(tr.flows.front());
-  if (contended >= solo) return shape.alone_Bps;
-  return shape.alone_Bps * (contended / solo);
+  const double solo = collectives::CollectiveFlows::solo_rate_Bps(
+      *shape.footprints.front(), shape.busbw_factor, shape.alone_Bps);
+  return collectives::CollectiveFlows::moving_rate_Bps(quotient_.rate(tr.flows.front()), solo,
+                                                       shape.alone_Bps);
 }
 
 }  // namespace clustersim::workloads
