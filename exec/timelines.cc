@@ -190,50 +190,92 @@ bool ring_in_tp_group(const EngineJob& job) {
 
 }  // namespace
 
+namespace {
+
+// What decides the timelines, found from a job (plan_timelines) or from a
+// step's settings alone (expected_timelines).
+struct TimelineFacts {
+  int64_t stage_ranks = 1;  // the product of a stage's non-pp dims
+  int64_t tp = 1;
+  bool explicit_ranks = false;
+  std::string apart_why;  // what gives each rank a timeline of its own (ranks_apart)
+  Apart stage;            // among a stage's ranks
+  Apart tp_group;         // among a TP group's members (tp > 1)
+  bool traced = false;
+  bool ring_in_tp = false;
+};
+
+enum class TimelineKind { kRank, kStage, kTpGroup };
+
+struct TimelineDecision {
+  TimelineKind kind = TimelineKind::kRank;
+  std::string explicit_why;  // kRank: why (empty where no dim could merge)
+};
+
+TimelineDecision decide_timelines(const TimelineFacts& f) {
+  if (f.stage_ranks == 1) {  // nothing to group
+    return {TimelineKind::kRank, f.explicit_ranks ? f.apart_why : std::string()};
+  }
+  if (!f.apart_why.empty()) return {TimelineKind::kRank, f.apart_why};
+  if (!f.stage.speed && !f.stage.program) return {TimelineKind::kStage, ""};
+  if (f.tp <= 1) {
+    return {TimelineKind::kRank, f.stage.program ? "the ranks of a stage run different programs"
+                                                 : "ranks of unequal speed, no TP groups"};
+  }
+  // A traced member's records are its timeline's: members of equal speed.
+  if (f.tp_group.speed && f.traced) {
+    return {TimelineKind::kRank,
+            "traced ranks among members of unequal speed keep their own timelines"};
+  }
+  // A ring of send/recv inside the TP group (async TP) pairs each member
+  // with its neighbours only: members of unequal speed drift apart there
+  // (0.35% of a NeMo 340B step at the profile's spread), not at the pace of
+  // the slowest.
+  if (f.tp_group.speed && f.ring_in_tp) {
+    return {TimelineKind::kRank,
+            "members of unequal speed exchange in a ring inside their TP group (async TP)"};
+  }
+  if (f.tp_group.program) {
+    return {TimelineKind::kRank, "the members of a TP group run different programs"};
+  }
+  return {TimelineKind::kTpGroup, ""};
+}
+
+}  // namespace
+
 TimelinePlan plan_timelines(const EngineJob& job, const Layout& layout,
                             const EngineOptions& options) {
-  TimelinePlan plan;
   // A stage's ranks may be identical; stages run different programs.
   MeshDimSet stage{};
   for (int d = 0; d < kMeshDims; ++d) {
     const auto dim = static_cast<MeshDim>(d);
     stage[static_cast<size_t>(d)] = dim != MeshDim::kPp && layout.dim_size(dim) > 1;
   }
-  const TimelineMap identical(layout, stage);
-  plan.explicit_why = ranks_apart(job, options);
-  if (identical.k == 1) {  // nothing to group
-    if (!options.explicit_ranks) plan.explicit_why.clear();
-    return plan;
-  }
-  if (!plan.explicit_why.empty()) return plan;
-  const std::vector<double> factors = rank_work_factors(layout, options);
-  const Apart stage_apart = members_apart(identical, factors, job);
-  if (!stage_apart.speed && !stage_apart.program) {
-    plan.merged = stage;
-    plan.ranks_per_timeline = identical.k;
-    return plan;
-  }
-  if (layout.tp <= 1) {
-    plan.explicit_why = stage_apart.program ? "the ranks of a stage run different programs"
-                                            : "ranks of unequal speed, no TP groups";
-    return plan;
-  }
   MeshDimSet tp{};
   tp[static_cast<size_t>(MeshDim::kTp)] = true;
-  const Apart group_apart = members_apart(TimelineMap(layout, tp), factors, job);
-  // A traced member's records are its timeline's: members of equal speed.
-  if (group_apart.speed && !options.trace_ranks.empty()) {
-    plan.explicit_why = "traced ranks among members of unequal speed keep their own timelines";
-  } else if (group_apart.speed && ring_in_tp_group(job)) {
-    // A ring of send/recv inside the TP group (async TP) pairs each member
-    // with its neighbours only: members of unequal speed drift apart there
-    // (0.35% of a NeMo 340B step at the profile's spread), not at the pace
-    // of the slowest.
-    plan.explicit_why =
-        "members of unequal speed exchange in a ring inside their TP group (async TP)";
-  } else if (group_apart.program) {
-    plan.explicit_why = "the members of a TP group run different programs";
-  } else {
+  const TimelineMap identical(layout, stage);
+  TimelineFacts f;
+  f.stage_ranks = identical.k;
+  f.tp = layout.tp;
+  f.explicit_ranks = options.explicit_ranks;
+  f.apart_why = ranks_apart(job, options);
+  f.traced = !options.trace_ranks.empty();
+  // (The members are compared only where the decision reads them.)
+  if (identical.k > 1 && f.apart_why.empty()) {
+    const std::vector<double> factors = rank_work_factors(layout, options);
+    f.stage = members_apart(identical, factors, job);
+    if ((f.stage.speed || f.stage.program) && layout.tp > 1) {
+      f.tp_group = members_apart(TimelineMap(layout, tp), factors, job);
+      f.ring_in_tp = ring_in_tp_group(job);
+    }
+  }
+  const TimelineDecision decision = decide_timelines(f);
+  TimelinePlan plan;
+  plan.explicit_why = decision.explicit_why;
+  if (decision.kind == TimelineKind::kStage) {
+    plan.merged = stage;
+    plan.ranks_per_timeline = identical.k;
+  } else if (decision.kind == TimelineKind::kTpGroup) {
     plan.merged = tp;
     plan.ranks_per_timeline = layout.tp;
   }
@@ -241,12 +283,26 @@ TimelinePlan plan_timelines(const EngineJob& job, const Layout& layout,
 }
 
 int64_t expected_timelines(const TimelineSettings& s) {
-  // As plan_timelines decides, in its order.
-  if (s.explicit_ranks || s.jitter || s.world / s.pp <= 1) return s.world;
-  if (s.equal_speeds) return s.pp;  // a stage's ranks one timeline
-  if (s.tp <= 1) return s.world;
-  if (s.traced || s.ring_in_tp) return s.world;  // members of unequal speed
-  return s.world / s.tp;
+  TimelineFacts f;
+  f.stage_ranks = s.world / s.pp;
+  f.tp = s.tp;
+  f.explicit_ranks = s.explicit_ranks;
+  f.apart_why = s.explicit_ranks ? "--explicit" : s.jitter ? "per-rank jitter" : "";
+  // The step simulator runs one program per stage; a spread or a straggler
+  // tells apart some stage's ranks and some TP group's members alike.
+  f.stage.speed = !s.equal_speeds;
+  f.tp_group.speed = !s.equal_speeds;
+  f.traced = s.traced;
+  f.ring_in_tp = s.ring_in_tp;
+  switch (decide_timelines(f).kind) {
+    case TimelineKind::kStage:
+      return s.pp;
+    case TimelineKind::kTpGroup:
+      return s.world / s.tp;
+    case TimelineKind::kRank:
+      break;
+  }
+  return s.world;
 }
 
 }  // namespace clustersim::workloads

@@ -57,12 +57,12 @@ struct TimelinePlan {
 TimelinePlan plan_timelines(const EngineJob& job, const Layout& layout,
                             const EngineOptions& options);
 
-// What plan_timelines decides for a step whose ranks of a pipeline stage
-// all run the stage's program (the step simulator's), from the settings
-// that decide it, before anything is built: the timelines the engine runs
-// unless the fabric turns out asymmetric (then one per rank, and
-// run_programs checks EngineOptions::max_timelines again). For the work
-// limit of scenario/work_limits.h; tests hold it to plan_timelines.
+// What plan_timelines decides (the same decision, from the settings that
+// feed it) for a step whose ranks of a pipeline stage all run the stage's
+// program (the step simulator's), before anything is built: the timelines
+// the engine runs unless the fabric turns out asymmetric (then one per rank,
+// and run_programs checks EngineOptions::max_timelines again). For the work
+// limit of scenario/work_limits.h; tests hold it to the step's own count.
 struct TimelineSettings {
   int64_t world = 1;
   int64_t pp = 1;
