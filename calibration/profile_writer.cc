@@ -370,6 +370,15 @@ void write_gpu_and_host(YamlWriter& w, const HardwareProfile& p) {
   }
   w.key("gpu.peak_fp8_tflops", tflops_of(g.peak_fp8_flops_per_s));
   w.key("gpu.fp8_gemm_efficiency", g.fp8_gemm_efficiency);
+  w.key("gpu.block_scaled_mma", g.block_scaled_mma);
+  w.key("gpu.mxfp8_gemm_efficiency", g.mxfp8_gemm_efficiency);
+  w.key("gpu.peak_fp4_tflops", tflops_of(g.peak_fp4_flops_per_s));
+  w.key("gpu.nvfp4_gemm_efficiency", g.nvfp4_gemm_efficiency);
+  if (g.power_w > 0) {
+    w.key("gpu.power", g.power_w);
+  } else {
+    w.absent("gpu.power");
+  }
   w.key("gpu.memory", g.memory_bytes);
   w.key("gpu.hbm_bandwidth", g.hbm_Bps);
   w.key("gpu.mem_efficiency", g.mem_efficiency);
@@ -405,6 +414,11 @@ void write_gpu_and_host(YamlWriter& w, const HardwareProfile& p) {
   w.key("host.graph_launch", duration_of(h.graph_launch_us, "host.graph_launch_us"));
   w.key("host.pcie_efficiency", h.pcie_efficiency);
   w.key("host.cpu_adam_params_per_s", h.cpu_adam_params_per_s);
+  if (h.system_power_per_gpu_w > 0) {
+    w.key("host.system_power", h.system_power_per_gpu_w);
+  } else {
+    w.absent("host.system_power");
+  }
 }
 
 }  // namespace

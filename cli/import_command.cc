@@ -57,8 +57,9 @@ CommandSpec import_command_spec() {
             "GPUs in the job: torchrun's --nproc_per_node x --nnodes (torchtitan, needed when a "
             "data-parallel degree is -1); must agree with NeMo's trainer.num_nodes x devices"},
            {"--node", "PRESET", false,
-            "node preset: hgx_h100, hgx_h200, hgx_a100, gb200_nvl72 or custom (default: the "
-            "hardware's: hgx_a100 for a100*, hgx_h200 for h200*, else hgx_h100)"},
+            "node preset: hgx_h100, hgx_h200, hgx_a100, hgx_b200, gb200_nvl72, gb300_nvl72 or "
+            "custom (default: the hardware's: hgx_a100 for a100*, hgx_h200 for h200*, hgx_b200 "
+            "for b200*, gb200_nvl72 for gb200*, gb300_nvl72 for gb300*, else hgx_h100)"},
            {"--fabric", "TYPE", false, "rail_optimized (default), fat_tree or single_switch"},
            {"--name", "NAME", false, "the scenario's name (default: the config's file name)"},
            {"--set", "KEY=VALUE", true,

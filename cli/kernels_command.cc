@@ -9,10 +9,11 @@
 #include "cli/progress.h"
 #include "cli/table_text.h"
 #include "config/atomic_file.h"
-#include "workloads/model/workload_config.h"
 #include "scenario/network_scenario.h"
 #include "scenario/step_config.h"
 #include "sim/check.h"
+#include "workloads/model/float8_kernels.h"
+#include "workloads/model/workload_config.h"
 
 namespace clustersim::cli {
 
@@ -24,16 +25,29 @@ using workloads::KernelClass;
 bool is_backward(std::string_view name) { return name.ends_with(".bwd"); }
 
 // What makes two kernels the same measurement: the class, the GEMM shape and
-// precision (bf16 or FP8) or the attention configuration and pass.
-using ShapeKey =
-    std::tuple<KernelClass, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
+// format (bf16, FP8, MXFP8, NVFP4) or the attention configuration and pass.
+using ShapeKey = std::tuple<KernelClass, int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool,
+                            workloads::GemmFormat>;
 
 ShapeKey key_of(const Kernel& kernel) {
   if (kernel.cls == KernelClass::kGemm) {
-    return {kernel.cls, kernel.m, kernel.n, kernel.k, 0, 0, false, false, kernel.fp8};
+    return {kernel.cls, kernel.m, kernel.n, kernel.k, 0, 0, false, false, kernel.format};
   }
-  return {kernel.cls,      kernel.batch,    kernel.seq,    kernel.heads, kernel.kv_heads,
-          kernel.head_dim, kernel.causal,   is_backward(kernel.name), false};
+  return {kernel.cls,
+          kernel.batch,
+          kernel.seq,
+          kernel.heads,
+          kernel.kv_heads,
+          kernel.head_dim,
+          kernel.causal,
+          is_backward(kernel.name),
+          workloads::GemmFormat::kBf16};
+}
+
+// " (fp8)" and so on for a low-precision GEMM, "" for the training dtype's.
+std::string format_note(const Kernel& kernel) {
+  if (kernel.format == workloads::GemmFormat::kBf16) return "";
+  return " (" + std::string(workloads::gemm_format_name(kernel.format)) + ")";
 }
 
 void add_name(std::string& names, std::string_view name) {
@@ -114,7 +128,7 @@ std::string table_text(std::span<const KernelShape> shapes, const std::string& s
     text += pad(str(s.kernel.m), 8) + pad(str(s.kernel.n), 8) + pad(str(s.kernel.k), 8) +
             pad(str(s.count_per_step), 7) + pad(fixed(s.kernel.flops / 1e9, 1), 12) +
             pad(share_text(s.kernel.flops * static_cast<double>(s.count_per_step), step_flops), 8) +
-            "  " + s.name + (s.kernel.fp8 ? " (fp8)" : "") + "\n";
+            "  " + s.name + format_note(s.kernel) + "\n";
   }
 
   text += "\nattention (flash; heads per rank)\n";
@@ -171,9 +185,13 @@ std::string kernel_shapes_csv(std::span<const KernelShape> shapes, const std::st
       "kind,name,dtype,m,n,k,batch,seq,heads,kv_heads,head_dim,causal,pass,count_per_step,flops\n";
   for (const KernelShape& s : shapes) {
     const bool gemm = s.kernel.cls == KernelClass::kGemm;
-    // FP8 GEMMs (workload.float8) run in fp8 whatever the model's dtype.
+    // Low-precision GEMMs (workload.float8) run in their format whatever the
+    // model's dtype.
     text += std::string(gemm ? "gemm" : "attention") + "," + s.name + "," +
-            (s.kernel.fp8 ? std::string("fp8") : dtype) + ",";
+            (s.kernel.format != workloads::GemmFormat::kBf16
+                 ? std::string(workloads::gemm_format_name(s.kernel.format))
+                 : dtype) +
+            ",";
     if (gemm) {
       text += str(s.kernel.m) + "," + str(s.kernel.n) + "," + str(s.kernel.k) + ",,,,,,,,";
     } else {

@@ -59,12 +59,28 @@ void add_collective_keys(sim::ConfigSchema& schema) {
       .one_of({"auto", "LL", "LL128", "Simple"})
       .default_to(std::string("auto"));
   schema
+      .add_key("collectives.nvls", sim::ValueType::kBool,
+               "NVLink SHARP (in-switch reduction) as the tuner may pick it, NCCL_NVLS_ENABLE: "
+               "false keeps every collective off NVLS even on a part that has it (NVIDIA's "
+               "Megatron-Bridge benchmarks set NCCL_NVLS_ENABLE=0).")
+      .default_to(true);
+  schema
       .add_key("collectives.routing", sim::ValueType::kEnum,
                "How `run` spreads collective traffic over switch-to-switch links: adaptive (a "
                "switch's parallel uplinks as one bundle, as adaptive routing or packet spraying "
                "do) or ecmp (one hashed path per ring hop, so hops can collide).")
       .one_of({"adaptive", "ecmp"})
       .default_to(std::string("adaptive"));
+}
+
+void apply_nvls_setting(const sim::ConfigValues& values, HardwareProfile& profile,
+                        sim::DiagnosticSink& sink) {
+  if (!values.has("collectives.nvls") || values.get_bool("collectives.nvls")) return;
+  profile.nvls_supported = false;
+  if (values.has("collectives.algorithm") && values.get_string("collectives.algorithm") == "nvls") {
+    sink.add(values.where("collectives.algorithm"), "collectives.algorithm",
+             "expected auto, ring or tree with collectives.nvls false (NVLS is off), found nvls");
+  }
 }
 
 Routing read_routing(const sim::ConfigValues& values) {

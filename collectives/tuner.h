@@ -18,6 +18,7 @@
 
 #include "collectives/collective_cost.h"
 #include "collectives/collective_flows.h"
+#include "config/config_error.h"
 #include "config/config_schema.h"
 #include "config/config_values.h"
 
@@ -40,9 +41,15 @@ TunedCollective tune_collective(const HardwareProfile& profile, const GroupGeome
 // The scenario's `collectives` section: `collectives.algorithm` (auto,
 // ring, tree, nvls) and `collectives.protocol` (auto, LL, LL128, Simple),
 // NCCL_ALGO / NCCL_PROTO style (command-line flags override them), and
-// `collectives.routing` (adaptive, ecmp; see collective_flows.h).
+// `collectives.routing` (adaptive, ecmp; see collective_flows.h), and
+// `collectives.nvls` (NCCL_NVLS_ENABLE).
 void add_collective_keys(sim::ConfigSchema& schema);
 ForcedChoice read_forced_choice(const sim::ConfigValues& values);
+// `collectives.nvls` false (NCCL_NVLS_ENABLE=0): the profile's NVLS is taken
+// away, as if the part had none; forcing algorithm nvls then is a problem at
+// that key, added to `sink`.
+void apply_nvls_setting(const sim::ConfigValues& values, HardwareProfile& profile,
+                        sim::DiagnosticSink& sink);
 // `collectives.routing` (adaptive by default), for the step simulation.
 Routing read_routing(const sim::ConfigValues& values);
 

@@ -147,6 +147,32 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
             "curve's e_max (of peak_tflops); the curve's shape is the bf16 one.")
       .default_to(1.0)
       .validated_by(in_unit_interval, "in (0, 1]");
+  s.add_key("gpu.block_scaled_mma", ValueType::kBool,
+            "Tensor cores that apply a scale factor per block of elements inside the MMA "
+            "(Blackwell's block-scaled MMA: MXFP8, MXFP6, MXFP4, NVFP4); recipes mxfp8 and "
+            "nvfp4 need it. Hopper and Ampere have none.")
+      .default_to(false);
+  s.add_key("gpu.mxfp8_gemm_efficiency", ValueType::kFloat,
+            "An MXFP8 GEMM's plateau efficiency (of gpu.peak_fp8_tflops) relative to the bf16 "
+            "curve's e_max (of peak_tflops); the curve's shape is the bf16 one.")
+      .default_to(1.0)
+      .validated_by(in_unit_interval, "in (0, 1]");
+  s.add_key("gpu.peak_fp4_tflops", ValueType::kFloat,
+            "Dense FP4 (NVFP4) tensor-core peak, TFLOP/s, for workload.float8.recipe nvfp4; 0 "
+            "for a part without FP4 tensor cores.")
+      .default_to(0.0)
+      .non_negative()
+      .in_unit("TFLOP/s");
+  s.add_key("gpu.nvfp4_gemm_efficiency", ValueType::kFloat,
+            "An NVFP4 GEMM's plateau efficiency (of gpu.peak_fp4_tflops) relative to the bf16 "
+            "curve's e_max (of peak_tflops); the curve's shape is the bf16 one.")
+      .default_to(1.0)
+      .validated_by(in_unit_interval, "in (0, 1]");
+  s.add_key("gpu.power", ValueType::kFloat,
+            "The GPU's power limit (module or board TDP), W: the energy figures of `run` and "
+            "`sweep` (tokens per joule at the GPUs' power). Absent: not reported.")
+      .positive()
+      .in_unit("W");
   s.add_key("gpu.memory", ValueType::kBytes, "HBM capacity per GPU.").required().positive();
   s.add_key("gpu.hbm_bandwidth", ValueType::kBandwidth, "HBM bandwidth (datasheet).")
       .required()
@@ -222,6 +248,12 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
       .default_to(1.41e9)
       .positive()
       .in_unit("params/s");
+  s.add_key("host.system_power", ValueType::kFloat,
+            "The whole system's maximum power (GPUs, CPUs, memory, NICs, switches, fans of a node "
+            "or rack, the vendor's system figure) over its GPUs, W per GPU: tokens per joule at "
+            "the system's power. Absent: not reported.")
+      .positive()
+      .in_unit("W");
 }
 
 GpuProfile read_gpu(const sim::ConfigValues& v) {
@@ -231,6 +263,11 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   if (v.has("gpu.peak_clock_mhz")) g.peak_clock_mhz = v.get_float("gpu.peak_clock_mhz");
   g.peak_fp8_flops_per_s = v.get_float("gpu.peak_fp8_tflops") * 1e12;
   g.fp8_gemm_efficiency = v.get_float("gpu.fp8_gemm_efficiency");
+  g.block_scaled_mma = v.get_bool("gpu.block_scaled_mma");
+  g.mxfp8_gemm_efficiency = v.get_float("gpu.mxfp8_gemm_efficiency");
+  g.peak_fp4_flops_per_s = v.get_float("gpu.peak_fp4_tflops") * 1e12;
+  g.nvfp4_gemm_efficiency = v.get_float("gpu.nvfp4_gemm_efficiency");
+  if (v.has("gpu.power")) g.power_w = v.get_float("gpu.power");
   g.memory_bytes = v.get_bytes("gpu.memory");
   g.hbm_Bps = v.get_bandwidth_Bps("gpu.hbm_bandwidth");
   g.mem_efficiency = v.get_float("gpu.mem_efficiency");
@@ -254,6 +291,7 @@ HostProfile read_host(const sim::ConfigValues& v) {
   h.graph_launch_us = us(v, "host.graph_launch");
   h.pcie_efficiency = v.get_float("host.pcie_efficiency");
   h.cpu_adam_params_per_s = v.get_float("host.cpu_adam_params_per_s");
+  if (v.has("host.system_power")) h.system_power_per_gpu_w = v.get_float("host.system_power");
   return h;
 }
 

@@ -96,6 +96,18 @@ struct GpuProfile {
   double peak_fp8_flops_per_s = 0;
   // An FP8 GEMM's plateau efficiency relative to the bf16 curve's e_max, in (0, 1].
   double fp8_gemm_efficiency = 1;
+  // Tensor cores that apply per-block scale factors inside the MMA (MXFP8,
+  // NVFP4: Blackwell's block-scaled MMA); Hopper has none.
+  bool block_scaled_mma = false;
+  // An MXFP8 GEMM's plateau efficiency (of the FP8 peak) relative to the
+  // bf16 curve's e_max, in (0, 1].
+  double mxfp8_gemm_efficiency = 1;
+  // Dense FP4 (NVFP4) tensor-core FLOP/s; 0 for a part without FP4.
+  double peak_fp4_flops_per_s = 0;
+  // An NVFP4 GEMM's plateau efficiency relative to the bf16 curve's e_max, in (0, 1].
+  double nvfp4_gemm_efficiency = 1;
+  // The GPU's power limit (module or board), watts; 0 when the profile does not say.
+  double power_w = 0;
   int64_t memory_bytes = 0;   // HBM capacity per GPU
   double hbm_Bps = 0;         // HBM bandwidth (datasheet), bytes/s
   double mem_efficiency = 1;  // achieved / datasheet HBM bandwidth, in (0, 1]
@@ -155,6 +167,9 @@ struct HostProfile {
   // CPU AdamW parameters updated per second by one node's host CPU (all its
   // cores; the ranks of a node share it), for optimizer CPU offload.
   double cpu_adam_params_per_s = 0;
+  // The system's maximum power (GPUs, CPUs, memory, NICs, switches, fans of a
+  // node or rack) over its GPUs, watts; 0 when the profile does not say.
+  double system_power_per_gpu_w = 0;
 };
 
 struct HardwareProfile {

@@ -85,7 +85,8 @@ int64_t gpus_per_node(const ImportedScenario& scenario, const std::string& node,
   topology::NodeSpec spec;
   if (topology::node_preset(node, spec)) return spec.gpus_per_node;
   sink.add(node_at, "cluster.node",
-           "expected a node preset (hgx_h100, hgx_h200, hgx_a100, gb200_nvl72) or custom, found '" +
+           "expected a node preset (hgx_h100, hgx_h200, hgx_a100, hgx_b200, gb200_nvl72, "
+           "gb300_nvl72) or custom, found '" +
                node + "'");
   return 0;
 }
@@ -119,6 +120,9 @@ std::string default_node_for(const std::string& hardware) {
   const std::string stem = fs::path(hardware).stem().string();
   if (stem.rfind("a100", 0) == 0) return "hgx_a100";
   if (stem.rfind("h200", 0) == 0) return "hgx_h200";
+  if (stem.rfind("b200", 0) == 0) return "hgx_b200";
+  if (stem.rfind("gb200", 0) == 0) return "gb200_nvl72";
+  if (stem.rfind("gb300", 0) == 0) return "gb300_nvl72";
   return "hgx_h100";
 }
 

@@ -4,6 +4,7 @@
 #include <system_error>
 #include <utility>
 
+#include "collectives/tuner.h"
 #include "config/file_text.h"
 #include "config/scenario_loader.h"
 #include "hardware/shipped_profiles.h"
@@ -56,8 +57,11 @@ collectives::HardwareProfile read_profile(const std::string& path,
              "expected " + collectives::shipped_profiles_phrase() + ", found " + found + hint);
     sink.throw_if_any();
   }
-  return collectives::load_hardware_profile(
+  collectives::HardwareProfile profile = collectives::load_hardware_profile(
       profile_path, hardware_schema_for_scenario(stack_path_of(values, path)));
+  collectives::apply_nvls_setting(values, profile, sink);
+  sink.throw_if_any();
+  return profile;
 }
 
 }  // namespace

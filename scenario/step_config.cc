@@ -64,17 +64,37 @@ void check_forced_choice(const sim::ConfigValues& values, const topology::Cluste
   sink.throw_if_any();
 }
 
-// Float8 needs FP8 tensor cores: the workload's key is where the user asked
-// for them.
+// A low-precision recipe needs the tensor cores that run its format: the
+// workload's key is where the user asked for them.
 void check_float8(const sim::ConfigValues& values, const collectives::HardwareProfile& profile,
                   const workloads::WorkloadSpec& w) {
-  if (w.float8 == workloads::Float8Recipe::kNone || profile.gpu.peak_fp8_flops_per_s > 0) return;
+  using workloads::Float8Recipe;
+  if (w.float8 == Float8Recipe::kNone) return;
+  const collectives::GpuProfile& gpu = profile.gpu;
+  std::string lacks;
+  if (w.float8 == Float8Recipe::kNvfp4 && gpu.peak_fp4_flops_per_s <= 0) {
+    lacks = "no FP4 tensor cores (gpu.peak_fp4_tflops 0)";
+  } else if ((w.float8 == Float8Recipe::kMxfp8 || w.float8 == Float8Recipe::kNvfp4) &&
+             !gpu.block_scaled_mma) {
+    lacks =
+        "no tensor cores that apply block scales (gpu.block_scaled_mma false: MXFP8 and "
+        "NVFP4 need Blackwell's block-scaled MMA)";
+  } else if (w.float8 != Float8Recipe::kNvfp4 && gpu.peak_fp8_flops_per_s <= 0) {
+    lacks = "no FP8 tensor cores (gpu.peak_fp8_tflops 0)";
+  }
+  if (lacks.empty()) return;
   const char* key = "workload.float8.recipe";
+  std::string runs;
+  if (gpu.peak_fp8_flops_per_s > 0) {
+    runs = gpu.block_scaled_mma ? "none, tensorwise, rowwise, delayed, current, blockwise or mxfp8"
+                                : "none, tensorwise, rowwise, delayed, current or blockwise";
+  } else {
+    runs = "none";
+  }
   sim::DiagnosticSink sink;
   sink.add(values.where(key), key,
-           "expected none on hardware profile " + profile.name + " (" + profile.source_file +
-               "), which has no FP8 tensor cores (gpu.peak_fp8_tflops 0), found " +
-               values.get_string(key));
+           "expected " + runs + " on hardware profile " + profile.name + " (" +
+               profile.source_file + "), which has " + lacks + ", found " + values.get_string(key));
   sink.throw_if_any();
 }
 

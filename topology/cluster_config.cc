@@ -21,8 +21,8 @@ struct Preset {
 // Figures from the NVIDIA datasheet of each part (leads, not measurements).
 // NVLink per GPU there is the bidirectional total; we store half of it (per
 // direction).
-const std::array<Preset, 4>& presets() {
-  static const std::array<Preset, 4> kPresets = {{
+const std::array<Preset, 6>& presets() {
+  static const std::array<Preset, 6> kPresets = {{
       // H100 SXM5: NVLink4 900 GB/s bidirectional (18 links) -> 450 GB/s each
       // way; one ConnectX-7 400 Gb/s NIC per GPU (DGX H100); PCIe Gen5 x16,
       // 64 GB/s nominal per direction (nvbandwidth measures ~51-52 GB/s H2D).
@@ -32,10 +32,21 @@ const std::array<Preset, 4>& presets() {
       // A100 SXM4: NVLink3 600 GB/s bidirectional (12 links) -> 300 GB/s;
       // ConnectX-6 200 Gb/s per GPU (DGX A100); PCIe Gen4 x16, 32 GB/s nominal.
       {"hgx_a100", {"hgx_a100", 8, 300 * kGBps, 8, 200 * kGbps, 32 * kGBps}},
+      // B200 (DGX/HGX B200): NVLink 5, 1.8 TB/s bidirectional per GPU (18
+      // links) -> 900 GB/s each way; eight ConnectX-7 400 Gb/s NICs (DGX B200
+      // datasheet); PCIe Gen5 x16, 64 GB/s nominal per direction.
+      {"hgx_b200", {"hgx_b200", 8, 900 * kGBps, 8, 400 * kGbps, 64 * kGBps}},
       // GB200 NVL72: 72 B200-class GPUs in one NVLink5 domain, 1800 GB/s
       // bidirectional -> 900 GB/s each way; one 400 Gb/s NIC per GPU (the low
-      // end of the datasheet's 400-800 Gb/s); NICs on PCIe Gen5 x16.
-      {"gb200_nvl72", {"gb200_nvl72", 72, 900 * kGBps, 72, 400 * kGbps, 64 * kGBps}},
+      // end of the datasheet's 400-800 Gb/s). The host link is NVLink-C2C to
+      // the Grace CPU, 900 GB/s bidirectional per superchip of two GPUs ->
+      // 225 GB/s per GPU each way (the NIC, not this link, bounds a GPU's
+      // scale-out traffic).
+      {"gb200_nvl72", {"gb200_nvl72", 72, 900 * kGBps, 72, 400 * kGbps, 225 * kGBps}},
+      // GB300 NVL72: 72 Blackwell Ultra GPUs in one NVLink5 domain (900 GB/s
+      // each way); one ConnectX-8 SuperNIC per GPU at 800 Gb/s (GB300 NVL72
+      // datasheet); NVLink-C2C to Grace as in GB200.
+      {"gb300_nvl72", {"gb300_nvl72", 72, 900 * kGBps, 72, 800 * kGbps, 225 * kGBps}},
   }};
   return kPresets;
 }

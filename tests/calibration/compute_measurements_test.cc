@@ -25,9 +25,11 @@ std::string error_of(std::string_view text) {
 
 TEST(ComputeMeasurements, ReadsTheReferenceCsvs) {
   const std::vector<GemmMeasurement> gemm = read_gemm_csv(kCompute + "gemm.csv");
-  ASSERT_EQ(gemm.size(), 14u);
+  ASSERT_EQ(gemm.size(), 53u);
   EXPECT_EQ(gemm[0].hardware, "A100-SXM");
-  EXPECT_EQ(gemm[0].where.line, 6);  // after 4 comment lines and the header
+  EXPECT_EQ(gemm[0].where.line, 14);  // after 12 comment lines and the header
+  EXPECT_EQ(gemm[14].hardware, "B200");
+  EXPECT_EQ(gemm[44].dtype, "fp8");
   EXPECT_EQ(gemm[7].n, 192);
   EXPECT_EQ(gemm[7].smallest_dim(), 192);
   EXPECT_EQ(gemm[0].source, "azure-cublaslt");
@@ -35,7 +37,7 @@ TEST(ComputeMeasurements, ReadsTheReferenceCsvs) {
   EXPECT_DOUBLE_EQ(gemm[0].seconds(), 2.0 * 1024 * 1024 * 1024 / 119.4e12);
   const std::vector<AttentionMeasurement> attention =
       read_attention_csv(kCompute + "attention.csv");
-  ASSERT_EQ(attention.size(), 30u);
+  ASSERT_EQ(attention.size(), 39u);
   EXPECT_EQ(attention[6].pass, "fwd_bwd");
   EXPECT_TRUE(attention[6].causal);
   EXPECT_EQ(attention[6].seq, 512);

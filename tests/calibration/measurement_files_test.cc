@@ -27,14 +27,14 @@ TEST(MeasurementFiles, KindsAreRecognisedByContent) {
   });
   ASSERT_EQ(set.files.size(), 5u);
   EXPECT_EQ(set.files[0].kind, MeasurementKind::kGemm);
-  EXPECT_EQ(set.files[0].rows, 14);
+  EXPECT_EQ(set.files[0].rows, 53);
   EXPECT_EQ(set.files[1].kind, MeasurementKind::kAttention);
-  EXPECT_EQ(set.files[1].rows, 30);
+  EXPECT_EQ(set.files[1].rows, 39);
   EXPECT_EQ(set.files[2].kind, MeasurementKind::kCollective);
   EXPECT_EQ(set.files[3].kind, MeasurementKind::kCollective);  // nccl-tests output
   EXPECT_EQ(set.files[4].kind, MeasurementKind::kKinetoTrace);
-  EXPECT_EQ(set.gemm.size(), 14u);
-  EXPECT_EQ(set.attention.size(), 30u);
+  EXPECT_EQ(set.gemm.size(), 53u);
+  EXPECT_EQ(set.attention.size(), 39u);
   EXPECT_EQ(set.collectives.size(), static_cast<size_t>(set.files[2].rows + set.files[3].rows));
   EXPECT_EQ(set.collectives.back().op, "all_gather");  // from the file name
   EXPECT_EQ(set.kineto_traces, std::vector<std::string>{set.files[4].path});
@@ -57,7 +57,7 @@ TEST(MeasurementFiles, AGzippedFileIsRecognisedByItsDecompressedContent) {
   EXPECT_EQ(set.files[1].kind, MeasurementKind::kKinetoTrace);
   EXPECT_EQ(set.kineto_traces, (std::vector<std::string>{trace, unnamed}));
   EXPECT_EQ(set.files[2].kind, MeasurementKind::kGemm);
-  EXPECT_EQ(set.files[2].rows, 14);
+  EXPECT_EQ(set.files[2].rows, 53);
 }
 
 TEST(MeasurementFiles, ACorruptGzippedFileIsReportedWithTheOthers) {

@@ -143,11 +143,13 @@ TEST(RunCommand, AHardwareProfileNamedByItsBareNameIsTheShippedOne) {
 
   Outcome r = run({"run", dir.write("b.yaml", "name: b\nhardware: h100.yaml\n" + body)});
   EXPECT_EQ(r.code, cli::kExitError);
-  EXPECT_NE(r.err.find("b.yaml:2:11: error: hardware: expected one of the shipped profiles by its "
-                       "bare name (a100, a100_calibrated, h100, h100_96gb_500w, h100_calibrated, "
-                       "h200, h200_measured; e.g. 'hardware: h100') or the path of a profile "
-                       "file, relative to the scenario's folder unless absolute, found no file at"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("b.yaml:2:11: error: hardware: expected one of the shipped profiles by its "
+                 "bare name (a100, a100_calibrated, b200, gb200, gb300, h100, h100_96gb_500w, "
+                 "h100_calibrated, "
+                 "h200, h200_measured; e.g. 'hardware: h100') or the path of a profile "
+                 "file, relative to the scenario's folder unless absolute, found no file at"),
+      std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("; a shipped profile of that name is '" CLUSTERSIM_SOURCE_DIR
                        "/scenarios/hardware/h100.yaml' (or name it bare: 'hardware: h100')"),

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "sim/check.h"
+#include "workloads/model/float8_kernels.h"
 
 namespace clustersim::workloads {
 
@@ -35,6 +36,9 @@ GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& pro
   spec.peak_flops = gpu.peak_flops_per_s;
   spec.peak_fp8_flops = gpu.peak_fp8_flops_per_s;
   spec.fp8_gemm_efficiency = gpu.fp8_gemm_efficiency;
+  spec.peak_fp4_flops = gpu.peak_fp4_flops_per_s;
+  spec.mxfp8_gemm_efficiency = gpu.mxfp8_gemm_efficiency;
+  spec.nvfp4_gemm_efficiency = gpu.nvfp4_gemm_efficiency;
   spec.hbm_Bps = gpu.hbm_Bps;
   spec.mem_efficiency = gpu.mem_efficiency;
   // The profile's classes are named as the kernels' (kernel_class_name).
@@ -70,13 +74,40 @@ bool is_backward(std::string_view name) {
 
 }  // namespace
 
+double gemm_peak(GemmFormat format, const GpuComputeSpec& spec) {
+  switch (format) {
+    case GemmFormat::kBf16:
+      return spec.peak_flops;
+    case GemmFormat::kFp8:
+    case GemmFormat::kMxfp8:
+      return spec.peak_fp8_flops;
+    case GemmFormat::kNvfp4:
+      return spec.peak_fp4_flops;
+  }
+  return spec.peak_flops;
+}
+
+double gemm_format_efficiency(GemmFormat format, const GpuComputeSpec& spec) {
+  switch (format) {
+    case GemmFormat::kBf16:
+      return 1.0;
+    case GemmFormat::kFp8:
+      return spec.fp8_gemm_efficiency;
+    case GemmFormat::kMxfp8:
+      return spec.mxfp8_gemm_efficiency;
+    case GemmFormat::kNvfp4:
+      return spec.nvfp4_gemm_efficiency;
+  }
+  return 1.0;
+}
+
 double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec) {
   switch (kernel.cls) {
     case KernelClass::kGemm: {
       EfficiencyCurve curve = spec.gemm;
-      if (kernel.fp8) {
-        curve.x_half *= spec.peak_fp8_flops / spec.peak_flops;
-        curve.e_max *= spec.fp8_gemm_efficiency;
+      if (kernel.format != GemmFormat::kBf16) {
+        curve.x_half *= gemm_peak(kernel.format, spec) / spec.peak_flops;
+        curve.e_max *= gemm_format_efficiency(kernel.format, spec);
       }
       // Without a shape, the FLOPs are the work.
       if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) {
@@ -114,10 +145,10 @@ double kernel_seconds(const Kernel& kernel, const GpuComputeSpec& spec, bool com
                    "GpuComputeSpec " + spec.hardware + " out of range");
   CLUSTERSIM_CHECK(kernel.flops >= 0 && kernel.bytes >= 0,
                    "kernel " + std::string(kernel.name) + " has negative flops or bytes");
-  CLUSTERSIM_CHECK(!kernel.fp8 || spec.peak_fp8_flops > 0,
-                   "FP8 kernel " + std::string(kernel.name) + " on " + spec.hardware +
-                       ", which has no FP8 peak");
-  const double peak = kernel.fp8 ? spec.peak_fp8_flops : spec.peak_flops;
+  const double peak = gemm_peak(kernel.format, spec);
+  CLUSTERSIM_CHECK(peak > 0, std::string(gemm_format_name(kernel.format)) + " kernel " +
+                                 std::string(kernel.name) + " on " + spec.hardware +
+                                 ", which has no peak for it");
   const double compute_s =
       kernel.flops > 0 ? kernel.flops / (peak * spec.sustained_clock * spec.stack_efficiency *
                                          kernel_efficiency(kernel, spec))

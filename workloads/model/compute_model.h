@@ -10,11 +10,12 @@
 // kernel class:
 //  * kGemm: the work 2*m*n*k in FLOPs (a fixed per-kernel cost -- launch,
 //    tile-wave fill and drain -- amortised over the work); the shape term is
-//    the smallest of m, n, k (skinny GEMMs stream their large operand). An
-//    FP8 GEMM (Kernel::fp8) runs at peak_fp8_flops on the same curve with
-//    x_half scaled by peak_fp8_flops / peak_flops (the same fixed time per
-//    kernel, workloads/model/float8_kernels.h says why) and e_max scaled by
-//    fp8_gemm_efficiency.
+//    the smallest of m, n, k (skinny GEMMs stream their large operand). A
+//    low-precision GEMM (Kernel::format) runs at its format's peak (FP8 and
+//    MXFP8: peak_fp8_flops; NVFP4: peak_fp4_flops) on the same curve with
+//    x_half scaled by that peak / peak_flops (the same fixed time per kernel,
+//    workloads/model/float8_kernels.h says why) and e_max scaled by the
+//    format's efficiency (fp8_, mxfp8_, nvfp4_gemm_efficiency).
 //  * kAttention: keys attended per query, seq for full attention and seq / 2
 //    for causal (FlashAttention's per-row work; the fixed per-row cost of
 //    loading Q and writing O is amortised over it); the shape term is the
@@ -82,6 +83,9 @@ struct GpuComputeSpec {
   double peak_flops = 0;           // dense tensor-core FLOP/s for the training dtype (bf16)
   double peak_fp8_flops = 0;       // dense FP8 tensor-core FLOP/s; 0 without FP8 tensor cores
   double fp8_gemm_efficiency = 1;  // an FP8 GEMM's e_max relative to the bf16 curve's
+  double peak_fp4_flops = 0;       // dense FP4 (NVFP4) tensor-core FLOP/s; 0 without
+  double mxfp8_gemm_efficiency = 1;  // an MXFP8 GEMM's e_max relative to the bf16 curve's
+  double nvfp4_gemm_efficiency = 1;  // an NVFP4 GEMM's e_max relative to the bf16 curve's
   double hbm_Bps = 0;              // HBM bandwidth, bytes per second (datasheet)
   double mem_efficiency = 1;       // achieved / datasheet HBM bandwidth, in (0, 1]
   // Per kernel class (indexed by KernelClass), in (0, 1]; 0 = mem_efficiency.
@@ -109,6 +113,11 @@ struct GpuComputeSpec {
 // The spec a hardware profile's `gpu` section describes (hardware =
 // gpu.curves_fitted_to). The profile's ranges were validated when it was loaded.
 GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& profile);
+
+// The dense tensor-core peak a GEMM of `format` runs at (0: the part has none).
+double gemm_peak(GemmFormat format, const GpuComputeSpec& spec);
+// A GEMM of `format`'s plateau efficiency relative to the bf16 curve's.
+double gemm_format_efficiency(GemmFormat format, const GpuComputeSpec& spec);
 
 // The efficiency the spec applies to `kernel` (1 for the non-matmul classes).
 double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec);

@@ -8,6 +8,7 @@ namespace {
 
 constexpr double kBf16 = 2;
 constexpr double kFp8 = 1;
+constexpr double kFp4 = 0.5;
 // FLOPs per element: abs and max for an amax; scale and saturate for a cast.
 constexpr double kAmaxFlops = 2;
 constexpr double kCastFlops = 2;
@@ -18,11 +19,47 @@ constexpr KernelClass kCls = KernelClass::kElementwise;
 constexpr double kScaleBytes = 4;
 constexpr double kTileScale = kScaleBytes / 128;
 constexpr double kBlockScale = kScaleBytes / (128.0 * 128.0);
+// MXFP8 (OCP Microscaling Formats v1.0): one E8M0 byte per 32 elements.
+constexpr double kMxScale = 1.0 / 32;
+// NVFP4: one E4M3 byte per 16 elements (the per-tensor fp32 scale is
+// negligible), in 1 x 16 blocks for activations and gradients and 16 x 16
+// for weights: the same bytes per element either way.
+constexpr double kNvScale = 1.0 / 16;
+// The 16-point random Hadamard transform NVFP4 applies to the weight
+// gradient's operands before they are quantized: a 16 x 16 matrix times each
+// 16-element vector, 16 multiply-adds per element.
+constexpr double kHadamardFlops = 32;
 
-// Recipes whose scale is the tensor's own amax, found by a pass of its own.
-bool amax_pass(Float8Recipe recipe) {
-  return recipe == Float8Recipe::kTensorwise || recipe == Float8Recipe::kCurrent;
+// Bytes per element of one layout of a quantized activation or gradient
+// (`weight` false) or weight, with its scales.
+double layout_bytes(Float8Recipe recipe, bool weight) {
+  switch (recipe) {
+    case Float8Recipe::kBlockwise:
+      return kFp8 + (weight ? kBlockScale : kTileScale);
+    case Float8Recipe::kMxfp8:
+      return kFp8 + kMxScale;
+    case Float8Recipe::kNvfp4:
+      return kFp4 + kNvScale;
+    default:
+      return kFp8;
+  }
 }
+
+// Recipes whose scales are found per block by the cast, each layout
+// quantized from the bf16 tensor on its own.
+bool block_scaled(Float8Recipe recipe) {
+  return recipe == Float8Recipe::kBlockwise || recipe == Float8Recipe::kMxfp8 ||
+         recipe == Float8Recipe::kNvfp4;
+}
+
+// Recipes whose scale is the tensor's own amax, found by a pass of its own
+// (NVFP4's per-tensor scale, the second level of its two).
+bool amax_pass(Float8Recipe recipe) {
+  return recipe == Float8Recipe::kTensorwise || recipe == Float8Recipe::kCurrent ||
+         recipe == Float8Recipe::kNvfp4;
+}
+
+bool nvfp4(Float8Recipe recipe) { return recipe == Float8Recipe::kNvfp4; }
 
 double dbl(int64_t x) { return static_cast<double>(x); }
 
@@ -35,19 +72,28 @@ Kernel amax(std::string_view name, double n) {
 }
 
 // Reads `read` bf16 bytes per element, writes `written` bytes per element.
-Kernel cast(std::string_view name, double n, double read, double written) {
-  return pointwise(name, kCls, kCastFlops * n, (read + written) * n);
+Kernel cast(std::string_view name, double n, double read, double written, double extra_flops = 0) {
+  return pointwise(name, kCls, (kCastFlops + extra_flops) * n, (read + written) * n);
 }
 
 // X (forward input) or G (output gradient): the operand produced by the
 // previous kernel, whose first read torch.compile can fuse into it.
 void activation_casts(std::vector<Kernel>& out, Float8Recipe recipe, bool fused, double n,
                       bool gradient) {
-  if (recipe == Float8Recipe::kBlockwise) {
-    // Each layout quantized in 1 x 128 tiles from the bf16 tensor, the
-    // tiles' scales written beside it; no amax pass.
+  if (block_scaled(recipe)) {
+    // Each layout quantized in blocks along its own reduction dimension from
+    // the bf16 tensor, the blocks' scales written beside it, both in one
+    // kernel. NVFP4's per-tensor scale needs the tensor's amax first, and its
+    // column-major layout (the weight gradient's operand) is Hadamard-
+    // transformed in the cast.
+    if (nvfp4(recipe)) {
+      if (!fused) out.push_back(amax(gradient ? "nvfp4.amax_grad" : "nvfp4.amax_input", n));
+      out.push_back(cast(gradient ? "nvfp4.cast_grad" : "nvfp4.cast_input", n, kBf16,
+                         2 * layout_bytes(recipe, false), kHadamardFlops / 2));
+      return;
+    }
     out.push_back(cast(gradient ? "float8.cast_grad" : "float8.cast_input", n, kBf16,
-                       2 * (kFp8 + kTileScale)));
+                       2 * layout_bytes(recipe, false)));
     return;
   }
   if (recipe != Float8Recipe::kRowwise) {
@@ -64,28 +110,32 @@ void activation_casts(std::vector<Kernel>& out, Float8Recipe recipe, bool fused,
   out.push_back(cast(gradient ? "float8.cast_grad_t" : "float8.cast_input_t", n, kBf16, kFp8));
 }
 
-// Bytes per element a weight's FP8 layout takes with its scales.
-double weight_fp8_bytes(Float8Recipe recipe) {
-  return kFp8 + (recipe == Float8Recipe::kBlockwise ? kBlockScale : 0);
-}
-
-// The FP8 weight (and its block scales), re-laid column-major for the input
-// gradient's GEMM.
+// The quantized weight (and its block scales), re-laid column-major for the
+// input gradient's GEMM.
 Kernel transpose_weight_fp8(Float8Recipe recipe, double n) {
-  return pointwise("float8.transpose_weight_fp8", kCls, 0, 2 * weight_fp8_bytes(recipe) * n);
+  return pointwise(nvfp4(recipe) ? "nvfp4.transpose_weight" : "float8.transpose_weight_fp8", kCls,
+                   0, 2 * layout_bytes(recipe, true) * n);
 }
 
 void weight_casts_forward(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered, double n) {
   if (gathered) return;  // all-gathered in FP8 already
-  if (amax_pass(recipe)) out.push_back(amax("float8.amax_weight", n));
-  out.push_back(cast("float8.cast_weight", n, kBf16, weight_fp8_bytes(recipe)));
+  if (amax_pass(recipe))
+    out.push_back(amax(nvfp4(recipe) ? "nvfp4.amax_weight" : "float8.amax_weight", n));
+  out.push_back(cast(nvfp4(recipe) ? "nvfp4.cast_weight" : "float8.cast_weight", n, kBf16,
+                     layout_bytes(recipe, true)));
 }
 
 void weight_casts_backward(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered, double n) {
-  // 128 x 128 blocks are square: the forward's FP8 weight and scales,
-  // transposed, are the other layout's.
-  if (gathered || recipe == Float8Recipe::kBlockwise) {
+  // 128 x 128 and NVFP4's 16 x 16 blocks are square: the forward's
+  // quantized weight and scales, transposed, are the other layout's. MXFP8's
+  // 1 x 32 blocks run along the reduction dimension, which the input
+  // gradient's GEMM swaps: its layout is quantized from bf16 again.
+  if (gathered || recipe == Float8Recipe::kBlockwise || nvfp4(recipe)) {
     out.push_back(transpose_weight_fp8(recipe, n));
+    return;
+  }
+  if (recipe == Float8Recipe::kMxfp8) {
+    out.push_back(cast("float8.cast_weight_t", n, kBf16, layout_bytes(recipe, true)));
     return;
   }
   if (recipe == Float8Recipe::kRowwise) {
@@ -120,8 +170,10 @@ void weight_casts_once(std::vector<Kernel>& out, Float8Recipe recipe, bool gathe
     out.push_back(transpose_weight_fp8(recipe, n));
     return;
   }
-  if (amax_pass(recipe)) out.push_back(amax("float8.amax_weight", n));
-  out.push_back(cast("float8.cast_transpose_weight", n, kBf16, 2 * weight_fp8_bytes(recipe)));
+  if (amax_pass(recipe))
+    out.push_back(amax(nvfp4(recipe) ? "nvfp4.amax_weight" : "float8.amax_weight", n));
+  out.push_back(cast(nvfp4(recipe) ? "nvfp4.cast_transpose_weight" : "float8.cast_transpose_weight",
+                     n, kBf16, 2 * layout_bytes(recipe, true)));
 }
 
 // The weight's kernels before a forward (or input-gradient) GEMM: every
@@ -139,21 +191,50 @@ void weight_casts(std::vector<Kernel>& out, Float8Recipe recipe, bool gathered,
   }
 }
 
-// C = A B in FP8: A an activation or gradient; B the weight (its 128 x 128
+// C = A B in low precision: A an activation or gradient; B the weight (its
 // blocks' scales under block scaling) except in the weight gradient, whose B
-// is a gradient (1 x 128 tiles).
+// is a gradient. Each operand is read with its scales, C written in bf16.
 Kernel fp8_gemm(Kernel g, Float8Recipe recipe, bool weight_gradient) {
-  g.fp8 = true;
+  g.format = gemm_format_of(recipe);
   const double a = dbl(g.m) * dbl(g.k);
   const double b = dbl(g.k) * dbl(g.n);
-  g.bytes = kFp8 * (a + b) + kBf16 * dbl(g.m) * dbl(g.n);
-  if (recipe == Float8Recipe::kBlockwise) {
-    g.bytes += kTileScale * a + (weight_gradient ? kTileScale : kBlockScale) * b;
-  }
+  g.bytes = layout_bytes(recipe, false) * a + layout_bytes(recipe, !weight_gradient) * b +
+            kBf16 * dbl(g.m) * dbl(g.n);
   return g;
 }
 
 }  // namespace
+
+std::string_view gemm_format_name(GemmFormat format) {
+  switch (format) {
+    case GemmFormat::kBf16:
+      return "bf16";
+    case GemmFormat::kFp8:
+      return "fp8";
+    case GemmFormat::kMxfp8:
+      return "mxfp8";
+    case GemmFormat::kNvfp4:
+      return "nvfp4";
+  }
+  return "?";
+}
+
+GemmFormat gemm_format_of(Float8Recipe recipe) {
+  switch (recipe) {
+    case Float8Recipe::kNone:
+      return GemmFormat::kBf16;
+    case Float8Recipe::kMxfp8:
+      return GemmFormat::kMxfp8;
+    case Float8Recipe::kNvfp4:
+      return GemmFormat::kNvfp4;
+    default:
+      return GemmFormat::kFp8;
+  }
+}
+
+double kept_weight_cast_bytes(Float8Recipe recipe) {
+  return recipe == Float8Recipe::kNone ? 0 : 2 * layout_bytes(recipe, true);
+}
 
 void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
                   bool weights_gathered_in_fp8, Float8WeightCasts casts, int64_t fp8_tp_gather) {

@@ -107,6 +107,7 @@
 // Units: FLOPs and bytes. Thread safety: pure functions.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "workloads/model/transformer_kernels.h"
@@ -121,6 +122,16 @@ namespace clustersim::workloads {
 // Kernel::name of the inserted kernels is a string literal.
 // fp8_tp_gather > 1: the inputs of the GEMMs tp_gathers_input() names are
 // gathered in FP8 over that many TP ranks (the casts above, on the shard).
+std::string_view gemm_format_name(GemmFormat format);  // "bf16", "fp8", "mxfp8", "nvfp4"
+
+// The format a recipe's GEMMs run in (kBf16 for kNone).
+GemmFormat gemm_format_of(Float8Recipe recipe);
+
+// Bytes per element of a linear weight's kept casts in both layouts with
+// their scales (Float8WeightCasts::kOncePerStep: what Transformer Engine
+// keeps for the step), for the memory model.
+double kept_weight_cast_bytes(Float8Recipe recipe);
+
 void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
                   bool weights_gathered_in_fp8 = false,
                   Float8WeightCasts weight_casts = Float8WeightCasts::kEveryPass,

@@ -296,12 +296,18 @@ void read_megatron_keys(const sim::ConfigValues& values, WorkloadSpec& w,
   w.bucket_params = values.has(kBucket) ? values.get_int(kBucket)
                                         : megatron_default_bucket_params(w.batch_replicas());
   w.fp8_param_gather = values.get_bool(kFp8ParamGather);
-  if (w.fp8_param_gather && (!distributed || !transformer_engine_recipe(w.float8))) {
+  // MXFP8 and NVFP4 parameters are not gathered in their format here: not
+  // modelled, so refused rather than priced as FP8 tensors they are not.
+  const bool gathers_fp8 = w.float8 == Float8Recipe::kDelayed ||
+                           w.float8 == Float8Recipe::kCurrent ||
+                           w.float8 == Float8Recipe::kBlockwise;
+  if (w.fp8_param_gather && (!distributed || !gathers_fp8)) {
     sink.add(values.where(kFp8ParamGather), kFp8ParamGather,
              "expected false with " + strategy + " and float8.recipe " +
                  std::string(values.get_string("workload.float8.recipe")) +
                  " (the distributed optimizer gathers Transformer Engine's FP8 weights: "
-                 "DISTRIBUTED_OPTIMIZER and recipe delayed, current or blockwise), found true");
+                 "DISTRIBUTED_OPTIMIZER and recipe delayed, current or blockwise; gathering "
+                 "MXFP8 or NVFP4 weights is not modelled), found true");
   }
   w.optimizer_state_bytes = values.get_string(kOptimizerDtype) == "bf16" ? 2 : 4;
   if (w.optimizer_state_bytes != 4 && !distributed) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/check.h"
+#include "workloads/model/float8_kernels.h"
 
 namespace clustersim::workloads {
 
@@ -227,10 +228,11 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
   }
   if (w.float8 != Float8Recipe::kNone && w.float8_weight_casts == Float8WeightCasts::kOncePerStep &&
       !w.fp8_param_gather) {
-    // Transformer Engine keeps each linear weight's FP8 casts, both layouts,
-    // for the step. (With fp8_param_gather the FP8 weight and its kept
+    // Transformer Engine keeps each linear weight's FP8 casts, both layouts
+    // with their block scales, for the step. (With fp8_param_gather the FP8 weight and its kept
     // transpose take the bf16 weight's 2 bytes: params as they are.)
-    m.unsharded_params += 2 * stage.blocks() * linear;
+    m.unsharded_params += static_cast<int64_t>(
+        std::ceil(kept_weight_cast_bytes(w.float8) * static_cast<double>(stage.blocks() * linear)));
   }
   if (w.cpu_offload) {
     m.host_bytes = m.params + m.grads + m.optimizer;

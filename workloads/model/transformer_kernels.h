@@ -185,6 +185,15 @@ namespace clustersim::workloads {
 
 enum class KernelClass { kGemm, kAttention, kElementwise, kNorm, kEmbedding, kLoss, kOptimizer };
 
+// The format of a GEMM's operands: the training dtype, or a low precision
+// that workload.float8 casts them to (workloads/model/float8_kernels.h).
+enum class GemmFormat {
+  kBf16,   // the training dtype's tensor cores
+  kFp8,    // E4M3/E5M2 with per-tensor, per-row or 128-element block scales
+  kMxfp8,  // OCP MXFP8: E4M3 with an E8M0 scale per 32 elements, applied by the MMA
+  kNvfp4,  // NVFP4: E2M1 with an E4M3 scale per 16 elements and a per-tensor fp32 scale
+};
+
 std::string_view kernel_class_name(KernelClass cls);
 
 struct Kernel {
@@ -203,8 +212,9 @@ struct Kernel {
   int64_t kv_heads = 0;
   int64_t head_dim = 0;
   bool causal = false;
-  // kGemm only: FP8 inputs (workload.float8), timed at the FP8 peak.
-  bool fp8 = false;
+  // kGemm only: the operands' format (workload.float8), which decides the
+  // tensor-core peak it is timed at (workloads/model/compute_model.h).
+  GemmFormat format = GemmFormat::kBf16;
 };
 
 // Which kernels the non-matmul operations run as; see the top of this file.
@@ -231,13 +241,24 @@ enum class Float8Recipe {
   // recipe): a scale per 1 x 128 tile of activations and gradients and per
   // 128 x 128 block of weights, found by the cast itself.
   kBlockwise,
+  // Transformer Engine's MXFP8BlockScaling (Megatron --fp8-recipe mxfp8):
+  // an E8M0 scale per 32 consecutive elements along the GEMM's reduction
+  // dimension, applied inside the MMA (Blackwell); each tensor is quantized
+  // in both directions from its bf16 values.
+  kMxfp8,
+  // Transformer Engine's NVFP4BlockScaling (Megatron --fp4-recipe nvfp4):
+  // E2M1 values, an E4M3 scale per 16 elements and a per-tensor fp32 scale
+  // from the tensor's amax; 16 x 16 blocks for weights, a random Hadamard
+  // transform on the weight gradient's operands (Blackwell).
+  kNvfp4,
 };
 
-// Transformer Engine's recipes (delayed, current, blockwise): those its
-// weight cache, Megatron's FP8 parameters and userbuffers work with.
+// Transformer Engine's recipes (delayed, current, blockwise, mxfp8, nvfp4):
+// those its weight cache, Megatron's FP8 parameters and userbuffers work with.
 inline bool transformer_engine_recipe(Float8Recipe recipe) {
   return recipe == Float8Recipe::kDelayed || recipe == Float8Recipe::kCurrent ||
-         recipe == Float8Recipe::kBlockwise;
+         recipe == Float8Recipe::kBlockwise || recipe == Float8Recipe::kMxfp8 ||
+         recipe == Float8Recipe::kNvfp4;
 }
 
 // Which kernels compute the loss: aten's (F.cross_entropy, as `fusion` runs

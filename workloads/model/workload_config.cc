@@ -36,13 +36,15 @@ constexpr std::array<Named<BackwardPrefetch>, 3> kPrefetches = {
     {{BackwardPrefetch::kBackwardPre, "BACKWARD_PRE"},
      {BackwardPrefetch::kBackwardPost, "BACKWARD_POST"},
      {BackwardPrefetch::kNone, "NONE"}}};
-constexpr std::array<Named<Float8Recipe>, 6> kFloat8Recipes = {
+constexpr std::array<Named<Float8Recipe>, 8> kFloat8Recipes = {
     {{Float8Recipe::kNone, "none"},
      {Float8Recipe::kTensorwise, "tensorwise"},
      {Float8Recipe::kRowwise, "rowwise"},
      {Float8Recipe::kDelayed, "delayed"},
      {Float8Recipe::kCurrent, "current"},
-     {Float8Recipe::kBlockwise, "blockwise"}}};
+     {Float8Recipe::kBlockwise, "blockwise"},
+     {Float8Recipe::kMxfp8, "mxfp8"},
+     {Float8Recipe::kNvfp4, "nvfp4"}}};
 constexpr std::array<Named<ActivationCheckpointing>, 4> kCheckpointing = {
     {{ActivationCheckpointing::kNone, "none"},
      {ActivationCheckpointing::kFull, "full"},
@@ -357,8 +359,9 @@ void add_workload_keys(sim::ConfigSchema& schema) {
   add_mesh_order_key(schema);
   add_pipeline_keys(schema);
   schema.add_section("workload.float8",
-                     "Float8 training of the blocks' linears (torchao Float8Linear, as torchtitan "
-                     "applies it: the output head stays bf16; workloads/model/float8_kernels.h).");
+                     "Low-precision (FP8, MXFP8, NVFP4) training of the blocks' linears (torchao "
+                     "Float8Linear as torchtitan applies it, or Transformer Engine's recipes: the "
+                     "output head stays bf16; workloads/model/float8_kernels.h).");
   schema
       .add_key(kFloat8, ValueType::kEnum,
                "none: bf16 GEMMs; tensorwise: FP8 GEMMs with one dynamic scale per tensor "
@@ -369,9 +372,16 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "scaling (--fp8-recipe tensorwise), one scale per tensor from its own amax, an "
                "amax pass before each cast; blockwise: Transformer Engine's block scaling "
                "(--fp8-recipe blockwise, DeepSeek-V3's), an fp32 scale per 1 x 128 tile of "
-               "activations and gradients and per 128 x 128 block of weights, found by the cast. "
+               "activations and gradients and per 128 x 128 block of weights, found by the cast; "
+               "mxfp8: Transformer Engine's MXFP8BlockScaling (--fp8-recipe mxfp8), an E8M0 "
+               "scale per 32 elements applied by the MMA, each tensor quantized both ways from "
+               "bf16; nvfp4: Transformer Engine's NVFP4BlockScaling (--fp4-recipe nvfp4), FP4 "
+               "E2M1 GEMMs with an E4M3 scale per 16 elements and a per-tensor scale, 16 x 16 "
+               "blocks for weights, a Hadamard transform on the weight gradient's operands. "
                "Each linear's input, weight and output gradient are scaled and cast first; "
-               "needs a part with FP8 tensor cores (gpu.peak_fp8_tflops) and dtype bf16.")
+               "needs dtype bf16 and a part with FP8 tensor cores (gpu.peak_fp8_tflops), for "
+               "mxfp8 and nvfp4 block-scaled ones (gpu.block_scaled_mma: Blackwell), for nvfp4 "
+               "FP4 ones (gpu.peak_fp4_tflops).")
       .one_of(names(kFloat8Recipes))
       .default_to(std::string("none"));
   schema
@@ -397,7 +407,7 @@ void add_workload_keys(sim::ConfigSchema& schema) {
                "each model chunk casts every weight once, both layouts in one kernel, and keeps "
                "the casts for the step's later forwards and all its backwards, Megatron's "
                "is_first_microbatch). once_per_step needs a Transformer Engine recipe: delayed, "
-               "current or blockwise.")
+               "current, blockwise, mxfp8 or nvfp4.")
       .one_of(names(kWeightCasts))
       .default_to(std::string("every_micro_batch"));
   schema.add_section("workload.fsdp", "FSDP options (PyTorch names and defaults).");
@@ -521,8 +531,8 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
     sink.add(values.where(kFloat8WeightCasts), kFloat8WeightCasts,
              "expected every_micro_batch with recipe " + values.get_string(kFloat8) +
                  " (torchao's Float8Linear casts its weights in every pass; once_per_step is "
-                 "Transformer Engine's weight cache, recipes delayed, current and blockwise), "
-                 "found once_per_step");
+                 "Transformer Engine's weight cache, recipes delayed, current, blockwise, mxfp8 "
+                 "and nvfp4), found once_per_step");
   }
   if (w.float8_all_gather &&
       (w.float8 != Float8Recipe::kTensorwise || w.fsdp_version != 2 ||

@@ -52,7 +52,7 @@ TEST(ComputeModelTest, Fp8GemmRunsAtTheFp8PeakWithTheSameFixedTime) {
   const GpuComputeSpec h100 = microbenchmark("h100.yaml");
   const double work = 2.0 * 8192.0 * 8192.0 * 8192.0;
   Kernel g = gemm_kernel(8192, 8192, 8192);
-  g.fp8 = true;
+  g.format = GemmFormat::kFp8;
   // x_half doubles with the peak (1979 / 989), e_max scaled by the fitted
   // 0.913: work / (1979e12 * 0.913 e_max * work / (work + 2.001 x_half)).
   EXPECT_EQ(h100.fp8_gemm_efficiency, 0.913);
@@ -67,7 +67,7 @@ TEST(ComputeModelTest, Fp8GemmRunsAtTheFp8PeakWithTheSameFixedTime) {
   const double big = kernel_seconds(bf16, h100) / kernel_seconds(g, h100);
   Kernel small = gemm_kernel(512, 512, 512);
   const double small_bf16 = kernel_seconds(small, h100);
-  small.fp8 = true;
+  small.format = GemmFormat::kFp8;
   const double small_gain = small_bf16 / kernel_seconds(small, h100);
   EXPECT_GT(big, 2 * 0.913 * 0.98);
   EXPECT_LT(big, 2 * 0.913);

@@ -51,11 +51,11 @@ TEST(Float8Kernels, TensorwiseCastsAsTorchaosRooflineCountsThem) {
   EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.amax_weight_t"), 2 * kW);  // read again backward
   EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight_t"), 3 * kW);  // the other layout
   // FP8 operands (1 byte), bf16 output (2).
-  EXPECT_TRUE(ks[5].fp8);
+  EXPECT_EQ(ks[5].format, GemmFormat::kFp8);
   EXPECT_DOUBLE_EQ(ks[5].bytes, kX + kW + 2 * kG);
   EXPECT_DOUBLE_EQ(ks[10].bytes, kG + kW + 2 * kX);
   EXPECT_DOUBLE_EQ(ks[11].bytes, kX + kG + 2 * kW);
-  EXPECT_FALSE(ks[0].fp8);
+  EXPECT_EQ(ks[0].format, GemmFormat::kBf16);
   EXPECT_DOUBLE_EQ(ks[5].flops, 2.0 * kM * kN * kK);  // same work
 }
 
@@ -83,7 +83,7 @@ TEST(Float8Kernels, DelayedScalingCastsWithoutAnyAmaxPass) {
     EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight"), 3 * kW);
     EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_grad"), 4 * kG);
     EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight_t"), 3 * kW);
-    EXPECT_TRUE(ks[3].fp8);
+    EXPECT_EQ(ks[3].format, GemmFormat::kFp8);
     EXPECT_DOUBLE_EQ(ks[3].bytes, kX + kW + 2 * kG);
   }
 }
@@ -135,12 +135,68 @@ TEST(Float8Kernels, BlockwiseWritesTileAndBlockScalesWithoutAnAmaxPass) {
     EXPECT_DOUBLE_EQ(ks[3].bytes, kX + kW + 2 * kG + kTile * kX + kBlock * kW);
     EXPECT_DOUBLE_EQ(ks[6].bytes, kG + kW + 2 * kX + kTile * kG + kBlock * kW);
     EXPECT_DOUBLE_EQ(ks[7].bytes, kX + kG + 2 * kW + kTile * kX + kTile * kG);
-    EXPECT_TRUE(ks[7].fp8);
+    EXPECT_EQ(ks[7].format, GemmFormat::kFp8);
   }
   std::vector<Kernel> first = one_linear();
   apply_float8(first, Float8Recipe::kBlockwise, true, false, Float8WeightCasts::kOncePerStep);
   EXPECT_DOUBLE_EQ(bytes_named(first, "float8.cast_transpose_weight"), (2 + 2 * (1 + kBlock)) * kW);
   EXPECT_EQ(bytes_named(first, "float8.amax_weight"), 0);
+}
+
+// MXFP8 (OCP Microscaling v1.0, Transformer Engine's MXFP8BlockScaling): one
+// E8M0 byte per 32 elements along the reduction dimension, so both layouts of
+// every tensor are quantized from bf16, the weight's included (its 1 x 32
+// blocks do not survive a transpose); no amax pass.
+TEST(Float8Kernels, Mxfp8QuantizesEveryTensorBothWaysWithOneScaleBytePer32) {
+  constexpr double kLayout = 1 + 1.0 / 32;  // FP8 byte and its share of the scale
+  std::vector<Kernel> ks = one_linear();
+  apply_float8(ks, Float8Recipe::kMxfp8, /*fused_with_producer=*/false);
+  EXPECT_EQ(names(ks),
+            (std::vector<std::string_view>{"norm", "float8.cast_input", "float8.cast_weight",
+                                           "proj", "float8.cast_grad", "float8.cast_weight_t",
+                                           "proj.dgrad", "proj.wgrad"}));
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_input"), (2 + 2 * kLayout) * kX);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight"), (2 + kLayout) * kW);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_grad"), (2 + 2 * kLayout) * kG);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "float8.cast_weight_t"), (2 + kLayout) * kW);
+  for (const size_t gemm : {3u, 6u, 7u}) EXPECT_EQ(ks[gemm].format, GemmFormat::kMxfp8);
+  EXPECT_DOUBLE_EQ(ks[3].bytes, kLayout * (kX + kW) + 2 * kG);
+  EXPECT_DOUBLE_EQ(ks[7].bytes, kLayout * (kX + kG) + 2 * kW);
+  // Transformer Engine's weight cache: both layouts once, kept for the step.
+  std::vector<Kernel> first = one_linear();
+  apply_float8(first, Float8Recipe::kMxfp8, true, false, Float8WeightCasts::kOncePerStep);
+  EXPECT_DOUBLE_EQ(bytes_named(first, "float8.cast_transpose_weight"), (2 + 2 * kLayout) * kW);
+  EXPECT_DOUBLE_EQ(kept_weight_cast_bytes(Float8Recipe::kMxfp8), 2 * kLayout);
+}
+
+// NVFP4 (Transformer Engine's NVFP4BlockScaling; NVIDIA, "Pretraining Large
+// Language Models with NVFP4", arXiv:2509.25149, sec. 4): E2M1 values (half a
+// byte) with an E4M3 scale per 16 elements, over a per-tensor scale from the
+// tensor's amax; 16 x 16 weight blocks, so the backward transposes the
+// forward's FP4 weight; the weight gradient's operands are Hadamard-
+// transformed in the cast (16 multiply-adds per element of that layout).
+TEST(Float8Kernels, Nvfp4HalvesTheOperandBytesAndAddsAPerTensorAmax) {
+  constexpr double kLayout = 0.5 + 1.0 / 16;
+  std::vector<Kernel> ks = one_linear();
+  apply_float8(ks, Float8Recipe::kNvfp4, /*fused_with_producer=*/false);
+  EXPECT_EQ(names(ks), (std::vector<std::string_view>{
+                           "norm", "nvfp4.amax_input", "nvfp4.cast_input", "nvfp4.amax_weight",
+                           "nvfp4.cast_weight", "proj", "nvfp4.amax_grad", "nvfp4.cast_grad",
+                           "nvfp4.transpose_weight", "proj.dgrad", "proj.wgrad"}));
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "nvfp4.amax_input"), 2 * kX);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "nvfp4.cast_input"), (2 + 2 * kLayout) * kX);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "nvfp4.cast_weight"), (2 + kLayout) * kW);
+  EXPECT_DOUBLE_EQ(bytes_named(ks, "nvfp4.transpose_weight"), 2 * kLayout * kW);
+  EXPECT_DOUBLE_EQ(ks[2].flops, (2 + 16) * kX);  // scale and saturate, and the transform
+  for (const size_t gemm : {5u, 9u, 10u}) EXPECT_EQ(ks[gemm].format, GemmFormat::kNvfp4);
+  EXPECT_DOUBLE_EQ(ks[5].bytes, kLayout * (kX + kW) + 2 * kG);
+  // Fused with their producers, the activations' amax passes go.
+  std::vector<Kernel> fused = one_linear();
+  apply_float8(fused, Float8Recipe::kNvfp4, /*fused_with_producer=*/true);
+  EXPECT_EQ(bytes_named(fused, "nvfp4.amax_input"), 0);
+  EXPECT_EQ(bytes_named(fused, "nvfp4.amax_grad"), 0);
+  EXPECT_DOUBLE_EQ(bytes_named(fused, "nvfp4.amax_weight"), 2 * kW);
+  EXPECT_DOUBLE_EQ(kept_weight_cast_bytes(Float8Recipe::kNvfp4), 2 * kLayout);
 }
 
 TEST(Float8Kernels, RowwiseTransposesInBf16) {
@@ -237,13 +293,13 @@ TEST(Float8Kernels, BlocksConvertTheirLinearsAndTheHeadStaysBf16) {
                            block_recompute(m, c, Recompute::kSelectiveOp)}) {
     for (const Kernel& k : pass) {
       if (k.cls != KernelClass::kGemm) continue;
-      (k.fp8 ? fp8 : bf16) += 1;
+      (k.format != GemmFormat::kBf16 ? fp8 : bf16) += 1;
     }
   }
   // qkv, out, gate_up, down forward; 8 backward GEMMs; 3 recomputed (wk, wo, w3).
   EXPECT_EQ(fp8, 4 + 8 + 3);
   EXPECT_EQ(bf16, 0);
-  for (const Kernel& k : head_forward(m, c)) EXPECT_FALSE(k.fp8) << k.name;
+  for (const Kernel& k : head_forward(m, c)) EXPECT_EQ(k.format, GemmFormat::kBf16) << k.name;
   // The qkv casts read its one input once: T x hidden.
   const std::vector<Kernel> fwd = block_forward(m, c);
   EXPECT_DOUBLE_EQ(fwd[1].bytes, 4.0 * 1024 * 4096);
