@@ -219,6 +219,17 @@ class YamlWriter {
     written_.insert(path);
   }
 
+  // An optional section the profile leaves out: nothing is written for it or
+  // any of its keys, and the profile is still whole.
+  void absent_section(const std::string& section) {
+    CLUSTERSIM_CHECK(schema_.find_section(section) != nullptr,
+                     "'" + section + "' is a section of the schema");
+    written_.insert(section);
+    for (const auto& [path, spec] : schema_.keys()) {
+      if (path.starts_with(section + ".")) written_.insert(path);
+    }
+  }
+
   // An optional key (no default) the profile leaves out: nothing is written,
   // and the profile is still whole.
   void absent(const std::string& path) {
@@ -403,6 +414,15 @@ void write_gpu_and_host(YamlWriter& w, const HardwareProfile& p) {
   w.group("gpu.gemm", gemm_curve(g.gemm));
   w.group("gpu.attention_fwd", attention_curve(g.attention_fwd));
   w.group("gpu.attention_bwd", attention_curve(g.attention_bwd));
+  for (const auto& [section, curve] :
+       {std::pair{"gpu.cudnn_attention_fwd", &g.cudnn_attention_fwd},
+        std::pair{"gpu.cudnn_attention_bwd", &g.cudnn_attention_bwd}}) {
+    if (curve->has_value()) {
+      w.group(section, attention_curve(**curve));
+    } else {
+      w.absent_section(section);
+    }
+  }
   w.key("gpu.comm_overlap_slowdown", g.comm_overlap_slowdown);
   w.key("gpu.sustained_clock", g.sustained_clock);
   w.key("gpu.speed_variation", g.speed_variation);
@@ -429,6 +449,11 @@ std::string hardware_profile_yaml(const collectives::HardwareProfile& profile,
   w.header();
   w.key("name", profile.name);
   w.key("description", provenance.description);
+  if (profile.node.empty()) {
+    w.absent("node");
+  } else {
+    w.key("node", profile.node);
+  }
   w.blank_line();
   write_collectives(w, profile);
   w.blank_line();

@@ -136,6 +136,15 @@ std::string summary(const RunInputs& in, const StepResult& r) {
   text += row("tokens/s per GPU", fixed(r.tokens_per_s_per_gpu, 1));
   text += row("TFLOP/s per GPU", fixed(r.tflops_per_gpu, 1));
   text += row("MFU", fixed(100.0 * r.mfu, 1) + "%");
+  if (r.tokens_per_joule_gpu > 0) {
+    std::string energy = fixed(r.tokens_per_joule_gpu, 2) + " at the GPU's " +
+                         fixed(in.config.gpu_power_w, 0) + " W";
+    if (r.tokens_per_joule_system > 0) {
+      energy += ", " + fixed(r.tokens_per_joule_system, 2) + " at the system's " +
+                fixed(in.config.system_power_per_gpu_w, 0) + " W per GPU";
+    }
+    text += row("tokens per joule", energy);
+  }
   text += "\n";
 
   text += breakdown_table(r);

@@ -96,6 +96,10 @@ void write_step_figures_json(sim::JsonWriter& json, const workloads::StepResult&
   json.key("tokens_per_s_per_gpu").number(r.tokens_per_s_per_gpu);
   json.key("tflops_per_gpu").number(r.tflops_per_gpu);
   json.key(utilization_key).number(r.mfu);
+  if (r.tokens_per_joule_gpu > 0) json.key("tokens_per_joule_gpu").number(r.tokens_per_joule_gpu);
+  if (r.tokens_per_joule_system > 0) {
+    json.key("tokens_per_joule_system").number(r.tokens_per_joule_system);
+  }
   const workloads::StepBreakdown& b = r.breakdown;
   json.key("compute_s").number(b.compute_s);
   json.key("exposed_comm_s").number(b.exposed_comm_s());

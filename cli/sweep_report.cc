@@ -89,6 +89,15 @@ std::string ranked_table(const std::vector<SweepAxis>& axes, const std::vector<S
   for (const SweepAxis& axis : axes)
     headings.emplace_back(axis.key.substr(axis.key.rfind('.') + 1));
   for (const char* h : {"step s", "tokens/s/GPU", "MFU", "peak GiB", "fits"}) headings.push_back(h);
+  // Tokens per joule where some point's profile gives power.
+  bool energy = false;
+  for (const Ranked& r : ranked) {
+    energy = energy || !r.fields[k + kTokensPerJouleGpu].empty() ||
+             !r.fields[k + kTokensPerJouleSystem].empty();
+  }
+  if (energy) {
+    for (const char* h : {"tok/J GPU", "tok/J system"}) headings.push_back(h);
+  }
   if (campaign) {
     for (const char* h : {"ETTR", "x ETTR", "train days"}) headings.push_back(h);
   }
@@ -103,6 +112,11 @@ std::string ranked_table(const std::vector<SweepAxis>& axes, const std::vector<S
     line.push_back(fixed(100 * num(f[k + kMfu]), 1) + "%");
     line.push_back(fixed(num(f[k + kPeak]) / (1024.0 * 1024.0 * 1024.0), 2));
     line.push_back(ranked[r].fits ? "yes" : "no");
+    if (energy) {
+      for (const size_t column : {kTokensPerJouleGpu, kTokensPerJouleSystem}) {
+        line.push_back(f[k + column].empty() ? "-" : fixed(num(f[k + column]), 2));
+      }
+    }
     if (campaign) {
       line.push_back(fixed(100 * num(f[k + kEttr]), 2) + "%");
       line.push_back(fixed(ranked[r].score, 1));

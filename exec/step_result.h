@@ -108,6 +108,12 @@ struct StepResult {
   double tokens_per_s_per_gpu = 0;
   double tflops_per_gpu = 0;  // model FLOPs (model_flops_per_token) per second per GPU
   double mfu = 0;             // tflops_per_gpu / peak
+  // Tokens per joule with every GPU drawing its power limit through the
+  // step, and with the whole system at its maximum (an upper bound on the
+  // energy, so a lower bound on tokens per joule); 0 where the profile gives
+  // no power.
+  double tokens_per_joule_gpu = 0;
+  double tokens_per_joule_system = 0;
   StepBreakdown breakdown;
   MemoryBreakdown memory;
   int64_t memory_capacity_bytes = 0;

@@ -8,6 +8,7 @@
 #include "config/config_values.h"
 #include "config/scenario_loader.h"
 #include "hardware/shipped_profiles.h"
+#include "topology/cluster_config.h"
 
 namespace clustersim::collectives {
 
@@ -58,6 +59,11 @@ std::string small_spread(const sim::ConfigValue& value) {
   return x >= 0 && x <= 0.5 ? "" : "a number in [0, 0.5]";
 }
 
+std::string known_node(const sim::ConfigValue& value) {
+  topology::NodeSpec spec;
+  return topology::node_preset(std::get<std::string>(value), spec) ? "" : "a node preset";
+}
+
 std::string at_least_one(const sim::ConfigValue& value) {
   return std::get<double>(value) >= 1 ? "" : "a number >= 1";
 }
@@ -66,22 +72,28 @@ std::string at_least_one(const sim::ConfigValue& value) {
 // its head dimension (see EfficiencyCurveParams).
 enum class CurveShape { kGemm, kAttention };
 
+// An optional curve's e_max and x_half are required only together
+// (check_optional_curves).
 void add_curve(sim::ConfigSchema& s, const std::string& section, const std::string& what,
-               const std::string& size_unit, CurveShape shape) {
+               const std::string& size_unit, CurveShape shape, bool optional = false) {
   const bool gemm = shape == CurveShape::kGemm;
   s.add_section(section, "Efficiency curve of " + what + ": eff = e_max / (1 + x_half / x" +
                              (gemm ? " + min_dim_half / min(m, n, k))"
                                    : " + head_dim_half / head_dim), causal masks adding "
                                      "causal_x_half to x_half") +
                              ", of the peak FLOP/s.");
-  s.add_key(section + ".e_max", ValueType::kFloat, "Plateau efficiency.")
-      .required()
-      .validated_by(in_unit_interval, "in (0, 1]");
-  s.add_key(section + ".x_half", ValueType::kFloat,
-            "Size at which the efficiency is e_max / 2 (shape terms zero), in " + size_unit + ".")
-      .required()
-      .non_negative()
-      .in_unit(size_unit);
+  sim::KeySpec& e_max = s.add_key(section + ".e_max", ValueType::kFloat, "Plateau efficiency.")
+                            .validated_by(in_unit_interval, "in (0, 1]");
+  sim::KeySpec& x_half =
+      s.add_key(
+           section + ".x_half", ValueType::kFloat,
+           "Size at which the efficiency is e_max / 2 (shape terms zero), in " + size_unit + ".")
+          .non_negative()
+          .in_unit(size_unit);
+  if (!optional) {
+    e_max.required();
+    x_half.required();
+  }
   if (gemm) {
     s.add_key(section + ".min_dim_half", ValueType::kFloat,
               "Smallest of m, n, k at which the shape alone halves the efficiency (skinny "
@@ -197,6 +209,14 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
             "keys per query", CurveShape::kAttention);
   add_curve(s, "gpu.attention_bwd", "attention backward, by keys per query (seq, seq / 2 causal)",
             "keys per query", CurveShape::kAttention);
+  add_curve(s, "gpu.cudnn_attention_fwd",
+            "cuDNN's fused attention forward (workload.attention cudnn; optional: absent, "
+            "gpu.attention_fwd stands for it), by keys per query",
+            "keys per query", CurveShape::kAttention, /*optional=*/true);
+  add_curve(s, "gpu.cudnn_attention_bwd",
+            "cuDNN's fused attention backward (optional, with gpu.cudnn_attention_fwd), by keys "
+            "per query",
+            "keys per query", CurveShape::kAttention, /*optional=*/true);
   s.add_key("gpu.sustained_clock", ValueType::kFloat,
             "Sustained / nominal tensor-core clock in training (power or thermal caps), "
             "scaling the FLOP roofline of every kernel; MFU stays relative to peak_tflops. "
@@ -256,6 +276,27 @@ void add_gpu_and_host_keys(sim::ConfigSchema& s) {
       .in_unit("W");
 }
 
+// The cuDNN attention curves come as a pair, each with its e_max and
+// x_half, or not at all.
+void check_optional_curves(const sim::ConfigValues& v) {
+  const std::array<std::string, 4> keys = {
+      "gpu.cudnn_attention_fwd.e_max", "gpu.cudnn_attention_fwd.x_half",
+      "gpu.cudnn_attention_bwd.e_max", "gpu.cudnn_attention_bwd.x_half"};
+  const std::string* given = nullptr;
+  for (const std::string& key : keys) given = v.has(key) && given == nullptr ? &key : given;
+  if (given == nullptr) return;
+  sim::DiagnosticSink sink;
+  for (const std::string& key : keys) {
+    if (!v.has(key)) {
+      sink.add(v.where(*given), key,
+               "expected a value with " + *given +
+                   " (cuDNN's attention curves come whole: e_max and x_half, forward and "
+                   "backward), found nothing");
+    }
+  }
+  sink.throw_if_any();
+}
+
 GpuProfile read_gpu(const sim::ConfigValues& v) {
   GpuProfile g;
   g.curves_fitted_to = v.get_string("gpu.curves_fitted_to");
@@ -278,6 +319,10 @@ GpuProfile read_gpu(const sim::ConfigValues& v) {
   g.gemm = read_curve(v, "gpu.gemm", CurveShape::kGemm);
   g.attention_fwd = read_curve(v, "gpu.attention_fwd", CurveShape::kAttention);
   g.attention_bwd = read_curve(v, "gpu.attention_bwd", CurveShape::kAttention);
+  if (v.has("gpu.cudnn_attention_fwd.e_max")) {
+    g.cudnn_attention_fwd = read_curve(v, "gpu.cudnn_attention_fwd", CurveShape::kAttention);
+    g.cudnn_attention_bwd = read_curve(v, "gpu.cudnn_attention_bwd", CurveShape::kAttention);
+  }
   g.comm_overlap_slowdown = v.get_float("gpu.comm_overlap_slowdown");
   g.sustained_clock = v.get_float("gpu.sustained_clock");
   g.speed_variation = v.get_float("gpu.speed_variation");
@@ -328,6 +373,11 @@ sim::ConfigSchema hardware_profile_schema() {
       .default_to(std::string());
   // h200.yaml says only what differs from h100.yaml.
   sim::add_extends_key(s);
+  s.add_key("node", ValueType::kString,
+            "The node preset this part comes in (hgx_h100, hgx_b200, gb200_nvl72, ...: "
+            "cluster.node's presets): a scenario that does not set cluster.node gets it, so "
+            "that sweeping the hardware key moves the job to each part's own node.")
+      .validated_by(known_node, "a node preset of cluster.node");
   s.add_key("launch_overhead", ValueType::kDuration,
             "Fixed cost per collective beyond NCCL's latency model.")
       .required()
@@ -413,6 +463,10 @@ HardwareProfile profile_from_values(const sim::ConfigValues& v, const std::strin
   HardwareProfile p;
   p.name = v.get_string("name");
   p.source_file = path;
+  if (v.has("node")) {
+    p.node = v.get_string("node");
+    p.node_where = v.where("node");
+  }
   p.launch_overhead_us = us(v, "launch_overhead");
   const int64_t channels = v.get_int("max_channels");
   if (channels > 64) {
@@ -437,6 +491,7 @@ HardwareProfile profile_from_values(const sim::ConfigValues& v, const std::strin
     pp.max_busbw_Bps = v.get_bandwidth_Bps(sec + ".max_busbw");
     pp.full_bandwidth_bytes = v.get_bytes(sec + ".full_bandwidth_size");
   }
+  check_optional_curves(v);
   p.gpu = read_gpu(v);
   p.host = read_host(v);
   return p;

@@ -28,9 +28,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "config/config_error.h"
 #include "config/config_schema.h"
 
 namespace clustersim::collectives {
@@ -125,6 +127,11 @@ struct GpuProfile {
   // x_half in keys attended per query (seq, or seq / 2 when causal).
   EfficiencyCurveParams attention_fwd;
   EfficiencyCurveParams attention_bwd;
+  // cuDNN's fused attention (Transformer Engine's FusedAttention, SDPA's
+  // cuDNN backend) where it was measured apart (gpu.cudnn_attention_*);
+  // absent: the flash curves above stand for it.
+  std::optional<EfficiencyCurveParams> cudnn_attention_fwd;
+  std::optional<EfficiencyCurveParams> cudnn_attention_bwd;
   // Compute time is multiplied by this (>= 1) while communication kernels
   // share the SMs.
   double comm_overlap_slowdown = 1;
@@ -175,6 +182,11 @@ struct HostProfile {
 struct HardwareProfile {
   std::string name;
   std::string source_file;  // where it was loaded from; empty if built in code
+  // The node preset the part comes in (topology/cluster_config.h: the HGX
+  // board or NVL72 rack), which a scenario gets when it names none; "" when
+  // the profile does not say. node_where: its line in the profile.
+  std::string node;
+  sim::SourceLocation node_where;
 
   // Fixed cost per collective beyond NCCL's model (launch, kernel start),
   // microseconds.

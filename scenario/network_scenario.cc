@@ -66,10 +66,27 @@ collectives::HardwareProfile read_profile(const std::string& path,
 
 }  // namespace
 
+void apply_profile_node(sim::ConfigValues& values, const std::string& scenario_path) {
+  if (!values.has("hardware") || values.get_string("hardware").empty()) return;
+  if (values.has("cluster.node") && !values.entry("cluster.node").is_default) return;
+  try {
+    const collectives::HardwareProfile profile = collectives::load_hardware_profile(
+        collectives::resolve_hardware_path(scenario_path, values.get_string("hardware")),
+        hardware_schema_for_scenario(stack_path_of(values, scenario_path)));
+    if (!profile.node.empty()) {
+      values.set("cluster.node", {profile.node, profile.node_where, /*is_default=*/false});
+    }
+  } catch (const sim::ConfigError&) {
+    // The profile's own problems are reported where it is read for the
+    // scenario (read_profile); the default node stays until then.
+  }
+}
+
 sim::ConfigValues load_scenario_values(const std::string& path,
                                        std::span<const std::string> overrides) {
   sim::ConfigValues values = sim::load_scenario_file(path, build_scenario_schema(), overrides);
   apply_stack_profile(values, path);
+  apply_profile_node(values, path);
   return values;
 }
 
@@ -80,6 +97,7 @@ sim::ConfigValues load_scenario_values_keeping_going(const std::string& path,
   sim::ConfigValues values =
       sim::load_scenario_file_keeping_going(path, build_scenario_schema(), overrides, key_problems);
   apply_stack_profile(values, path, key_problems);
+  apply_profile_node(values, path);
   problems.add_all(std::move(key_problems));
   return values;
 }

@@ -57,8 +57,16 @@ std::string shipped_profile_path(const std::string& name);
 // The bare names of the profiles this build ships, sorted ("a100", "h100", ...).
 std::vector<std::string> shipped_profile_names();
 
+// The hardware profile's node preset (its `node` key) as the scenario's
+// cluster.node when the scenario leaves cluster.node out, so that a sweep of
+// the hardware key moves the job onto each part's own node. Nothing when the
+// profile names none or cannot be read (its problems are reported where it
+// is read for the scenario).
+void apply_profile_node(sim::ConfigValues& values, const std::string& scenario_path);
+
 // The validated values alone (commands that need neither the cluster graph
-// nor the profile, or build them only when they do).
+// nor the profile, or build them only when they do), the stack's values and
+// the profile's node applied.
 sim::ConfigValues load_scenario_values(const std::string& path,
                                        std::span<const std::string> overrides);
 

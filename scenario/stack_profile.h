@@ -80,8 +80,10 @@ inline constexpr auto kStackKeys = std::to_array<std::string_view>({
     "workload.float8.fsdp_all_gather",
     "workload.float8.precompute_scales",
     "workload.context_parallel.rotate_method",
+    "workload.context_parallel.kv_heads",
     "collectives.algorithm",
     "collectives.protocol",
+    "collectives.nvls",
     "workload.float8.recipe",
 });
 

@@ -134,9 +134,11 @@ std::optional<workloads::StepConfig> step_config_parts(const sim::ConfigValues& 
     config.stragglers = workloads::read_stragglers(values, config.workload.world_size);
   }) && ok;
   config.seed = static_cast<uint64_t>(values.get_int("seed"));
-  config.compute = workloads::compute_spec_from_profile(profile);
+  config.compute = workloads::compute_spec_from_profile(profile, config.workload.cudnn_attention);
   config.compute.stack_efficiency = values.get_float("workload.stack_efficiency");
   config.memory_capacity_bytes = profile.gpu.memory_bytes;
+  config.gpu_power_w = profile.gpu.power_w;
+  config.system_power_per_gpu_w = profile.host.system_power_per_gpu_w;
   config.host.kernel_launch = sim::SimTime::from_ns_rounded(profile.host.kernel_launch_us * 1e3);
   config.host.graph_launch = sim::SimTime::from_ns_rounded(profile.host.graph_launch_us * 1e3);
   config.host.pcie_Bps = cluster.spec().node.pcie_Bps * profile.host.pcie_efficiency;

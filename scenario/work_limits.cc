@@ -3,6 +3,7 @@
 #include <string>
 
 #include "config/config_error.h"
+#include "topology/cluster_config.h"
 
 namespace clustersim::cli {
 
@@ -44,7 +45,7 @@ std::optional<WorkExcess> work_excess(const workloads::StepWork& work,
                                with_separators(work.tasks_per_rank) + " tasks per rank"};
   }
   if (work.task_timelines() > limits.max_task_timelines) {
-    return WorkExcess{"cluster.nodes",
+    return WorkExcess{std::string(topology::job_size_key(values)),
                       "expected at most " + with_separators(limits.max_task_timelines) +
                           " tasks x timelines to simulate (--max-events raises the limit), found " +
                           timelines_text(work) + " of " + with_separators(work.tasks_per_rank) +

@@ -5,6 +5,8 @@
         [--x KEY] [--y KEY] [--title TEXT] [--data FILE.json]
     /usr/bin/python3 scripts/plot_sweep.py RESULTS.csv -o FILE.png --breakdown
         [--metric mfu] [--top N] [--title TEXT] [--data FILE.json]
+    /usr/bin/python3 scripts/plot_sweep.py RESULTS.csv -o FILE.png --parts
+        [--title TEXT] [--data FILE.json]
 
 The swept keys are the CSV's columns before `status`. Every simulated point
 is drawn at its own value, out-of-memory ones too (a sweep simulates them:
@@ -36,6 +38,16 @@ marked in their place. Otherwise one horizontal bar per point, labelled with
 the values of the keys that vary, best first by --metric, the best --top
 (default 30; 0: all) drawn and the rest summed up below the plot, so that
 72 points stay readable.
+
+--parts compares the points of a sweep over parts (hardware: h100, b200,
+...) in three panels side by side, one horizontal bar per simulated point in
+the CSV's order, each labelled with its value: tokens/s per GPU, step time,
+and tokens per joule per GPU at the GPU's power limit and at the system's
+power per GPU (tokens_per_joule_gpu, tokens_per_joule_system). A point
+without a power figure gets a note, not a bar of zero; a CSV from before the
+energy columns gets a note in that panel. Out-of-memory points are hatched
+and marked as not fitting; points not simulated are listed below the plot
+with their reason.
 
 The title says what was swept (the metric, the keys, the file); --title
 replaces it. A sweep with no point to draw (all skipped or failed, or no
@@ -485,11 +497,141 @@ def breakdown(rows, keys, metric, top, path):
     return fig, ax, record, "\n".join(notes)
 
 
+# --parts: tokens per joule at the GPU's power limit and at the whole
+# system's maximum power per GPU (hosts, NICs, switches, cooling), so that a
+# part that draws less per GPU but needs more around it reads as such.
+ENERGY = [("tokens_per_joule_gpu", "at the GPU's power limit", "#2ca02c"),
+          ("tokens_per_joule_system", "at the system's power per GPU", "#98df8a")]
+NO_ENERGY = "this CSV has no energy columns (clustersim sweep before tokens per joule)"
+NO_POWER = "no power figure"
+
+
+def amount(v):
+    """A bar's value: whole numbers from 1,000 up (fmt's three digits write
+    3,598 tokens/s as 3.6e+03), else three digits with their zeros (5.00 s
+    beside 4.58 s, not 5 s; 400, not 400.)."""
+    return f"{v:,.0f}" if abs(v) >= 999.5 else f"{v:#.3g}".rstrip(".")
+
+
+def parts(rows, keys, fields, path):
+    """Three panels of horizontal bars, one bar per simulated point (a part)
+    in the CSV's order: tokens/s per GPU, step time, tokens per joule (two
+    bars each). Returns the figure, its axes, the record of what was drawn
+    and the note for below it."""
+    for column in ("tokens_per_s_per_gpu", "step_time_s"):
+        if column not in fields:
+            SCRIPT.fail(f"{path}: --parts: expected a '{column}' column, found none")
+    require_values(rows, "tokens_per_s_per_gpu", path)
+    shown = [r for r in rows if state_of(r) in ("ok", "oom")]
+    # The values alone, the keys named once on the axis, as --breakdown's
+    # horizontal bars have them.
+    varying = [k for k in keys if len({r[k] for r in rows}) > 1] or keys[:1]
+    labels = [" / ".join(r[k] for k in varying) for r in shown]
+    oom = [state_of(r) == "oom" for r in shown]
+    n = len(shown)
+    # Nan, not zero, where a point has no figure: no bar, rather than a bar
+    # of nothing that reads as a part that gives nothing.
+    positions = np.arange(n, dtype=float)
+    fig, axes = plt.subplots(1, 3, sharey=True, figsize=(11.5, max(4.0, 2.2 + 0.5 * n)))
+    drawn = [{"label": label, "status": state_of(r), "texts": {}, "notes": []}
+             for label, r in zip(labels, shown)]
+
+    def bars(ax, column, offset, height, colour, label=None):
+        values = [number(r.get(column)) if column in fields else None for r in shown]
+        container = ax.barh(positions + offset, [np.nan if v is None else v for v in values],
+                            height=height, color=colour, label=label)
+        for patch, out in zip(container, oom):
+            if out:  # what the part would give if the layout fitted, hatched as elsewhere
+                patch.set_hatch("//")
+                patch.set_edgecolor(OOM_RED)
+                patch.set_linewidth(1.0)
+        for i, (patch, v) in enumerate(zip(container, values)):
+            width = patch.get_width()
+            drawn[i][column] = float(width)
+            if column == "tokens_per_s_per_gpu":
+                drawn[i]["y"] = float(patch.get_y() + patch.get_height() / 2)
+            if v is not None:
+                unit = " s" if column == "step_time_s" else ""
+                drawn[i]["texts"][column] = f"{amount(width)}{unit}"
+                ax.text(width, positions[i] + offset, f" {amount(width)}{unit}", va="center",
+                        fontsize=7 if height < 0.5 else 8,
+                        color=OOM_RED if oom[i] else "black")
+        return values
+
+    for ax, column, colour, better_text in (
+            (axes[0], "tokens_per_s_per_gpu", "#1f77b4", "higher is better"),
+            (axes[1], "step_time_s", "#ff7f0e", "lower is better")):
+        values = bars(ax, column, 0.0, 0.7, colour)
+        for i, v in enumerate(values):
+            if v is None:
+                drawn[i]["notes"].append(f"{column}: {STATE_TEXT['no_value']}")
+                ax.text(0, positions[i], f" {STATE_TEXT['no_value']}", va="center", fontsize=7,
+                        color="0.35")
+        known = [v for v in values if v is not None]
+        ax.set_xlim(0, max(known) * 1.3 if known and max(known) > 0 else 1)
+        ax.set_xlabel(f"{LABELS[column]} ({better_text})")
+    ax = axes[2]
+    energy = [c for c, _, _ in ENERGY if c in fields]
+    if energy:
+        values = {c: bars(ax, c, offset, 0.34, colour, label)
+                  for (c, label, colour), offset in zip(ENERGY, (-0.18, 0.18))}
+        for i in range(n):
+            missing = [c for c, _, _ in ENERGY if values[c][i] is None]
+            drawn[i]["notes"] += [f"{c}: {NO_POWER}" for c in missing]
+            # Both missing (a profile with no power at all): one note for
+            # the part, not two.
+            at = [0.0] if len(missing) == 2 else [-0.18 if c == ENERGY[0][0] else 0.18
+                                                   for c in missing]
+            for offset in at:
+                ax.text(0, positions[i] + offset, f" {NO_POWER}", va="center", fontsize=6,
+                        color="0.35", style="italic")
+        known = [v for vs in values.values() for v in vs if v is not None]
+        ax.set_xlim(0, max(known) * 1.3 if known and max(known) > 0 else 1)
+        # Above the panel: beside the bars it would hide the longest.
+        ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=1,
+                  frameon=False)
+    else:
+        ax.text(0.5, 0.5, NO_ENERGY.replace(" (", "\n("), transform=ax.transAxes, ha="center",
+                va="center", fontsize=8, color="0.35")
+        ax.set_xticks([])
+    ax.set_xlabel("tokens per joule per GPU (higher is better)")
+    ticks = [label + (f"\n(does not fit{gib(r)})" if out else "")
+             for label, r, out in zip(labels, shown, oom)]
+    axes[0].set_yticks(positions, ticks, fontsize=8)
+    for part, tick in zip(drawn, axes[0].get_yticklabels()):
+        part["tick"] = tick.get_text().replace("\n", " ")
+    axes[0].set_ylim(n - 0.4, -0.6)  # the CSV's first point on top
+    axes[0].set_ylabel(" / ".join(short(k) for k in varying), fontsize=9)
+    if any(oom):
+        axes[0].legend(handles=[mpatches.Patch(facecolor="white", hatch="//", edgecolor=OOM_RED,
+                                               label="out of memory (simulated anyway)")],
+                       fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    for ax in axes:
+        ax.grid(True, axis="x", alpha=0.3)
+    not_run = [{"state": state_of(r), "reason": r.get("reason", ""), "row": r}
+               for r in rows if state_of(r) not in ("ok", "oom")]
+    notes = [reasons_note(not_run, lambda p: ", ".join(f"{short(k)}={p['row'][k]}"
+                                                        for k in keys))]
+    unexplained = sum(1 for p in not_run if not p["reason"])
+    if unexplained:  # reasons_note lists only the points with a reason
+        notes.append(f"{plural(unexplained, 'point')} not simulated (no reason given) not drawn")
+    record = {"kind": "parts", "keys": varying, "points_in_csv": len(rows), "drawn": n,
+              "ylim": list(axes[0].get_ylim()), "energy_columns": energy,
+              "energy_note": "" if energy else NO_ENERGY,
+              "value_axes": {c: list(a.get_xlim()) for c, a in zip(
+                  ("tokens_per_s_per_gpu", "step_time_s", "tokens_per_joule"), axes)},
+              "parts": drawn}
+    return fig, axes, record, "\n".join(note for note in notes if note)
+
+
 def default_title(args, keys, x, y, mode):
     name = os.path.basename(args.csv)
     label = LABELS.get(args.metric, args.metric)
     if mode == "breakdown":
         return f"Where the step went, by {', '.join(short(k) for k in keys)} ({name})"
+    if mode == "parts":
+        return (f"Which part: throughput, step time and energy by "
+                f"{', '.join(short(k) for k in keys)} ({name})")
     swept = short(x) if y is None else f"{short(x)} and {short(y)}"
     others = [short(k) for k in keys if k not in (x, y)]
     extra = f", best over {', '.join(others)}" if others else ""
@@ -506,6 +648,9 @@ def main():
     parser.add_argument("--title", help="figure title (default: what was swept, and the file)")
     parser.add_argument("--breakdown", action="store_true",
                         help="stacked bars of where each point's step went")
+    parser.add_argument("--parts", action="store_true",
+                        help="tokens/s per GPU, step time and tokens per joule, one bar per "
+                        "point, side by side")
     parser.add_argument("--top", type=int, default=TOP_DEFAULT,
                         help=f"--breakdown of more than {VERTICAL_MAX} points: draw the best N "
                         f"(default {TOP_DEFAULT}; 0: all)")
@@ -514,6 +659,8 @@ def main():
     SCRIPT.check_output(args.output)
     if args.data:
         SCRIPT.check_output(args.data, "--data")
+    if args.parts and args.breakdown:
+        SCRIPT.fail("--parts: expected either --parts or --breakdown, found both")
     if args.top < 0:
         SCRIPT.fail(f"--top: expected 0 (all) or a positive number of points, found {args.top}")
 
@@ -524,7 +671,13 @@ def main():
     if args.metric not in fields[fields.index("status") + 1:]:
         SCRIPT.fail(f"--metric: expected one of the CSV's columns after 'status', found "
                     f"'{args.metric}'")
-    if args.breakdown:
+    if args.parts:
+        fig, axes, record, note = parts(rows, keys, fields, args.csv)
+        ax = axes[1]
+        title = args.title or default_title(args, keys, None, None, "parts")
+        SCRIPT.say(f"parts: {record['drawn']} points, tokens/s, step time and tokens per joule"
+                   + ("" if record["energy_columns"] else " (no energy columns)"))
+    elif args.breakdown:
         missing = [c for c, _, _ in PARTS if c not in fields]
         if missing:
             SCRIPT.fail(f"--breakdown: expected the step's breakdown columns, found no "
@@ -552,12 +705,16 @@ def main():
             record, note = heatmap(rows, x, y, args.metric, fig, ax)
             SCRIPT.say(f"heatmap of {args.metric} over {x} x {y}: {xs} x {ys} cells")
         title = args.title or default_title(args, keys, x, y, "plot")
-    ax.set_title(textwrap.fill(title, int(11 * fig.get_size_inches()[0])), fontsize=11)
+    wrapped = textwrap.fill(title, int(11 * fig.get_size_inches()[0]))
+    # Over all three panels for --parts: over the middle one it would run
+    # into the energy panel's legend.
+    heading = fig.suptitle(wrapped, fontsize=11) if args.parts else ax.set_title(wrapped,
+                                                                                  fontsize=11)
     if note:
         fig.text(0.01, 0.005, note, fontsize=7, color="0.3", va="bottom", ha="left")
     note_in = 0.14 * (note.count("\n") + 1) if note else 0.0  # 7-point lines
     fig.tight_layout(rect=(0, note_in / fig.get_size_inches()[1], 1, 1))
-    record.update({"title": ax.get_title(), "note": note, "figure_px": figure_pixels(fig, DPI)})
+    record.update({"title": heading.get_text(), "note": note, "figure_px": figure_pixels(fig, DPI)})
     save_figure(fig, args.output, dpi=DPI)
     SCRIPT.say(f"wrote {args.output}")
     if args.data:

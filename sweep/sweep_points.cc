@@ -7,6 +7,7 @@
 #include "config/file_text.h"
 #include "config/scenario_loader.h"
 #include "hardware/shipped_profiles.h"
+#include "scenario/network_scenario.h"
 #include "scenario/scenario_schema.h"
 #include "scenario/stack_profile.h"
 #include "scenario/step_config.h"
@@ -72,6 +73,7 @@ sim::ConfigValues PointLoader::values(const std::vector<std::string>& overrides)
   all.insert(all.end(), overrides.begin(), overrides.end());
   sim::ConfigValues loaded = sim::load_scenario_text(text_, path_, schema_, all);
   apply_stack_profile(loaded, path_);
+  apply_profile_node(loaded, path_);
   if (dropped_.empty() || !loaded.has(dropped_)) return loaded;
   sim::ConfigValues kept;
   for (const auto& [key, entry] : loaded.entries()) {

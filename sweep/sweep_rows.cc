@@ -7,14 +7,16 @@
 namespace clustersim::cli {
 
 const std::vector<std::string> kFigureColumns = {
-    "status",         "reason", "step_time_s",       "tokens_per_s_per_gpu",
-    "tflops_per_gpu", "mfu",    "peak_memory_bytes", "fits_in_memory",
-    "exposed_comm_s",
+    "status", "reason", "step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu",
+    "peak_memory_bytes", "fits_in_memory", "exposed_comm_s",
     // Where the step went (seconds per rank, means over ranks; they sum to
     // step_time_s): StepBreakdown's parts.
     "compute_s", "exposed_all_gather_s", "exposed_reduce_scatter_s", "exposed_all_reduce_s",
     "exposed_tp_s", "exposed_cp_s", "exposed_pcie_s", "pipeline_bubble_s", "sync_wait_s",
-    "launch_bound_s", "idle_s"};
+    "launch_bound_s", "idle_s",
+    // Energy: tokens per joule at the GPUs' power limit and at the system's
+    // maximum power per GPU (blank where the profile gives none).
+    "tokens_per_joule_gpu", "tokens_per_joule_system"};
 const std::vector<std::string> kCampaignColumns = {"ettr_mean", "time_to_train_days"};
 
 std::string number_text(double x) {
@@ -121,6 +123,9 @@ std::string simulated_row(const SweepPoint& point, const workloads::StepResult& 
                          b.exposed_all_reduce_s, b.exposed_tp_s, b.exposed_cp_s, b.exposed_pcie_s,
                          b.pipeline_bubble_s, b.sync_wait_s, b.launch_bound_s, b.idle_s}) {
     figures.push_back(number_text(s));
+  }
+  for (const double per_joule : {r.tokens_per_joule_gpu, r.tokens_per_joule_system}) {
+    figures.push_back(per_joule > 0 ? number_text(per_joule) : "");
   }
   if (campaign) {
     figures.push_back(number_text(campaign->ettr_mean));

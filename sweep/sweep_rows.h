@@ -33,9 +33,12 @@ constexpr size_t kTokens = 3;
 constexpr size_t kMfu = 5;
 constexpr size_t kPeak = 6;
 constexpr size_t kFits = 7;
-// 8: exposed_comm_s, 9-19: the step's breakdown; then the campaign's.
-constexpr size_t kEttr = 20;
-constexpr size_t kTimeToTrain = 21;
+// 8: exposed_comm_s, 9-19: the step's breakdown; 20-21 tokens per joule;
+// then the campaign's.
+constexpr size_t kTokensPerJouleGpu = 20;
+constexpr size_t kTokensPerJouleSystem = 21;
+constexpr size_t kEttr = 22;
+constexpr size_t kTimeToTrain = 23;
 
 // The status column: simulated (ok, out_of_memory) or not (skipped: the
 // point's input is invalid; failed: clustersim itself failed on it).

@@ -12,6 +12,7 @@
 #include "config/text_fields.h"
 #include "failures/campaign.h"
 #include "scenario/campaign_inputs.h"
+#include "scenario/network_scenario.h"
 #include "scenario/scenario_schema.h"
 #include "scenario/stack_profile.h"
 #include "sweep/sweep_journal.h"
@@ -248,6 +249,7 @@ SweepScenario load_sweep_scenario(const SweepSettings& settings) {
   scenario.values =
       sim::load_scenario_text(scenario.text, settings.path, scenario.schema, settings.sets);
   apply_stack_profile(scenario.values, settings.path);
+  apply_profile_node(scenario.values, settings.path);
   return scenario;
 }
 

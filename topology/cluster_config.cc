@@ -114,7 +114,9 @@ int fabric_tiers(FabricType type, int64_t endpoints, int64_t radix) {
 void add_cluster_keys(sim::ConfigSchema& schema) {
   using sim::ValueType;
   schema.add_section("cluster", "The GPU cluster: nodes and the network between them.");
-  schema.add_key("cluster.nodes", ValueType::kInt, "Number of nodes (NVLink domains).")
+  schema
+      .add_key("cluster.nodes", ValueType::kInt,
+               "Number of nodes (NVLink domains); or give cluster.gpus instead.")
       .positive()
       .required_by(
           "run, sweep, campaign, topo, collective, validate, calibrate, replay, export-chakra, "
@@ -125,6 +127,20 @@ void add_cluster_keys(sim::ConfigSchema& schema) {
       .one_of(node_choices())
       .default_to(std::string("hgx_h100"));
 
+  schema
+      .add_key("cluster.gpus", ValueType::kInt,
+               "The job's GPUs, instead of cluster.nodes: the fewest nodes that hold them evenly, "
+               "each running gpus / nodes of its GPUs (cluster.gpus_used_per_node), so one "
+               "scenario keeps its job size across node presets (256 GPUs: 32 HGX nodes of 8, "
+               "or 4 NVL72 racks of 64 of their 72).")
+      .positive();
+  schema
+      .add_key("cluster.gpus_used_per_node", ValueType::kInt,
+               "GPUs of each node (NVLink domain) the job runs on, the rest left idle: jobs on "
+               "NVL72 racks often use 64 of the 72 GPUs and keep 8 as spares, and a job smaller "
+               "than a domain uses part of one. Their NICs go with them (the node's NICs per GPU "
+               "are kept). Default: every GPU of the node.")
+      .positive();
   schema.add_section("cluster.custom_node",
                      "The node when cluster.node is custom (all keys needed).");
   schema
@@ -190,16 +206,28 @@ void add_cluster_keys(sim::ConfigSchema& schema) {
       .non_negative();
 }
 
+std::string_view job_size_key(const sim::ConfigValues& values) {
+  return values.has("cluster.gpus") ? "cluster.gpus" : "cluster.nodes";
+}
+
 ClusterSpec read_cluster_spec(const sim::ConfigValues& values) {
   sim::DiagnosticSink sink;
   ClusterSpec spec;
-  if (!values.has("cluster.nodes")) {
+  const bool by_gpus = values.has("cluster.gpus");
+  if (!values.has("cluster.nodes") && !by_gpus) {
     sim::SourceLocation file_only{values.file(), 0, 0};
     sink.add(file_only, "cluster.nodes",
-             "expected a positive integer (this command needs a cluster), found nothing");
+             "expected a positive integer, or cluster.gpus (this command needs a cluster), found "
+             "nothing");
     sink.throw_if_any();
   }
-  spec.nodes = values.get_int("cluster.nodes");
+  if (values.has("cluster.nodes") && by_gpus) {
+    sink.add(values.where("cluster.gpus"), "cluster.gpus",
+             "expected either cluster.gpus or cluster.nodes (the one follows from the other), "
+             "found both");
+    sink.throw_if_any();
+  }
+  spec.nodes = by_gpus ? 0 : values.get_int("cluster.nodes");
 
   const std::string& preset = values.get_string("cluster.node");
   if (preset == "custom") {
@@ -237,6 +265,48 @@ ClusterSpec read_cluster_spec(const sim::ConfigValues& values) {
     }
   }
 
+  if (by_gpus && spec.node.gpus_per_node > 0) {
+    if (values.has("cluster.gpus_used_per_node")) {
+      sink.add(values.where("cluster.gpus_used_per_node"), "cluster.gpus_used_per_node",
+               "expected no value with cluster.gpus (it follows from the GPUs and the node), "
+               "found " +
+                   std::to_string(values.get_int("cluster.gpus_used_per_node")));
+    }
+    const int64_t gpus = values.get_int("cluster.gpus");
+    const int64_t per_node = spec.node.gpus_per_node;
+    const int64_t nics = spec.node.nics_per_node;
+    // The fewest nodes whose equal shares of the job fit a node and keep its
+    // NICs per GPU.
+    for (int64_t n = (gpus + per_node - 1) / per_node; n <= gpus; ++n) {
+      if (gpus % n != 0 || (gpus / n) * nics % per_node != 0) continue;
+      spec.nodes = n;
+      spec.node.gpus_per_node = gpus / n;
+      spec.node.nics_per_node = gpus / n * nics / per_node;
+      break;
+    }
+    if (spec.nodes == 0) {
+      sink.add(values.where("cluster.gpus"), "cluster.gpus",
+               "expected GPUs that nodes of " + std::to_string(per_node) + " GPUs and " +
+                   std::to_string(nics) + " NICs hold evenly, found " + std::to_string(gpus));
+    }
+    sink.throw_if_any();
+  } else if (values.has("cluster.gpus_used_per_node") && spec.node.gpus_per_node > 0) {
+    const int64_t used = values.get_int("cluster.gpus_used_per_node");
+    const int64_t gpus = spec.node.gpus_per_node;
+    const int64_t nics = spec.node.nics_per_node;
+    if (used > gpus || (used * nics) % gpus != 0) {
+      sink.add(values.where("cluster.gpus_used_per_node"), "cluster.gpus_used_per_node",
+               "expected at most the node's " + std::to_string(gpus) + " GPUs" +
+                   (nics == gpus ? std::string()
+                                 : " and a multiple of its GPUs per NIC (" +
+                                       std::to_string(gpus / nics) + ")") +
+                   ", found " + std::to_string(used));
+    } else {
+      spec.node.gpus_per_node = used;
+      spec.node.nics_per_node = used * nics / gpus;
+    }
+  }
+
   const std::string& type = values.get_string("cluster.fabric.type");
   spec.fabric.type = type == "fat_tree"        ? FabricType::kFatTree
                      : type == "single_switch" ? FabricType::kSingleSwitch
@@ -254,7 +324,7 @@ ClusterSpec read_cluster_spec(const sim::ConfigValues& values) {
   const int64_t radix = spec.fabric.switch_radix;
   const int64_t gpus = spec.nodes * spec.node.gpus_per_node;
   if (spec.nodes > kMaxClusterGpus || gpus > kMaxClusterGpus) {
-    sink.add(values.where("cluster.nodes"), "cluster.nodes",
+    sink.add(values.where(job_size_key(values)), std::string(job_size_key(values)),
              "expected at most " + std::to_string(kMaxClusterGpus) + " GPUs in all, found " +
                  std::to_string(spec.nodes) + " nodes of " +
                  std::to_string(spec.node.gpus_per_node) + " GPUs");
@@ -268,7 +338,7 @@ ClusterSpec read_cluster_spec(const sim::ConfigValues& values) {
         spec.fabric.type == FabricType::kRailOptimized ? "NICs per rail" : "NICs";
     const std::string fabric = single ? "one radix-" + std::to_string(radix) + " switch"
                                       : "3 tiers of radix-" + std::to_string(radix) + " switches";
-    sink.add(values.where("cluster.nodes"), "cluster.nodes",
+    sink.add(values.where(job_size_key(values)), std::string(job_size_key(values)),
              "expected at most " + std::to_string(capacity) + " " + per + " (" + fabric +
                  "), found " + std::to_string(endpoints) +
                  " (raise cluster.fabric.switch_radix or change cluster.fabric.type)");

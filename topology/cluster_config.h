@@ -73,6 +73,10 @@ struct ClusterSpec {
 // name. Figures and their sources are in cluster_config.cc.
 bool node_preset(std::string_view name, NodeSpec& out);
 
+// The key that sizes the job, for errors about its size: cluster.gpus when
+// the scenario gives it, else cluster.nodes.
+std::string_view job_size_key(const sim::ConfigValues& values);
+
 // Declares sections `cluster`, `cluster.custom_node`, `cluster.fabric`,
 // `cluster.latency` and their keys. No key is required: scenarios that do
 // not simulate a cluster omit the section; read_cluster_spec() reports a

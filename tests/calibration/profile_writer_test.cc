@@ -214,9 +214,9 @@ TEST(ProfileWriter, SectionOrderFollowsTheExampleFiles) {
     if (!line.empty() && line[0] != ' ' && line[0] != '#')
       top.push_back(line.substr(0, line.find(':')));
   }
-  EXPECT_EQ(top, (std::vector<std::string>{"name", "description", "launch_overhead", "max_channels",
-                                           "nvlink", "network", "tree", "nvls", "protocols", "gpu",
-                                           "host"}));
+  EXPECT_EQ(top, (std::vector<std::string>{"name", "description", "node", "launch_overhead",
+                                           "max_channels", "nvlink", "network", "tree", "nvls",
+                                           "protocols", "gpu", "host"}));
 }
 
 TEST(ProfileWriter, ValuesAreInTheSchemasUnits) {

@@ -120,7 +120,7 @@ TEST(CheckCommand, ProblemsOfTheKeysTheProfileAndTheMeshComeInOnePass) {
       "s.yaml:2:11: error: hardware: expected one of the shipped profiles by its bare name (a100, ",
       "found 'h100x', which this build does not ship",
       "s.yaml:12:9: error: workload.parallelism.tp: expected a divisor of the GPUs per node (8; "
-      "tensor parallelism stays inside a node), found 3"};
+      "tensor parallelism stays inside a node's NVLink domain), found 3"};
   for (const std::string& piece : expected) {
     EXPECT_NE(checked.err.find(piece), std::string::npos) << piece << "\n" << checked.err;
   }

@@ -71,22 +71,37 @@ TEST(SweepCommand, RowsAreWhatRunGivesForTheSameOverrides) {
   ASSERT_EQ(r.code, cli::kExitOk) << r.err;
   const auto rows = csv_rows(read_all(csv));
   ASSERT_EQ(rows.size(), 7u);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{kShard, "workload.local_batch", "status", "reason",
-                                               "step_time_s", "tokens_per_s_per_gpu",
-                                               "tflops_per_gpu", "mfu", "peak_memory_bytes",
-                                               "fits_in_memory", "exposed_comm_s", "compute_s",
-                                               "exposed_all_gather_s", "exposed_reduce_scatter_s",
-                                               "exposed_all_reduce_s", "exposed_tp_s",
-                                               "exposed_cp_s", "exposed_pcie_s",
-                                               "pipeline_bubble_s", "sync_wait_s",
-                                               "launch_bound_s", "idle_s"}));
+  EXPECT_EQ(rows[0], (std::vector<std::string>{kShard,
+                                               "workload.local_batch",
+                                               "status",
+                                               "reason",
+                                               "step_time_s",
+                                               "tokens_per_s_per_gpu",
+                                               "tflops_per_gpu",
+                                               "mfu",
+                                               "peak_memory_bytes",
+                                               "fits_in_memory",
+                                               "exposed_comm_s",
+                                               "compute_s",
+                                               "exposed_all_gather_s",
+                                               "exposed_reduce_scatter_s",
+                                               "exposed_all_reduce_s",
+                                               "exposed_tp_s",
+                                               "exposed_cp_s",
+                                               "exposed_pcie_s",
+                                               "pipeline_bubble_s",
+                                               "sync_wait_s",
+                                               "launch_bound_s",
+                                               "idle_s",
+                                               "tokens_per_joule_gpu",
+                                               "tokens_per_joule_system"}));
   const std::vector<std::vector<std::string>> expect = {
       {"4", "1", "ok"},      {"4", "32", "out_of_memory"},
       {"3", "1", "skipped"}, {"3", "32", "skipped"},
       {"16", "1", "ok"},     {"16", "32", "out_of_memory"}};
   for (size_t i = 0; i < expect.size(); ++i) {
     const auto& row = rows[i + 1];
-    ASSERT_EQ(row.size(), 22u);
+    ASSERT_EQ(row.size(), 24u);
     EXPECT_EQ(row[0], expect[i][0]);
     EXPECT_EQ(row[1], expect[i][1]);
     EXPECT_EQ(row[2], expect[i][2]) << row[3];
@@ -169,8 +184,8 @@ TEST(SweepCommand, APointTheTunerRejectsIsSkippedAndTheOthersRun) {
       "group of the step)";
   std::vector<std::string> tree_row = {"tree", "skipped", tree_reason};
   std::vector<std::string> nvls_row = {"nvls", "skipped", nvls_reason};
-  tree_row.resize(21, "");  // the axis, then 20 figures of which only status and reason
-  nvls_row.resize(21, "");
+  tree_row.resize(23, "");  // the axis, then 22 figures of which only status and reason
+  nvls_row.resize(23, "");
   EXPECT_EQ(rows[2], tree_row);
   EXPECT_EQ(rows[3], nvls_row);
   EXPECT_NE(r.out.find("points: 3 (1 ok, 0 out of memory, 2 skipped)\nskipped:\n"
@@ -354,9 +369,8 @@ TEST(SweepCommand, ResumeRefusesAnotherSweepsPartialFile) {
   // A row of another grid (point 0 is shard 4, local batch 1).
   ASSERT_EQ(run({"sweep", path, "-o", dir.file("clean.csv")}).code, cli::kExitOk);
   const std::string head(sim::split_lines(read_all(dir.file("clean.csv")))[0].text);
-  dir.write("out.csv.partial",
-            "# clustersim sweep partial v1; points 6; " + head +
-                "\n0,8,1,ok,,1,1,1,1,1,true,1,1,0,0,0,0,0,0,0,0,0,0\n");
+  dir.write("out.csv.partial", "# clustersim sweep partial v1; points 6; " + head +
+                                   "\n0,8,1,ok,,1,1,1,1,1,true,1,1,0,0,0,0,0,0,0,0,0,0,,\n");
   r = run({"sweep", path, "-o", csv, "--resume"});
   EXPECT_EQ(r.code, cli::kExitError);
   EXPECT_NE(r.err.find(":2:1: error: expected point 0 of this sweep (4,1)"), std::string::npos)
@@ -423,9 +437,9 @@ TEST(SweepCommandCampaign, FiguresAreWhatCampaignGives) {
   EXPECT_EQ(csvs[0], csvs[1]);
   const auto rows = csv_rows(csvs[0]);
   ASSERT_EQ(rows.size(), 5u);
-  ASSERT_EQ(rows[0].size(), 24u);
-  EXPECT_EQ(rows[0][22], "ettr_mean");
-  EXPECT_EQ(rows[0][23], "time_to_train_days");
+  ASSERT_EQ(rows[0].size(), 26u);
+  EXPECT_EQ(rows[0][24], "ettr_mean");
+  EXPECT_EQ(rows[0][25], "time_to_train_days");
   // shard 16 leaves one replica group: nothing for ft_hsdp to fall back on.
   EXPECT_EQ(rows[4][2], "skipped");
   EXPECT_EQ(rows[4][3].substr(0, 54), "campaign: recovery.policy: ft_hsdp needs at least 2 re");
@@ -440,8 +454,8 @@ TEST(SweepCommandCampaign, FiguresAreWhatCampaignGives) {
              "recovery.policy=" + row[1], "--set", "campaign.trials=20", "--json", json});
     ASSERT_EQ(one.code, cli::kExitOk) << one.err;
     const auto report = parse_json(read_all(json));
-    EXPECT_EQ(std::stod(row[22]), report["ettr_mean"].number) << row[0] << " " << row[1];
-    EXPECT_EQ(std::stod(row[23]), report["time_to_train_days"].number);
+    EXPECT_EQ(std::stod(row[24]), report["ettr_mean"].number) << row[0] << " " << row[1];
+    EXPECT_EQ(std::stod(row[25]), report["time_to_train_days"].number);
   }
   const Outcome bad = run({"sweep", path, "--trials", "5"});
   EXPECT_EQ(bad.code, cli::kExitUsage);

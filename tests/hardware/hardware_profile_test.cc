@@ -58,7 +58,7 @@ TEST(HardwareProfile, BadValueNamesFileAndLine) {
     FAIL() << "expected a ConfigError";
   } catch (const sim::ConfigError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("bad.yaml:12:"), std::string::npos) << what;  // launch_overhead
+    EXPECT_NE(what.find("bad.yaml:14:"), std::string::npos) << what;  // launch_overhead
     EXPECT_NE(what.find("network.efficiency"), std::string::npos) << what;
     EXPECT_NE(what.find("launch_overhead"), std::string::npos) << what;
     EXPECT_EQ(e.diagnostics().size(), 2u) << what;

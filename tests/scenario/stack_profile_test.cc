@@ -98,7 +98,7 @@ TEST(StackProfile, AnUnknownStackListsTheShippedOnes) {
   const std::string what = config_error([&] { load_scenario_values(path, {}); });
   EXPECT_TRUE(contains(what,
                        "s.yaml:3:8: error: stack: expected one of the shipped stacks by "
-                       "its bare name (fms_fsdp, fsdp1, megatron_core"))
+                       "its bare name (fms_fsdp, fsdp1, megatron_bridge, megatron_core"))
       << what;
   EXPECT_TRUE(contains(what, "found 'megatron', which this build does not ship")) << what;
   const std::string missing =

@@ -28,7 +28,12 @@ small_runs=(
   scenarios/published/fms_a100.yaml
   scenarios/published/fms_h100.yaml
   scenarios/published/megascale_175b_a100.yaml
+  scenarios/published/mbridge_llama3_8b.yaml
+  scenarios/published/mbridge_llama3_8b_h100.yaml
+  scenarios/published/mbridge_llama3_70b.yaml
+  scenarios/published/mbridge_llama3_70b_h100.yaml
   scenarios/published/megatron_gpt_h100.yaml
+  scenarios/published/nemotron4_340b_gb200.yaml
   scenarios/published/nemotron4_340b_h100.yaml
   scenarios/published/tt_405b_3d_h100.yaml
   scenarios/published/tt_70b_tp8_h100.yaml
@@ -36,6 +41,7 @@ small_runs=(
   scenarios/published/tt_a100.yaml
 )
 large_runs=(
+  scenarios/published/mbridge_llama31_405b.yaml
   scenarios/ft_hsdp_98k.yaml
   scenarios/sweep_ft_hsdp_98k.yaml
 )
@@ -117,7 +123,7 @@ else
   outputs=()
   for f in "${large_runs[@]}"; do
     out="$tmp/run_$(basename "$f" .yaml).json"
-    "$bin" run "$f" --json "$out" >/dev/null
+    "$bin" run "$f" --allow-oom --json "$out" >/dev/null
     outputs+=("$out")
   done
   python3 "$check" "$schemas/run.schema.json" "${outputs[@]}"

@@ -4,10 +4,13 @@
 # sweep of the 64-GPU step, where only TP 8 fits), on a y axis from zero;
 # heatmap cells at their values on a colour scale from zero, OOM and skipped
 # cells marked; a 72-point breakdown within 1,400 pixels' width, the 30 best
-# drawn with the rest summed up; each bar as tall as the point's step. A
-# sweep with nothing to draw (every point skipped), a CSV without the
-# breakdown columns and a file that is not a sweep are refused, exit 1, no
-# image.
+# drawn with the rest summed up; each bar as tall as the point's step;
+# --parts's three panels (tokens/s, step time, tokens per joule at the GPU's
+# and the system's power) in the CSV's order, a part without a power figure
+# noted rather than drawn at zero, a CSV from before the energy columns
+# drawn with a note. A sweep with nothing to draw (every point skipped), a
+# CSV without the breakdown columns, --parts without tokens_per_s_per_gpu and
+# a file that is not a sweep are refused, exit 1, no image.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -80,12 +83,84 @@ plot "$here/sweep_72_points.csv" -o "$out/all72.png" --breakdown --top 0 --data 
 expect_drawn "$out/all72.json" "d['drawn'] == 72 and d['figure_px'][0] <= 1400" \
   "all 72 points with --top 0, no wider"
 
+# --parts: five parts in the CSV's order (h100 on top), each bar at its
+# CSV value, two bars of tokens per joule per part.
+parts=$here/sweep_parts.csv
+plot "$parts" -o "$out/parts.png" --parts --data "$out/parts.json"
+expect_drawn "$out/parts.json" \
+  "[(p['label'], p['y']) for p in d['parts']] == [('h100', 0), ('h200', 1), ('b200', 2), ('gb200', 3), ('gb300', 4)]
+   and d['ylim'][0] > d['ylim'][1]" \
+  "one bar per part in the CSV's order, h100 first, on top"
+expect_drawn "$out/parts.json" \
+  "close(d['parts'][4]['tokens_per_s_per_gpu'], 3597.592516910247) and d['parts'][4]['texts']['tokens_per_s_per_gpu'] == '3,598'" \
+  "gb300 at 3,597.59 tokens/s per GPU"
+expect_drawn "$out/parts.json" \
+  "close(d['parts'][2]['tokens_per_joule_system'], 1.8328) and close(d['parts'][2]['tokens_per_joule_gpu'], 3.276)
+   and d['parts'][2]['texts']['tokens_per_joule_system'] == '1.83'" \
+  "b200 at 1.8328 tokens per joule at the system's power, 3.276 at the GPU's"
+expect_drawn "$out/parts.json" \
+  "all(close(p[c], float(r[c]), 1e-9) for p, r in zip(d['parts'], rows(args[0]))
+       for c in ('tokens_per_s_per_gpu', 'step_time_s', 'tokens_per_joule_gpu', 'tokens_per_joule_system'))" \
+  "every bar at its CSV value" "$parts"
+expect_drawn "$out/parts.json" \
+  "all(lo == 0 for lo, hi in d['value_axes'].values()) and close(d['value_axes']['step_time_s'][1], 10.153691214 * 1.3)" \
+  "bars from zero, room for the longest step's label"
+expect_drawn "$out/parts.json" "d['title'].startswith('Which part') and 'sweep_parts.csv' in d['title'] and d['note'] == ''" \
+  "a title naming the file and no note"
+grep -q "parts: 5 points" "$out/err" || { cat "$out/err"; exit 1; }
+
+# --parts marks what it cannot draw: h200 out of memory (hatched, 'does not
+# fit'), b200 with no power figure, gb200 with none at the system's power
+# (no bar, a note), a part skipped with its reason below the plot.
+"$python" - "$parts" "$out/mixed.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+for r in rows:
+    if r["hardware"] == "h200":
+        r.update(status="out_of_memory", fits_in_memory="false", peak_memory_bytes="95000000000")
+    if r["hardware"] in ("b200", "gb200"):
+        r["tokens_per_joule_system"] = ""
+    if r["hardware"] == "b200":
+        r["tokens_per_joule_gpu"] = ""
+rows.append({"hardware": "mi300x", "status": "skipped", "reason": "hardware: no profile mi300x"})
+with open(sys.argv[2], "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0]), restval="")
+    w.writeheader()
+    w.writerows(rows)
+PY
+plot "$out/mixed.csv" -o "$out/mixed.png" --parts --data "$out/mixed.json"
+expect_drawn "$out/mixed.json" \
+  "[(p['status'], p['tick']) for p in d['parts'][:2]] == [('ok', 'h100'), ('oom', 'h200 (does not fit, 88 GiB)')]
+   and close(d['parts'][1]['tokens_per_s_per_gpu'], 1675.826411911302)" \
+  "h200 at its value, marked as not fitting"
+expect_drawn "$out/mixed.json" \
+  "d['parts'][2]['tokens_per_joule_gpu'] is None and d['parts'][2]['tokens_per_joule_system'] is None
+   and d['parts'][3]['tokens_per_joule_system'] is None and close(d['parts'][3]['tokens_per_joule_gpu'], 2.980)
+   and d['parts'][3]['notes'] == ['tokens_per_joule_system: no power figure']" \
+  "no bar, a note, where a part has no power figure"
+expect_drawn "$out/mixed.json" \
+  "d['drawn'] == 5 and d['note'] == 'hardware=mi300x: skipped: hardware: no profile mi300x'" \
+  "the skipped part below the plot with its reason"
+
+# An older sweep CSV, without the energy columns: drawn, with a note.
+cut -d, -f1-21 "$parts" > "$out/parts_old.csv"
+plot "$out/parts_old.csv" -o "$out/parts_old.png" --parts --data "$out/parts_old.json"
+expect_drawn "$out/parts_old.json" \
+  "d['energy_columns'] == [] and 'no energy columns' in d['energy_note']
+   and close(d['parts'][0]['step_time_s'], 10.153691214)" \
+  "the throughput and step panels, a note for the energy one"
+
+# --parts needs tokens/s per GPU: the file and the column named.
+grep -v '^#' "$parts" | cut -d, -f1-4,6- > "$out/no_tps.csv"
+expect_refused "$repo/scripts/plot_sweep.py" "$out/no_tps.csv" \
+  "no_tps.csv: --parts: expected a 'tokens_per_s_per_gpu' column, found none" --parts
+
 # Nothing to draw: every point skipped (TP 3 and 5 do not divide a node).
 head -2 "$tp" | tail -1 > "$out/skipped.csv"
 for t in 3 5; do
   echo "$t,skipped,\"workload.parallelism.tp: expected a divisor of the GPUs per node (8), found $t\",,,,,,,,,,,,,,,,,,," >> "$out/skipped.csv"
 done
-for flag in "" --breakdown; do
+for flag in "" --breakdown --parts; do
   if "$python" "$repo/scripts/plot_sweep.py" "$out/skipped.csv" -o "$out/skipped.png" $flag 2> "$out/err"; then
     echo "an all-skipped sweep was drawn ($flag)"; exit 1
   fi

@@ -16,14 +16,21 @@ namespace {
 TEST(SweepRows, FailedAndSkippedRowsKeepTheReasonAndLeaveTheFiguresEmpty) {
   const SweepPoint point{{"8", "a,b"}, ""};
   EXPECT_EQ(failed_row(point, "internal error: invariant 'x' failed", false),
-            "8,\"a,b\",failed,internal error: invariant 'x' failed,,,,,,,,,,,,,,,,,,");
+            "8,\"a,b\",failed,internal error: invariant 'x' failed,,,,,,,,,,,,,,,,,,,,");
   EXPECT_EQ(skipped_row(point, "tp: expected \"2\"", true),
-            "8,\"a,b\",skipped,\"tp: expected \"\"2\"\"\",,,,,,,,,,,,,,,,,,,,");
+            "8,\"a,b\",skipped,\"tp: expected \"\"2\"\"\",,,,,,,,,,,,,,,,,,,,,,");
   const std::vector<std::string> fields = csv_split(failed_row(point, "why, exactly", false));
   ASSERT_EQ(fields.size(), 2 + kFigureColumns.size());
   EXPECT_EQ(fields[1], "a,b");
   EXPECT_EQ(fields[2 + kStatus], "failed");
   EXPECT_EQ(fields[2 + kReason], "why, exactly");
+  // The offsets name the columns they read.
+  EXPECT_EQ(kFigureColumns[kTokens], "tokens_per_s_per_gpu");
+  EXPECT_EQ(kFigureColumns[kFits], "fits_in_memory");
+  EXPECT_EQ(kFigureColumns[kTokensPerJouleGpu], "tokens_per_joule_gpu");
+  EXPECT_EQ(kFigureColumns[kTokensPerJouleSystem], "tokens_per_joule_system");
+  EXPECT_EQ(kFigureColumns.size(), kEttr);
+  EXPECT_EQ(kCampaignColumns[kTimeToTrain - kEttr], "time_to_train_days");
   EXPECT_FALSE(simulated_status("failed"));
   EXPECT_FALSE(simulated_status("skipped"));
   EXPECT_TRUE(simulated_status("out_of_memory"));

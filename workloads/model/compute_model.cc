@@ -29,7 +29,8 @@ EfficiencyCurve curve_of(const collectives::EfficiencyCurveParams& params) {
 
 }  // namespace
 
-GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& profile) {
+GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& profile,
+                                         bool cudnn_attention) {
   const collectives::GpuProfile& gpu = profile.gpu;
   GpuComputeSpec spec;
   spec.hardware = gpu.curves_fitted_to;
@@ -49,8 +50,9 @@ GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& pro
     }
   }
   spec.gemm = curve_of(gpu.gemm);
-  spec.attention_fwd = curve_of(gpu.attention_fwd);
-  spec.attention_bwd = curve_of(gpu.attention_bwd);
+  const bool cudnn = cudnn_attention && gpu.cudnn_attention_fwd && gpu.cudnn_attention_bwd;
+  spec.attention_fwd = curve_of(cudnn ? *gpu.cudnn_attention_fwd : gpu.attention_fwd);
+  spec.attention_bwd = curve_of(cudnn ? *gpu.cudnn_attention_bwd : gpu.attention_bwd);
   spec.comm_overlap_slowdown = gpu.comm_overlap_slowdown;
   spec.sustained_clock = gpu.sustained_clock;
   spec.speed_variation = gpu.speed_variation;

@@ -111,8 +111,11 @@ struct GpuComputeSpec {
 };
 
 // The spec a hardware profile's `gpu` section describes (hardware =
-// gpu.curves_fitted_to). The profile's ranges were validated when it was loaded.
-GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& profile);
+// gpu.curves_fitted_to). The profile's ranges were validated when it was
+// loaded. With `cudnn_attention` (workload.attention cudnn) the attention
+// curves are the profile's cuDNN ones where it has them.
+GpuComputeSpec compute_spec_from_profile(const collectives::HardwareProfile& profile,
+                                         bool cudnn_attention = false);
 
 // The dense tensor-core peak a GEMM of `format` runs at (0: the part has none).
 double gemm_peak(GemmFormat format, const GpuComputeSpec& spec);

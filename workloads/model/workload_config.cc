@@ -239,10 +239,14 @@ void add_workload_keys(sim::ConfigSchema& schema) {
       .default_to(false);
   schema
       .add_key("workload.attention", ValueType::kEnum,
-               "flash: flash attention (SDPA's fused kernel); math: the unfused attention of "
-               "older code (minGPT, Megatron before flash attention), scores GEMM, scale, mask "
-               "and softmax over the whole score matrix, context GEMM.")
-      .one_of({"flash", "math"})
+               "flash: flash attention (SDPA's fused kernel, FlashAttention), timed on the "
+               "profile's gpu.attention_* curves; cudnn: cuDNN's fused flash attention "
+               "(Transformer Engine's FusedAttention, its default on Hopper and Blackwell; SDPA's "
+               "cuDNN backend), timed on the profile's gpu.cudnn_attention_* curves where it has "
+               "them, else on its flash curves; math: the unfused attention of older code "
+               "(minGPT, Megatron before flash attention), scores GEMM, scale, mask and softmax "
+               "over the whole score matrix, context GEMM.")
+      .one_of({"flash", "cudnn", "math"})
       .default_to(std::string("flash"));
   schema
       .add_key(kCrossEntropy, ValueType::kEnum,
@@ -509,7 +513,8 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   w.grad_clip = values.get_bool("workload.grad_clip");
   read_host_loop_keys(values, w);
   w.optimizer_implementation = read_optimizer_implementation(values);
-  w.flash_attention = values.get_string("workload.attention") == "flash";
+  w.flash_attention = values.get_string("workload.attention") != "math";
+  w.cudnn_attention = values.get_string("workload.attention") == "cudnn";
   w.rotary_by_matrix = values.get_string("workload.rotary_embedding") == "rotation_matrix";
   w.fused_norm = values.get_string("workload.norm_kernel") == "fused";
   w.cross_entropy = value_of(kCrossEntropyKernels, values.get_string(kCrossEntropy));
@@ -566,7 +571,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
   if (gpus_per_node % w.tp != 0 || world_size_gpus % w.tp != 0) {
     sink.add(values.where(kTp), kTp,
              "expected a divisor of the GPUs per node (" + str(gpus_per_node) +
-                 "; tensor parallelism stays inside a node), found " + str(w.tp));
+                 "; tensor parallelism stays inside a node's NVLink domain), found " + str(w.tp));
   } else if (model_ok && !tensor_parallel_problem(w.model, w.tp).empty()) {
     sink.add(values.where(kTp), kTp, tensor_parallel_problem(w.model, w.tp));
   } else if (w.seq_len % w.cp == 0 && w.rank_tokens() % w.tp != 0) {

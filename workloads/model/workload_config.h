@@ -128,6 +128,8 @@ struct WorkloadSpec {
   // false: the unfused attention of older code (workload.attention: math,
   // workloads/model/math_attention.h); true: flash attention (SDPA's flash kernel).
   bool flash_attention = true;
+  // The fused attention is cuDNN's (its own curves in the hardware profile).
+  bool cudnn_attention = false;
   // true: eager rotary embedding by 2x2 rotation matrices in fp32
   // (workload.rotary_embedding: rotation_matrix, foundation-model-stack's);
   // false: by complex multiplication (torchtitan's, Meta's reference).

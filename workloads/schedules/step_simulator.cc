@@ -98,6 +98,11 @@ StepResult simulate_step(const topology::Cluster& cluster,
     out.tflops_per_gpu =
         model_flops_per_token(w.model, w.seq_len) * out.tokens_per_s_per_gpu * 1e-12;
     out.mfu = out.tflops_per_gpu * 1e12 / config.compute.peak_flops;
+    if (config.gpu_power_w > 0)
+      out.tokens_per_joule_gpu = out.tokens_per_s_per_gpu / config.gpu_power_w;
+    if (config.system_power_per_gpu_w > 0) {
+      out.tokens_per_joule_system = out.tokens_per_s_per_gpu / config.system_power_per_gpu_w;
+    }
   }
   out.memory = memory_breakdown(w);
   out.memory_capacity_bytes = config.memory_capacity_bytes;

@@ -93,6 +93,10 @@ struct StepConfig {
   std::vector<Straggler> stragglers;  // ranks < world_size, each at most once
   uint64_t seed = 1;  // the scenario's seed: per-GPU speeds (workloads/schedules/gpu_speed.h)
   int64_t memory_capacity_bytes = 0;              // HBM per GPU; 0: not checked (fits)
+  // The part's power, watts (hardware profile gpu.power, host.system_power):
+  // the GPU's limit and the system's maximum over its GPUs; 0: not known.
+  double gpu_power_w = 0;
+  double system_power_per_gpu_w = 0;
   std::vector<int64_t> trace_ranks;               // ranks whose tasks are recorded (sorted, unique)
   EngineProgressFn progress;                      // EngineOptions::progress
   bool explicit_ranks = false;                    // EngineOptions::explicit_ranks (run --explicit)

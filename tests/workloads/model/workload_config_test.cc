@@ -178,7 +178,7 @@ TEST(WorkloadConfig, FixedStrategiesRejectOtherGroupSizes) {
 TEST(WorkloadConfig, TensorParallelismStaysInsideANode) {
   EXPECT_EQ(error_of(parallel("    tp: 16\n"), 32, 8),
             "s.yaml:7:9: error: workload.parallelism.tp: expected a divisor of the GPUs per "
-            "node (8; tensor parallelism stays inside a node), found 16");
+            "node (8; tensor parallelism stays inside a node's NVLink domain), found 16");
 }
 
 TEST(WorkloadConfig, TensorParallelismMustSplitTheModel) {
