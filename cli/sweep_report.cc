@@ -91,9 +91,13 @@ std::string ranked_table(const std::vector<SweepAxis>& axes, const std::vector<S
   for (const char* h : {"step s", "tokens/s/GPU", "MFU", "peak GiB", "fits"}) headings.push_back(h);
   // Tokens per joule where some point's profile gives power.
   bool energy = false;
+  // A row written before the energy columns (a resumed journal) has none.
+  const auto energy_of = [k](const std::vector<std::string>& f, size_t column) {
+    return k + column < f.size() ? f[k + column] : std::string();
+  };
   for (const Ranked& r : ranked) {
-    energy = energy || !r.fields[k + kTokensPerJouleGpu].empty() ||
-             !r.fields[k + kTokensPerJouleSystem].empty();
+    energy = energy || !energy_of(r.fields, kTokensPerJouleGpu).empty() ||
+             !energy_of(r.fields, kTokensPerJouleSystem).empty();
   }
   if (energy) {
     for (const char* h : {"tok/J GPU", "tok/J system"}) headings.push_back(h);
@@ -114,7 +118,8 @@ std::string ranked_table(const std::vector<SweepAxis>& axes, const std::vector<S
     line.push_back(ranked[r].fits ? "yes" : "no");
     if (energy) {
       for (const size_t column : {kTokensPerJouleGpu, kTokensPerJouleSystem}) {
-        line.push_back(f[k + column].empty() ? "-" : fixed(num(f[k + column]), 2));
+        const std::string value = energy_of(f, column);
+        line.push_back(value.empty() ? "-" : fixed(num(value), 2));
       }
     }
     if (campaign) {

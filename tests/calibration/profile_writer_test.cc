@@ -165,7 +165,7 @@ TEST(ProfileWriter, WritesEverySchemaKeyAndNoOther) {
   EXPECT_EQ(declared.erase(std::string(sim::kExtendsKey)), 1u);
   // Optional keys without a default that h100.yaml leaves out stay out.
   for (const char* optional :
-       {"gpu.peak_clock_mhz", "gpu.power", "host.system_power", "gpu.mem_efficiency_by_class.norm",
+       {"gpu.peak_clock_mhz", "gpu.mem_efficiency_by_class.norm",
         "gpu.mem_efficiency_by_class.elementwise", "gpu.mem_efficiency_by_class.embedding",
         "gpu.mem_efficiency_by_class.loss", "gpu.mem_efficiency_by_class.optimizer"}) {
     EXPECT_EQ(declared.erase(optional), 1u) << optional;

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tests/support/json_value.h"
 #include "tests/support/run_clustersim.h"
@@ -172,6 +173,50 @@ TEST(BlackwellRun, NvlsOffKeepsCollectivesOffNvls) {
                           "collectives.nvls false (NVLS is off), found nvls"),
             std::string::npos)
       << both.err;
+}
+
+// A scenario that names no node runs on its part's (the profile's `node`);
+// with cluster.gpus the job keeps its size on each, so a sweep of the
+// hardware key compares parts. Tokens per joule are tokens/s per GPU over
+// the profile's powers.
+TEST(BlackwellRun, ASweepOfTheHardwareKeyRunsEachPartOnItsOwnNode) {
+  const ScratchDir dir;
+  std::string text = scenario("b200", "hgx_b200");
+  const std::string node = "  nodes: 1\n  node: hgx_b200\n";
+  text.replace(text.find(node), node.size(), "  gpus: 16\n");
+  const std::string path = dir.write("s.yaml", text);
+  const Outcome one = run({"run", path, "--set", "hardware=gb200"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.out.find("GPUs                      16 (1 node x 16, gb200_nvl72)"),
+            std::string::npos)
+      << one.out;
+  const std::string csv = dir.file("parts.csv");
+  const Outcome sweep = run({"sweep", path, "--grid", "hardware=b200,gb200", "-o", csv});
+  ASSERT_EQ(sweep.code, 0) << sweep.err;
+  const std::string rows = read_all(csv);
+  for (const char* part : {"b200", "gb200"}) {
+    const std::string json = dir.file(std::string(part) + ".json");
+    ASSERT_EQ(run({"run", path, "--set", "hardware=" + std::string(part), "--json", json}).code, 0);
+    const JsonValue doc = parse_json(read_all(json));
+    const double tokens = doc["tokens_per_s_per_gpu"].number;
+    const double power = std::string_view(part) == "b200" ? 1000 : 1200;
+    const double system = std::string_view(part) == "b200" ? 1787.5 : 1667;
+    EXPECT_DOUBLE_EQ(doc["tokens_per_joule_gpu"].number, tokens / power) << part;
+    EXPECT_DOUBLE_EQ(doc["tokens_per_joule_system"].number, tokens / system) << part;
+    // The sweep's row is the run's.
+    const size_t at = rows.find("\n" + std::string(part) + ",ok,");
+    ASSERT_NE(at, std::string::npos) << rows;
+    std::vector<std::string> fields(1);
+    for (size_t i = at + 1; i < rows.size() && rows[i] != '\n'; ++i) {
+      if (rows[i] == ',') {
+        fields.emplace_back();
+      } else {
+        fields.back() += rows[i];
+      }
+    }
+    ASSERT_GT(fields.size(), 4u);
+    EXPECT_EQ(std::stod(fields[4]), tokens) << part;  // hardware, status, reason, step, tokens
+  }
 }
 
 }  // namespace

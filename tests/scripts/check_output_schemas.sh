@@ -39,6 +39,7 @@ small_runs=(
   scenarios/published/tt_70b_tp8_h100.yaml
   scenarios/published/tt_8b_h100.yaml
   scenarios/published/tt_a100.yaml
+  scenarios/which_part_llama3_70b.yaml
 )
 large_runs=(
   scenarios/published/mbridge_llama31_405b.yaml
@@ -51,6 +52,7 @@ bench_runs=(
   scenarios/llama3_405b_ft_hsdp_4d_98304xh100.yaml
   scenarios/llama3_405b_long_context_16384xh100.yaml
   scenarios/sweep_llama3_405b_layouts_16k.yaml  # its step is llama3_405b_3d_16384xh100.yaml's
+  scenarios/which_part_llama3_405b.yaml
 )
 campaigns=(
   scenarios/ft_hsdp_98k.yaml

@@ -43,6 +43,16 @@ TEST(ClusterConfig, PresetsCarryDatasheetFiguresPerDirection) {
   EXPECT_EQ(nvl72.gpus_per_node, 72);
   EXPECT_EQ(nvl72.nics_per_node, 72);
   EXPECT_DOUBLE_EQ(nvl72.nvlink_Bps, 900e9);
+  EXPECT_DOUBLE_EQ(nvl72.pcie_Bps, 225e9);  // NVLink-C2C: 900 GB/s both ways per two GPUs
+  NodeSpec b200;
+  ASSERT_TRUE(node_preset("hgx_b200", b200));
+  EXPECT_EQ(b200.gpus_per_node, 8);
+  EXPECT_DOUBLE_EQ(b200.nvlink_Bps, 900e9);  // NVLink 5: 1.8 TB/s both ways
+  EXPECT_DOUBLE_EQ(b200.nic_Bps, 50e9);
+  NodeSpec gb300;
+  ASSERT_TRUE(node_preset("gb300_nvl72", gb300));
+  EXPECT_EQ(gb300.gpus_per_node, 72);
+  EXPECT_DOUBLE_EQ(gb300.nic_Bps, 100e9);  // ConnectX-8, 800 Gb/s
   NodeSpec none;
   EXPECT_FALSE(node_preset("custom", none));
 }
@@ -111,6 +121,32 @@ TEST(ClusterConfig, FabricKeysAreValidated) {
 TEST(ClusterConfig, MissingNodesIsReported) {
   EXPECT_THAT(error_of("name: t\n"),
               HasSubstr("scenario.yaml: error: cluster.nodes: expected a positive integer"));
+}
+
+// cluster.gpus: the fewest nodes that hold the job evenly, each running its
+// share; cluster.gpus_used_per_node: part of each node.
+TEST(ClusterConfig, AJobSizedInGpusTakesTheFewestNodesThatHoldItEvenly) {
+  const ClusterSpec racks = spec_from_yaml("name: t\ncluster:\n  gpus: 256\n  node: gb200_nvl72\n");
+  EXPECT_EQ(racks.nodes, 4);  // 256 / 72 = 3.6: four racks of 64
+  EXPECT_EQ(racks.node.gpus_per_node, 64);
+  EXPECT_EQ(racks.node.nics_per_node, 64);
+  const ClusterSpec hgx = spec_from_yaml("name: t\ncluster:\n  gpus: 256\n  node: hgx_b200\n");
+  EXPECT_EQ(hgx.nodes, 32);
+  EXPECT_EQ(hgx.node.gpus_per_node, 8);
+  // 1,000 GPUs: 14 racks do not divide them, 20 of 50 do.
+  const ClusterSpec odd = spec_from_yaml("name: t\ncluster:\n  gpus: 1000\n  node: gb200_nvl72\n");
+  EXPECT_EQ(odd.nodes, 20);
+  EXPECT_EQ(odd.node.gpus_per_node, 50);
+  const ClusterSpec part = spec_from_yaml(
+      "name: t\ncluster:\n  nodes: 2\n  node: gb200_nvl72\n  gpus_used_per_node: 64\n");
+  EXPECT_EQ(part.nodes, 2);
+  EXPECT_EQ(part.node.gpus_per_node, 64);
+  EXPECT_THAT(error_of("name: t\ncluster:\n  nodes: 2\n  gpus: 16\n"),
+              HasSubstr(":4:9: error: cluster.gpus: expected either cluster.gpus or cluster.nodes "
+                        "(the one follows from the other), found both"));
+  EXPECT_THAT(error_of("name: t\ncluster:\n  nodes: 1\n  gpus_used_per_node: 12\n"),
+              HasSubstr(":4:23: error: cluster.gpus_used_per_node: expected at most the node's 8 "
+                        "GPUs, found 12"));
 }
 
 }  // namespace
