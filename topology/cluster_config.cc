@@ -273,6 +273,12 @@ ClusterSpec read_cluster_spec(const sim::ConfigValues& values) {
                    std::to_string(values.get_int("cluster.gpus_used_per_node")));
     }
     const int64_t gpus = values.get_int("cluster.gpus");
+    if (gpus > kMaxClusterGpus) {
+      sink.add(values.where("cluster.gpus"), "cluster.gpus",
+               "expected at most " + std::to_string(kMaxClusterGpus) + " GPUs in all, found " +
+                   std::to_string(gpus));
+      sink.throw_if_any();
+    }
     const int64_t per_node = spec.node.gpus_per_node;
     const int64_t nics = spec.node.nics_per_node;
     // The fewest nodes whose equal shares of the job fit a node and keep its
