@@ -1,7 +1,7 @@
-// Float8 training as torchao's Float8Linear and Transformer Engine run it
-// (workload.float8): the transformer blocks' linears multiply in FP8
-// (torch._scaled_mm, Transformer Engine's GEMMs) and each operand is scaled
-// and cast from bf16 first. torchtitan converts every
+// Low-precision training as torchao's Float8Linear and Transformer Engine
+// run it (workload.float8): the transformer blocks' linears multiply in FP8
+// (torch._scaled_mm, Transformer Engine's GEMMs; MXFP8 and NVFP4 below) and
+// each operand is scaled and cast from bf16 first. torchtitan converts every
 // nn.Linear of the blocks and leaves the output head in bf16 (its float8
 // converter's default filter, "output"); embeddings, norms and attention stay
 // in bf16.
@@ -76,6 +76,28 @@
 //    FP8 curve like the others: DeepGEMM, DeepSeek's block-scaled FP8 GEMMs
 //    for Hopper, "matches or exceeds expert-tuned libraries across various
 //    matrix shapes" (its README); no microbenchmark here says otherwise.
+//  * mxfp8 (Transformer Engine's MXFP8BlockScaling; OCP Microscaling
+//    Formats v1.0): an E8M0 scale byte per 32 elements along the GEMM's
+//    reduction dimension, which the forward, input-gradient and
+//    weight-gradient GEMMs each take along another axis, so every tensor is
+//    quantized both ways from its bf16 values, the weight too (a 1 x 32
+//    block does not survive a transpose): float8.cast_input and cast_grad
+//    (2 + 2 (1 + 1/32))n, float8.cast_weight and cast_weight_t (2 + 1 +
+//    1/32)n each, or float8.cast_transpose_weight (2 + 2 (1 + 1/32))n kept
+//    for the step; no amax pass. GEMMs (Kernel::format kMxfp8) at the FP8
+//    peak with the part's mxfp8_gemm_efficiency, reading 1/32 byte of scale
+//    per operand element.
+//  * nvfp4 (Transformer Engine's NVFP4BlockScaling; NVIDIA, "Pretraining
+//    Large Language Models with NVFP4", arXiv:2509.25149): E2M1 values (half
+//    a byte) with an E4M3 scale per 16 elements, under a per-tensor fp32
+//    scale from the tensor's amax (nvfp4.amax_* 2n, the activations' fused
+//    into their producer like current scaling's); nvfp4.cast_input and
+//    cast_grad (2 + 2 (1/2 + 1/16))n, plus 16 FLOPs per element for the
+//    16-point Hadamard transform (32 per element of the column-major,
+//    weight-gradient layout, the one that gets it); weights in 16 x 16 blocks, so the backward
+//    transposes the forward's FP4 weight (nvfp4.transpose_weight 2 (1/2 + 1/16)n). GEMMs (kNvfp4)
+//    at the FP4 peak with nvfp4_gemm_efficiency. The recipe's option of leaving the last layers in
+//    bf16 is not modelled: every block runs NVFP4.
 //
 // Weights kept across the micro-batches of a step (Float8WeightCasts):
 // Transformer Engine under Megatron-Core casts the blocks' weights in the first
