@@ -15,6 +15,10 @@ in --dtype (default: the shapes file's dtype, else bf16; fp32 disables TF32),
 torch.matmul(A, B, out=C) after --warmup calls, then --iters calls each
 between two CUDA events, the L2 cache overwritten before each call (unless
 --no-flush-l2); the median time counts. tflops = 2*m*n*k / time / 1e12.
+--dtype fp8 times torch._scaled_mm on e4m3 operands (--fp8-scaling), mxfp8
+and nvfp4 its block-scaled forms (Blackwell only: on another GPU each shape is
+skipped with torch's message), for a profile's fp8_, mxfp8_ and
+nvfp4_gemm_efficiency (scenarios/hardware/b200.yaml says how they are fitted).
 
 Output (-o FILE, default scenarios/measurements/<date>_<hardware>/gemm.csv),
 written atomically: '#' lines recording the GPU, driver, torch/CUDA/NCCL/cuDNN
@@ -38,6 +42,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 PROG = "gemm.py"
+# Operand bytes per element of the torch._scaled_mm formats.
+LOW_PRECISION = {"fp8": 1.0, "mxfp8": 1.0, "nvfp4": 0.5}
 HEADER = ("hardware", "dtype", "m", "n", "k", "tflops", "source", "time_us", "count_per_step",
           "name", "sm_clock_mhz")
 
@@ -47,9 +53,11 @@ def parse_args(argv):
     common.add_shape_arguments(parser)
     parser.add_argument("--square", metavar="RANGE",
                         help="square sizes m=n=k: 'A..B' (powers of two) or 'A,B,...'")
-    parser.add_argument("--dtype", choices=sorted(common.TORCH_DTYPES) + ["fp8"],
+    parser.add_argument("--dtype", choices=sorted(common.TORCH_DTYPES) + sorted(LOW_PRECISION),
                         help="operand dtype (default: the shapes' dtype, else bf16); fp8 times "
-                        "torch._scaled_mm (e4m3 operands, bf16 output)")
+                        "torch._scaled_mm (e4m3 operands, bf16 output); mxfp8 and nvfp4 its "
+                        "block-scaled forms on Blackwell (e4m3 with an e8m0 scale per 32 "
+                        "elements; e2m1 with an e4m3 scale per 16)")
     parser.add_argument("--fp8-scaling", choices=("tensorwise", "rowwise"), default="tensorwise",
                         help="with --dtype fp8: one fp32 scale per operand, or one per row of A "
                         "and column of B (default %(default)s)")
@@ -109,9 +117,13 @@ def plan(args):
                 seen[(s, s, s)] = len(shapes)
                 shapes.append((s, s, s, None, f"square_{s}"))
     dtype = args.dtype
-    if "fp8" in dtypes and dtype != "fp8":
-        # FP8 GEMMs (workload.float8) are torch._scaled_mm calls, not timed here.
-        print(f"{PROG}: warning: the fp8 rows are measured as torch.matmul in the chosen dtype",
+    low = sorted(dtypes & set(LOW_PRECISION))
+    if dtype is None and len(dtypes) == 1 and low:
+        dtype = low[0]  # a step in one low precision (workload.float8): its format
+    if low and dtype not in low:
+        # Low-precision GEMMs (workload.float8) are torch._scaled_mm calls in
+        # their own format: --dtype chooses one.
+        print(f"{PROG}: warning: the {','.join(low)} rows are measured in {dtype or 'bf16'}",
               file=sys.stderr)
     if dtype is None:
         known = dtypes & set(common.TORCH_DTYPES)
@@ -127,8 +139,9 @@ def measure(torch, args, shapes, dtype):
     torch.cuda.set_device(device)
     if dtype == "fp32":
         torch.backends.cuda.matmul.allow_tf32 = False
-    fp8 = dtype == "fp8"
-    elem = 1 if fp8 else torch.tensor([], dtype=common.torch_dtype(torch, dtype)).element_size()
+    fp8 = dtype in LOW_PRECISION
+    elem = (LOW_PRECISION[dtype] if fp8 else
+            torch.tensor([], dtype=common.torch_dtype(torch, dtype)).element_size())
     flush = None if args.no_flush_l2 else common.l2_flusher(torch, device)
     generator = torch.Generator(device=device)
     generator.manual_seed(0)
@@ -141,13 +154,19 @@ def measure(torch, args, shapes, dtype):
             print(f"{PROG}: skipped {m}x{n}x{k}: torch._scaled_mm needs multiples of 16",
                   file=sys.stderr)
             continue
+        if dtype in ("mxfp8", "nvfp4") and k % 32:
+            print(f"{PROG}: skipped {m}x{n}x{k}: {dtype} needs k a multiple of 32 (whole scale "
+                  "blocks)", file=sys.stderr)
+            continue
         free, _ = torch.cuda.mem_get_info(device)
         if need > 0.9 * free:
             print(f"{PROG}: skipped {m}x{n}x{k}: needs {need / 2**30:.1f} GiB, "
                   f"{free / 2**30:.1f} GiB free", file=sys.stderr)
             continue
         try:
-            if fp8:
+            if dtype in ("mxfp8", "nvfp4"):
+                call = block_scaled_matmul(torch, m, n, k, dtype, device, generator)
+            elif fp8:
                 call = fp8_matmul(torch, m, n, k, args.fp8_scaling, device, generator)
             else:
                 t = common.torch_dtype(torch, dtype)
@@ -179,6 +198,38 @@ def measure(torch, args, shapes, dtype):
     return rows
 
 
+def block_scaled_matmul(torch, m, n, k, fmt, device, generator):
+    """A call of torch._scaled_mm in Blackwell's block-scaled formats: MXFP8
+    (e4m3 operands, an e8m0 scale per 32 elements along k) or NVFP4 (e2m1
+    operands packed two to a byte, an e4m3 scale per 16), A row-major, B
+    column-major, bf16 out. The scales are laid out as cuBLAS takes them,
+    tiles of 128 rows by 4 scale columns, padded; their values do not change
+    the time, so they are ones (e8m0 127 = 2^0, e4m3 0x38 = 1.0)."""
+    def rounded(x, to):
+        return (x + to - 1) // to * to
+    if fmt == "mxfp8":
+        block, scale_dtype, one = 32, torch.float8_e8m0fnu, 127
+        a = torch.randn(m, k, device=device, generator=generator).to(torch.float8_e4m3fn)
+        b = torch.randn(n, k, device=device, generator=generator).to(torch.float8_e4m3fn).t()
+    else:
+        block, scale_dtype, one = 16, torch.float8_e4m3fn, 0x38
+
+        def packed(rows):
+            return torch.randint(0, 256, (rows, k // 2), dtype=torch.uint8, device=device,
+                                 generator=generator).view(torch.float4_e2m1fn_x2)
+        a, b = packed(m), packed(n).t()
+
+    def scales(rows):
+        raw = torch.full((rounded(rows, 128), rounded(k // block, 4)), one, dtype=torch.uint8,
+                         device=device)
+        return raw.view(scale_dtype)
+    scale_a, scale_b = scales(m), scales(n)
+
+    def call():
+        torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16)
+    return call
+
+
 def fp8_matmul(torch, m, n, k, scaling, device, generator):
     """A call of torch._scaled_mm on e4m3 operands as torchao's Float8Linear
     runs it: A row-major, B column-major (cuBLASLt's FP8 layout), bf16 out;
@@ -198,6 +249,11 @@ def fp8_matmul(torch, m, n, k, scaling, device, generator):
     return call
 
 
+def scaled_mm_text(args, dtype):
+    scaling = args.fp8_scaling if dtype == "fp8" else dtype
+    return f"torch._scaled_mm ({scaling})"
+
+
 def main(argv=None):
     args = parse_args(argv)
     shapes, dtype, description = plan(args)
@@ -211,7 +267,7 @@ def main(argv=None):
         raise common.InputError("no shape could be measured (see the messages above)")
     comments = common.comment_lines(
         "clustersim scripts/microbench/gemm.py: C[m,n] = A[m,k] B[k,n] with "
-        f"{'torch._scaled_mm (' + args.fp8_scaling + ')' if dtype == 'fp8' else 'torch.matmul'}; "
+        f"{scaled_mm_text(args, dtype) if dtype in LOW_PRECISION else 'torch.matmul'}; "
         "tflops = 2*m*n*k / time / 1e12", env,
         [f"{description}; dtype {dtype}; median of {args.iters} calls after {args.warmup} "
          f"warm-up calls; L2 {'not ' if args.no_flush_l2 else ''}flushed before each call",
@@ -219,6 +275,8 @@ def main(argv=None):
     source = args.source
     if dtype == "fp8" and source == "torch-matmul":
         source = f"torch-scaled-mm-{args.fp8_scaling}"
+    elif dtype in LOW_PRECISION and source == "torch-matmul":
+        source = f"torch-scaled-mm-{dtype}"
     table = [(hardware, dtype, m, n, k, tflops, source, time_us, count, name, mhz)
              for m, n, k, tflops, time_us, count, name, mhz in rows]
     common.write_measurements(output, comments, HEADER, table)
