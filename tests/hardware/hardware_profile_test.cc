@@ -434,6 +434,37 @@ TEST(HardwareProfile, MemoryEfficiencyByClassIsOptionalAndChecked) {
   }
 }
 
+// cuDNN's attention curves come whole or not at all: a forward without its
+// backward is an error at the forward's key, naming what is missing.
+TEST(HardwareProfile, CudnnAttentionCurvesComeAsAPair) {
+  const auto dir = std::filesystem::temp_directory_path() / "clustersim_hw_profile_cudnn";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "half.yaml").string();
+  {
+    std::ofstream out(path);
+    out << "extends: " << kHardwareDir << "a100.yaml\nname: half\ngpu:\n"
+        << "  cudnn_attention_fwd: {e_max: 0.5, x_half: 100}\n";
+  }
+  try {
+    load_hardware_profile(path);
+    FAIL() << "expected a ConfigError";
+  } catch (const sim::ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("half.yaml:4:"), std::string::npos) << what;
+    EXPECT_NE(what.find("gpu.cudnn_attention_bwd.e_max: expected a value with "
+                        "gpu.cudnn_attention_fwd.e_max"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(e.diagnostics().size(), 2u) << what;  // the backward's e_max and x_half
+  }
+  // The H100 profile has both (measured on an H200), A100's none.
+  const HardwareProfile h100 = load_hardware_profile(kHardwareDir + "h100.yaml");
+  ASSERT_TRUE(h100.gpu.cudnn_attention_fwd.has_value());
+  EXPECT_EQ(h100.gpu.cudnn_attention_fwd->e_max, 1.0);
+  EXPECT_DOUBLE_EQ(h100.gpu.cudnn_attention_bwd->x_half, 548.345193);
+  EXPECT_FALSE(load_hardware_profile(kHardwareDir + "a100.yaml").gpu.cudnn_attention_fwd);
+}
+
 }  // namespace
 // A part's clock is measured, never fitted to training runs: the key that
 // once named the runs it was fitted to says where such a record lives now.
