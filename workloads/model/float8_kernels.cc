@@ -236,6 +236,10 @@ double kept_weight_cast_bytes(Float8Recipe recipe) {
   return recipe == Float8Recipe::kNone ? 0 : 2 * layout_bytes(recipe, true);
 }
 
+double saved_input_cast_bytes(Float8Recipe recipe) {
+  return recipe == Float8Recipe::kNone ? 0 : layout_bytes(recipe, false);
+}
+
 void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
                   bool weights_gathered_in_fp8, Float8WeightCasts casts, int64_t fp8_tp_gather) {
   if (recipe == Float8Recipe::kNone) return;

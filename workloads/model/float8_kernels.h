@@ -154,6 +154,11 @@ GemmFormat gemm_format_of(Float8Recipe recipe);
 // keeps for the step), for the memory model.
 double kept_weight_cast_bytes(Float8Recipe recipe);
 
+// Bytes per element of an activation a Transformer Engine linear saves for
+// its weight gradient: its quantized input in the columnwise layout with
+// its scales (0 for kNone: the linear keeps the bf16 input), for the memory model.
+double saved_input_cast_bytes(Float8Recipe recipe);
+
 void apply_float8(std::vector<Kernel>& kernels, Float8Recipe recipe, bool fused_with_producer,
                   bool weights_gathered_in_fp8 = false,
                   Float8WeightCasts weight_casts = Float8WeightCasts::kEveryPass,

@@ -20,6 +20,7 @@ const char* const kOptimizerDtype = "workload.megatron.optimizer_dtype";
 const char* const kFsdp = "workload.megatron.fsdp";
 const char* const kDoubleBuffer = "workload.megatron.fsdp_double_buffer";
 const char* const kCheckpointing = "workload.activation_checkpointing";
+const char* const kOffloadLayers = "workload.megatron.cpu_offloading_num_layers";
 const char* const kReduceDtype = "workload.fsdp.reduce_dtype";
 const char* const kGradReduction = "workload.pipeline.grad_reduction";
 const char* const kSequenceDim = "workload.parallelism.tp_sequence_dim";
@@ -48,10 +49,40 @@ std::string text_of(const sim::ConfigValues& values, const char* key) {
   return "a value";
 }
 
+// --cpu-offloading-num-layers, with the limits Megatron-Core's
+// TransformerConfig.__post_init__ puts on it (fewer than the model's layers,
+// no pipeline parallelism, no recomputation).
+void read_activation_offload(const sim::ConfigValues& values, WorkloadSpec& w,
+                             sim::DiagnosticSink& sink) {
+  if (!given(values, kOffloadLayers)) return;
+  const int64_t n = values.get_int(kOffloadLayers);
+  const auto fail = [&](const std::string& expected) {
+    sink.add(values.where(kOffloadLayers), kOffloadLayers,
+             "expected " + expected + ", found " + str(n));
+  };
+  if (n >= w.model.layers) {
+    fail("fewer than the model's " + str(w.model.layers) +
+         " layers (Megatron-Core: \"CPU offloading can be done only for layers less than " +
+         str(w.model.layers) + "\")");
+  } else if (w.pp > 1) {
+    fail("0 with pp " + str(w.pp) +
+         " (Megatron-Core: \"no support for Pipeline parallelism with CPU offloading\")");
+  } else if (n > 0 && w.activation_checkpointing != ActivationCheckpointing::kNone) {
+    fail(std::string("0 with activation_checkpointing ") +
+         std::string(activation_checkpointing_name(w.activation_checkpointing)) +
+         " (Megatron-Core: \"CPU offloading does not work when activation recomputation is "
+         "enabled\")");
+  } else {
+    w.activation_offload_layers = static_cast<int32_t>(n);
+  }
+}
+
 // The checks and settings every way Megatron-Core runs the model shares:
-// its activation layout, its fp32 main gradients, no offload.
+// its activation layout, its fp32 main gradients, no offload of the training
+// state (activations may be: read_activation_offload).
 void read_megatron_model(const sim::ConfigValues& values, const std::string& mode, WorkloadSpec& w,
                          sim::DiagnosticSink& sink) {
+  read_activation_offload(values, w, sink);
   if (w.cpu_offload) {
     sink.add(values.where("workload.cpu_offload"), "workload.cpu_offload",
              "expected false with " + mode +
@@ -230,6 +261,17 @@ void add_megatron_keys(sim::ConfigSchema& schema) {
                "all-gather waits for the buffer two units back to be released; false: buffers "
                "from the caching allocator, the prefetch not held back.")
       .default_to(false);
+  schema
+      .add_key(
+          kOffloadLayers, ValueType::kInt,
+          "Megatron-Core's --cpu-offloading-num-layers with activations only (Megatron-Bridge's "
+          "cpu_offloading_num_layers): Transformer Engine copies the saved activations of "
+          "the first n layers to host memory after each one's forward, on one copy stream "
+          "over the host link, and back before its backward; the forward of layer L - n + i "
+          "waits for layer i's copy, and layer i's copy back starts when the backward reaches "
+          "layer L - 1 - n + i, so at most L - n layers' activations are on the GPU. Fewer "
+          "than the model's L layers, pp 1, no activation checkpointing.")
+      .non_negative();
 }
 
 bool reads_as_megatron(const sim::ConfigValues& values, ShardingStrategy strategy) {
@@ -259,8 +301,8 @@ void read_megatron_keys(const sim::ConfigValues& values, WorkloadSpec& w,
                    " (Megatron-Core's DDP replicates the parameters: NO_SHARD, or "
                    "DISTRIBUTED_OPTIMIZER for its sharded optimizer), found true");
     }
-    for (const char* key :
-         {kOverlapGrad, kOverlapParam, kBucket, kRemainders, kFp8ParamGather, kOptimizerDtype}) {
+    for (const char* key : {kOverlapGrad, kOverlapParam, kBucket, kRemainders, kFp8ParamGather,
+                            kOptimizerDtype, kOffloadLayers}) {
       if (!given(values, key)) continue;
       sink.add(values.where(key), key,
                "expected no value with strategy " + strategy +

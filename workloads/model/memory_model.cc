@@ -83,10 +83,20 @@ ActivationShapes activation_shapes(const WorkloadSpec& w, const MemoryOptions& o
 
 // Megatron-Core's block with Transformer Engine (the header's Megatron layout).
 int64_t megatron_block_none_bytes(const WorkloadSpec& w, const ActivationShapes& a) {
-  const int64_t norms = 2 * a.sp * (2 * a.hidden * a.c + a.r);
-  const int64_t attention = a.tokens * (2 * a.q + 2 * a.kv) * a.c + a.stats;
-  const int64_t mlp_tensors = w.model.activation == Activation::kSwiGLU ? 3 : 2;
-  return norms + attention + mlp_tensors * a.tokens * a.ffn * a.c;
+  // What each linear keeps of its input: bf16, or under a float8 recipe its
+  // quantized columnwise layout (the header).
+  const double fp8 = saved_input_cast_bytes(w.float8);
+  const double kept = fp8 > 0 ? fp8 : static_cast<double>(a.c);
+  const auto bytes = [](double x) { return static_cast<int64_t>(std::ceil(x)); };
+  const int64_t norms =
+      2 * a.sp * (a.hidden * a.c + a.r) + 2 * bytes(kept * static_cast<double>(a.sp * a.hidden));
+  // linear_proj keeps an FP8 copy of the attention output the core keeps in bf16.
+  const int64_t attention = a.tokens * (2 * a.q + 2 * a.kv) * a.c + a.stats +
+                            bytes(fp8 * static_cast<double>(a.tokens * a.q));
+  // The activation function's input (2F wide with SwiGLU) and fc2's input.
+  const int64_t act_input = (w.model.activation == Activation::kSwiGLU ? 2 : 1) * a.ffn * a.c;
+  return norms + attention + a.tokens * act_input +
+         bytes(kept * static_cast<double>(a.tokens * a.ffn));
 }
 
 int64_t block_none_bytes(const WorkloadSpec& w, const ActivationShapes& a) {
@@ -167,7 +177,11 @@ ActivationBreakdown activation_breakdown(const WorkloadSpec& w, const MemoryOpti
   const int64_t head_input = (w.megatron_core() ? a.sp : a.tokens) * a.hidden * a.c;
   r.head = a.sp * (a.hidden * a.c + a.r + a.head_norm_extra) + head_input +
            loss_bytes * a.tokens * a.vocab;
-  r.layers = w.model.layers * b.stored;
+  // Offloaded activations (Megatron-Core's --cpu-offloading-num-layers):
+  // Transformer Engine's OffloadSynchronizer keeps at most L - n layers' on
+  // the GPU (transformer_engine/pytorch/cpu_offload.py, _default_offload_sync_init).
+  r.offloaded = w.activation_offload_layers * b.stored;
+  r.layers = (w.model.layers - w.activation_offload_layers) * b.stored;
   if (w.cp > 1) {
     // The width of the K and V the ring moves, and one rank's K and V.
     const int64_t width = w.cp_kv_heads == CpKvHeads::kModel ? a.kv : a.q;
@@ -261,7 +275,9 @@ MemoryBreakdown stage_memory_breakdown(const WorkloadSpec& w, int64_t stage_inde
     if ((w.no_sync || pipelined) && w.grad_accum > 1) m.grads += accumulated * r.model;
   }
   if (!pipelined) {
-    m.activations = activation_bytes(w, options);
+    const ActivationBreakdown a = activation_breakdown(w, options);
+    m.activations = a.total;
+    m.host_bytes += a.offloaded;
   } else {
     // The stage's blocks for each micro-batch alive, and the head's on the last stage.
     const ActivationBreakdown a = activation_breakdown(w, options);

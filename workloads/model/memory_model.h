@@ -175,6 +175,9 @@
 //   last block's backward:         block_recompute + Tt*H*c (the gradient of
 //                                  its output); the head's tensors are freed
 //   activations = L * block_stored + max(head, block_recompute + Tt*H*c + ring)
+// With n layers' activations offloaded to the host (Megatron-Core's
+// --cpu-offloading-num-layers), L - n in place of L: Transformer Engine's
+// schedule keeps at most that many on the GPU (fsdp_schedule.h).
 // Gradient temporaries inside a block's backward (a few T x F tensors at most)
 // are left to the fragmentation margin below.
 //
@@ -224,6 +227,14 @@
 //                                      fused bias-SwiGLU's 2F-wide input and its
 //                                      output
 //   block_none = 2*Tt*(2*H*c + r) + T*(2*Q + 2*K)*c + A + m*T*F*c
+// Under a float8 recipe each Transformer Engine linear saves its input
+// quantized, in the columnwise layout its weight gradient reads (f bytes per
+// element with scales: 1 for FP8, 1 + 1/32 MXFP8, 1 + 4/128 blockwise,
+// 9/16 NVFP4; transformer_engine/pytorch/module/layernorm_linear.py and
+// linear.py save ln_out / inputmat after update_usage(rowwise_usage=False)):
+// the norms' outputs take Tt*H*f in place of Tt*H*c, fc2's input T*F*f in
+// place of T*F*c, and linear_proj keeps T*Q*f beside the bf16 attention
+// output the fused attention keeps for its own backward.
 // For Korthikanti's GPT block (K = Q = H/t, F = 4H/t, no flash) that is their
 // 34sbh/t + 5as^2b/t less the dropout masks (2sbh/t) and the dropout's
 // as^2b/t + 2as^2b/t, plus the LayerNorm statistics 2*Tt*8. The model has no
@@ -312,7 +323,9 @@ struct ActivationBreakdown {
   int64_t block_recompute = 0;  // one block's recomputed tensors in its backward
   int64_t head = 0;             // final norm, head input and the loss at its peak
   int64_t ring = 0;             // context parallelism's buffers in a block's backward
-  int64_t layers = 0;           // L * block_stored
+  // (L - n) * block_stored, n the blocks whose activations are offloaded
+  int64_t layers = 0;
+  int64_t offloaded = 0;  // n * block_stored, on the host
   // layers + max(head, block_recompute + the block's output gradient + ring)
   int64_t total = 0;
 };
@@ -325,7 +338,8 @@ struct MemoryBreakdown {
   int64_t activations = 0;
   int64_t comm_buffers = 0;
   int64_t reserve = 0;
-  // On the host with cpu_offload (params + grads + optimizer); not in total().
+  // On the host with cpu_offload (params + grads + optimizer) and offloaded
+  // activations (ActivationBreakdown::offloaded); not in total().
   int64_t host_bytes = 0;
   // The pipeline stage whose ranks these are (memory_breakdown(): the one
   // with the largest total; 0 without pipeline parallelism).

@@ -123,6 +123,11 @@ struct WorkloadSpec {
 
   ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::kNone;
   bool cpu_offload = false;
+  // Megatron-Core's --cpu-offloading-num-layers (activations only): the
+  // saved activations of blocks 0 .. n-1 copied to the host after each one's
+  // forward and back before its backward, Transformer Engine's
+  // OffloadSynchronizer timing (fsdp_schedule.h); 0 offloads none.
+  int32_t activation_offload_layers = 0;
   bool torch_compile = false;
   bool cuda_graphs = false;
   // false: the unfused attention of older code (workload.attention: math,

@@ -350,8 +350,10 @@ class Builder {
     for (auto unit = static_cast<int32_t>(st.first_block); unit < st.end_block; ++unit) {
       ensure_gathered(unit, Phase::kForward);
       if (spec_.forward_prefetch) ensure_gathered(unit + 1, Phase::kForward);
+      wait_for_offload(unit);
       last = kernels(unit, Phase::kForward,
                      range(mb_ == 0 ? s_.block_forward_first : s_.block_forward));
+      offload(unit, last);
       if (reshard_after_forward()) free_unit(unit, Phase::kForward);
     }
     if (st.has_head) {
@@ -478,6 +480,7 @@ class Builder {
     }
     for (auto b = static_cast<int32_t>(st.end_block - 1); b >= first; --b) {
       const int32_t next = b - 1;  // kRootUnit after block 0: gathered already
+      reload_for(b);
       ensure_gathered(b, Phase::kBackward);
       if (pf == BackwardPrefetch::kBackwardPre) prefetch_backward(next);
       recompute(b);
@@ -491,6 +494,46 @@ class Builder {
     }
     if (st.has_embedding) embedding_backward(free_after, last_mb);
     if (last_mb && pipelined()) post_backward();
+  }
+
+  // Activation offload (the header): the copies of the blocks' activations
+  // to the host and back, and the waits for them.
+  int32_t offloaded_blocks() const { return spec_.activation_offload_layers; }
+  int32_t copy_activations(TaskKind kind, int32_t block, Phase phase, int32_t after) {
+    Task t;
+    t.kind = kind;
+    t.stream = Stream::kCopy;
+    t.phase = phase;
+    t.unit = block;
+    t.micro_batch = mb_;
+    t.bytes = s_.offload_bytes;
+    return add(t, {after});
+  }
+  void offload(int32_t block, int32_t forward_done) {
+    if (block >= offloaded_blocks()) return;
+    offloaded_[static_cast<size_t>(block)] =
+        copy_activations(TaskKind::kCopyToHost, block, Phase::kForward, forward_done);
+  }
+  void wait_for_offload(int32_t block) {
+    const int32_t i = block - (s_.blocks - offloaded_blocks());
+    if (offloaded_blocks() == 0 || i < 0) return;
+    CLUSTERSIM_CHECK(compute_waits_for_ == kNone, "activation offload runs without pipelining");
+    compute_waits_for_ = offloaded_[static_cast<size_t>(i)];
+  }
+  // Before block b's backward: start the copy back of block
+  // b - (L - 1 - n), and wait for block b's own.
+  void reload_for(int32_t block) {
+    if (offloaded_blocks() == 0) return;
+    const int32_t i = block - (s_.blocks - 1 - offloaded_blocks());
+    if (i >= 0 && i < offloaded_blocks()) {
+      const int32_t compute = last_on_[static_cast<size_t>(Stream::kCompute)];
+      reloaded_[static_cast<size_t>(i)] =
+          copy_activations(TaskKind::kCopyToDevice, i, Phase::kBackward, compute);
+    }
+    if (block < offloaded_blocks()) {
+      CLUSTERSIM_CHECK(compute_waits_for_ == kNone, "activation offload runs without pipelining");
+      compute_waits_for_ = reloaded_[static_cast<size_t>(block)];
+    }
   }
 
   void recompute(int32_t block) {
@@ -560,6 +603,11 @@ class Builder {
   int32_t first_kernel_waits_for_ = kNone;  // a receive the next unit's first kernel waits for
   int32_t compute_waits_for_ = kNone;       // a reduction the next kernel waits for (post_backward)
   std::vector<std::pair<int32_t, int32_t>> deferred_;  // (unit, grad ready) for post_backward()
+  // Activation offload: the current micro-batch's copy of each offloaded
+  // block to the host and back.
+  std::vector<int32_t> offloaded_ =
+      std::vector<int32_t>(static_cast<size_t>(spec_.activation_offload_layers), kNone);
+  std::vector<int32_t> reloaded_ = offloaded_;
   std::array<int32_t, kStreamCount> last_on_ = [] {
     std::array<int32_t, kStreamCount> a{};
     a.fill(kNone);

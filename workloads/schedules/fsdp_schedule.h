@@ -151,6 +151,19 @@
 // host (kCopyToHost); the optimizer runs on the host CPU (kCpuOptimizer,
 // Stream::kCpu) after the last copy, instead of the GPU AdamW kernel.
 //
+// Activation offload (WorkloadSpec::activation_offload_layers n, Megatron-Core's
+// --cpu-offloading-num-layers; pp 1, no recomputation), as Transformer
+// Engine's OffloadSynchronizer times it (transformer_engine/pytorch/
+// cpu_offload.py @00382b96b46cac38fdfc7f2cbca438145708a398,
+// _default_offload_sync_init): after the forward of block i < n, its saved
+// activations (offload_bytes) are copied to the host (kCopyToHost,
+// Stream::kCopy, the one offload stream); the forward of block L - n + i
+// waits for that copy (the GPU memory is released then). In the backward,
+// on reaching block L - 1 - n + i, the copy stream waits for the compute
+// stream's work so far and copies block i's activations back
+// (kCopyToDevice); block i's backward waits for it. Copies run at the host
+// link's rate and share the one copy stream in issue order.
+//
 // Float8 all-gather (WorkloadSpec::float8_all_gather, torchao's
 // WeightWithDynamicFloat8CastTensor under FSDP2): a block's all-gather moves
 // its linear weights in FP8 (1 byte) and its norms in the compute dtype;
@@ -241,8 +254,10 @@ enum class TaskKind : uint8_t {
   kAllReduce,
   kFree,
   kOptimizer,
-  kCopyToDevice,  // CPU offload: a parameter shard over PCIe before its all-gather
-  kCopyToHost,    // CPU offload: a gradient shard over PCIe after its reduction
+  kCopyToDevice,  // CPU offload: a parameter shard over PCIe before its all-gather;
+                  // activation offload: a block's activations before its backward
+  kCopyToHost,    // CPU offload: a gradient shard over PCIe after its reduction;
+                  // activation offload: a block's activations after its forward
   kCpuOptimizer,  // CPU offload: AdamW on the host over the local shard
   kSend,          // pipeline: a micro-batch's activations or gradients to the next/previous stage
   kRecv           // pipeline: ... from the previous/next stage
@@ -367,6 +382,9 @@ struct FsdpSchedule {
   // Context parallelism: one rank's K and V as the ring moves them, and their
   // fp32 gradients (workloads/model/ring_attention.h); 0 with cp 1.
   int64_t cp_kv_bytes = 0, cp_kv_grad_bytes = 0;
+  // One block's saved activations, what each activation offload copies
+  // (WorkloadSpec::activation_offload_layers); 0 without.
+  int64_t offload_bytes = 0;
   int64_t block_bytes = 0;  // unsharded parameter bytes of one block (compute dtype)
   int64_t root_bytes = 0;   // unsharded parameter bytes of the root unit
   // A block's all-gather output: block_bytes, or with the float8 all-gather

@@ -4,10 +4,11 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/check.h"
+#include "workloads/model/memory_model.h"
 #include "workloads/model/model_spec.h"
 #include "workloads/model/optimizer_step.h"
 #include "workloads/model/ring_attention.h"
-#include "sim/check.h"
 
 namespace clustersim::workloads {
 
@@ -232,6 +233,9 @@ void build_schedule_tables(const WorkloadSpec& spec, const FsdpScheduleOptions& 
                                   spec.model.head_dim(), spec.cp, static_cast<double>(elem)};
     s.cp_kv_bytes = ring_kv_bytes(ring);
     s.cp_kv_grad_bytes = ring_kv_grad_bytes(ring);
+  }
+  if (spec.activation_offload_layers > 0) {
+    s.offload_bytes = activation_breakdown(spec).block_stored;
   }
   s.block_bytes = ceil_div(p.block, spec.tp) * elem;
   s.block_gather_bytes = s.block_bytes;
