@@ -46,7 +46,8 @@ CollectiveOp parse_op(const std::string& value) {
                             {{"all_reduce", CollectiveOp::kAllReduce},
                              {"all_gather", CollectiveOp::kAllGather},
                              {"reduce_scatter", CollectiveOp::kReduceScatter},
-                             {"broadcast", CollectiveOp::kBroadcast}});
+                             {"broadcast", CollectiveOp::kBroadcast},
+                             {"all_to_all", CollectiveOp::kAllToAll}});
 }
 
 int64_t positive_int(const std::string& flag, const std::string& value) {
@@ -85,7 +86,8 @@ CommandSpec collective_command_spec() {
   return {"collective",
           "Predict a collective's time and bandwidth over a range of sizes (nccl-tests layout).",
           {"SCENARIO"},
-          {{"--op", "OP", false, "all_reduce (default), all_gather, reduce_scatter, broadcast"},
+          {{"--op", "OP", false,
+            "all_reduce (default), all_gather, reduce_scatter, broadcast, all_to_all"},
            {"--gpus", "N", false, "GPUs in the group (default: one node)"},
            {"--stride", "S", false, "members are S GPUs apart (default 1)"},
            {"--concurrent", "K", false, "K such groups run at once and share links (default 1)"},
@@ -98,8 +100,10 @@ CommandSpec collective_command_spec() {
            {"--set", "KEY=VALUE", true, "override a scenario key"},
            quiet_option()},
           "Sizes follow nccl-tests: all_reduce and broadcast count the buffer, all_gather the\n"
-          "total output, reduce_scatter the total input; busbw = algbw x 2(n-1)/n for\n"
-          "all_reduce, x (n-1)/n for all_gather and reduce_scatter, x 1 for broadcast.\n"
+          "total output, reduce_scatter the total input, all_to_all what each rank sends\n"
+          "(1/n of it to each rank); busbw = algbw x 2(n-1)/n for all_reduce, x (n-1)/n\n"
+          "for all_gather, reduce_scatter and all_to_all, x 1 for broadcast. all_to_all\n"
+          "runs as NCCL's grouped sends and receives: algo p2p.\n"
           "With --concurrent, the time shown is the slowest group's. With --csv, 'wrote FILE'\n"
           "on stderr (not with --quiet)."};
 }
@@ -203,15 +207,16 @@ int run_collective_command(const ParsedCommand& parsed, std::ostream& out, std::
         slowest.seconds > 0 ? static_cast<double>(bytes) / slowest.seconds / 1e9 : 0.0;
     const double busbw = slowest.busbw_Bps / 1e9;
     const collectives::CollectiveChoice& choice = slowest.tuned.choice;
+    // An all-to-all is NCCL's grouped point-to-point, on the ring's slot here.
+    const std::string algo_name =
+        op == CollectiveOp::kAllToAll ? "p2p" : collectives::to_string(choice.algorithm);
     table << pad(std::to_string(bytes), 12)
           << pad(std::to_string(element_count(op, bytes, gpus)), 14) << pad("float", 10)
           << pad(time_text(us), 9) << pad(fixed(algbw, 2), 8) << pad(fixed(busbw, 2), 8)
-          << pad(collectives::to_string(choice.algorithm), 7)
-          << pad(collectives::to_string(choice.protocol), 7)
+          << pad(algo_name, 7) << pad(collectives::to_string(choice.protocol), 7)
           << pad(std::to_string(choice.channels), 10) << "\n";
     csv << bytes << ',' << element_count(op, bytes, gpus) << ",float," << fixed(us, 3) << ','
-        << fixed(algbw, 4) << ',' << fixed(busbw, 4) << ','
-        << collectives::to_string(choice.algorithm) << ','
+        << fixed(algbw, 4) << ',' << fixed(busbw, 4) << ',' << algo_name << ','
         << collectives::to_string(choice.protocol) << ',' << choice.channels << '\n';
     busbw_sum += busbw;
     ++rows;

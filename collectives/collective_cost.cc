@@ -31,6 +31,22 @@ double ring_scope_busbw(const HardwareProfile& p, const GroupGeometry& g) {
   return bw;
 }
 
+// All-to-all's bus bandwidth (the header): NVLink and NIC in parallel, each
+// carrying its share of the peers.
+double all_to_all_busbw(const HardwareProfile& p, const GroupGeometry& g) {
+  const double n = g.ranks;
+  const double r = g.ranks_per_node;
+  double seconds_per_byte = 0;  // per byte of buffer, on the slower of the two
+  if (g.ranks_per_node > 1) {
+    seconds_per_byte = (r - 1) / n / (p.nvlink_ring_efficiency * g.nvlink_Bps_per_gpu);
+  }
+  if (g.nodes > 1) {
+    seconds_per_byte =
+        std::max(seconds_per_byte, (n - r) / n / (p.network_efficiency * g.net_Bps_per_gpu));
+  }
+  return (n - 1) / n / seconds_per_byte;
+}
+
 double latency_us(const HardwareProfile& p, const GroupGeometry& g, CollectiveOp op,
                   const CollectiveChoice& c) {
   const ProtocolParams& pp = p.protocol(c.protocol);
@@ -63,6 +79,8 @@ const char* to_string(CollectiveOp op) {
       return "all_reduce";
     case CollectiveOp::kBroadcast:
       return "broadcast";
+    case CollectiveOp::kAllToAll:
+      return "all_to_all";
   }
   return "?";
 }
@@ -75,6 +93,7 @@ double busbw_factor(CollectiveOp op, int ranks) {
       return 2.0 * (n - 1) / n;
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kAllToAll:
       return (n - 1) / n;
     case CollectiveOp::kBroadcast:
       return 1.0;
@@ -149,7 +168,7 @@ CostBreakdown collective_cost(const HardwareProfile& p, const GroupGeometry& g, 
   int64_t full_bytes = pp.full_bandwidth_bytes;
   switch (c.algorithm) {
     case Algorithm::kRing:
-      busbw = ring_scope_busbw(p, g);
+      busbw = op == CollectiveOp::kAllToAll ? all_to_all_busbw(p, g) : ring_scope_busbw(p, g);
       break;
     case Algorithm::kTree:
       busbw = ring_scope_busbw(p, g) * p.tree_efficiency;

@@ -3,7 +3,9 @@
 // bytes / bandwidth for a given (algorithm, protocol, channels).
 //
 // Units: sizes in bytes, following nccl-tests: all_reduce and broadcast size =
-// the buffer, all_gather = total output, reduce_scatter = total input.
+// the buffer, all_gather = total output, reduce_scatter = total input,
+// all_to_all = what each rank sends in all (bytes / n to each rank, itself
+// included).
 // Bandwidths in bytes per second; times as double seconds in CostBreakdown
 // (use time() for SimTime, rounded to the nanosecond).
 //
@@ -22,6 +24,18 @@
 //  * ramp: NCCL runs fewer channels for small messages; with c channels the
 //    transfer takes max(bytes, c x full_bandwidth_bytes / max_channels) /
 //    algbw, so the time is flat until the channels fill.
+//  * all_to_all is NCCL's grouped sends and receives (ncclGroupStart, a
+//    send and a receive per peer: nccl-tests' alltoall), which run on the
+//    ring algorithm's slot here (its latency: n - 1 steps, NCCL's p2p
+//    schedule visits the peers in n - 1 rounds). Each rank sends
+//    (r - 1) / n of the buffer over NVLink and (n - r) / n over its NIC
+//    (r = ranks per node), both at once, so the bus bandwidth (x (n-1)/n) is
+//    (n - 1) / max((r - 1) / (NVLink x nvlink_ring_efficiency),
+//                  (n - r) / (NIC x network_efficiency)):
+//    the NVLink rate inside a node, (n - 1) / (n - r) x the NIC's across
+//    nodes. Then x protocol efficiency, capped, x channels as above. NCCL's
+//    PXN (a peer on another rail reached through the NVLink peer on that
+//    rail) is left out.
 // Contention (max-min sharing of links) is applied elsewhere; this is the
 // time on idle links.
 // Thread safety: pure functions.
@@ -35,7 +49,7 @@
 
 namespace clustersim::collectives {
 
-enum class CollectiveOp { kAllGather, kReduceScatter, kAllReduce, kBroadcast };
+enum class CollectiveOp { kAllGather, kReduceScatter, kAllReduce, kBroadcast, kAllToAll };
 const char* to_string(CollectiveOp op);
 
 // The group as the topology sees it. Invariant: ranks == nodes *
@@ -64,8 +78,8 @@ struct CostBreakdown {
   sim::SimTime time() const { return sim::SimTime::from_seconds_rounded(seconds()); }
 };
 
-// nccl-tests busbw factor: all_reduce 2(n-1)/n; all_gather, reduce_scatter
-// (n-1)/n; broadcast 1. n >= 1.
+// nccl-tests busbw factor: all_reduce 2(n-1)/n; all_gather, reduce_scatter,
+// all_to_all (n-1)/n; broadcast 1. n >= 1.
 double busbw_factor(CollectiveOp op, int ranks);
 // bytes / seconds.
 double algbw_Bps(int64_t bytes, double seconds);
@@ -73,7 +87,7 @@ double algbw_Bps(int64_t bytes, double seconds);
 double busbw_Bps(CollectiveOp op, int ranks, int64_t bytes, double seconds);
 // Bytes each rank sends in a ring: all_reduce 2(n-1)/n x size, all_gather and
 // reduce_scatter (n-1)/n x size, broadcast size (every rank but the last
-// forwards the buffer).
+// forwards the buffer); all_to_all (n-1)/n x size to its peers.
 double ring_bytes_sent_per_rank(CollectiveOp op, int ranks, int64_t bytes);
 
 // "" when `choice` can run `op` on `geometry` with `profile`; otherwise why

@@ -117,6 +117,54 @@ Footprint CollectiveFlows::footprint(std::span<const int64_t> gpus) {
   return out;
 }
 
+Footprint CollectiveFlows::all_to_all_footprint(std::span<const int64_t> gpus) {
+  CLUSTERSIM_CHECK(!gpus.empty(), "a collective group needs at least one GPU");
+  Footprint out = pairwise_footprint(gpus);
+  out.reference_rate_Bps =
+      reference_ ? reference_->all_to_all_footprint(gpus).solo_rate_Bps : out.solo_rate_Bps;
+  return out;
+}
+
+Footprint CollectiveFlows::pairwise_footprint(std::span<const int64_t> gpus) {
+  Footprint out;
+  std::vector<LinkLoad>& loads = out.loads;
+  const auto n = static_cast<double>(gpus.size());
+  if (gpus.size() > 1) {
+    const bool adaptive = routing_ == Routing::kAdaptive;
+    const double per_peer = 1.0 / (n - 1);
+    for (const int64_t g : gpus) {
+      const int64_t node = cluster_.node_of_gpu(g);
+      int64_t same_node = 0;
+      for (const int64_t h : gpus) {
+        if (h == g) continue;
+        if (cluster_.node_of_gpu(h) == node) {
+          ++same_node;
+          continue;
+        }
+        topology::route(cluster_, g, h, path_);
+        if (adaptive) {
+          push_up_going(path_, per_peer, loads);
+          continue;
+        }
+        for (const topology::EdgeId e : path_) {
+          if (cluster_.link_kind(e) == topology::LinkKind::kNvLink) continue;
+          loads.push_back({link_of(e), per_peer});
+        }
+      }
+      if (same_node == 0) continue;
+      const double nvlink = static_cast<double>(same_node) * per_peer;
+      if (adaptive) {
+        loads.push_back({resource_of(cluster_.nvlink_up(g)), nvlink});
+      } else {
+        loads.push_back({link_of(cluster_.nvlink_up(g)), nvlink});
+        loads.push_back({link_of(topology::Cluster::reverse(cluster_.nvlink_up(g))), nvlink});
+      }
+    }
+  }
+  finish_footprint(out);
+  return out;
+}
+
 Footprint CollectiveFlows::ecmp_footprint(std::span<const int64_t> gpus) {
   Footprint out;
   std::vector<LinkLoad>& loads = out.loads;
@@ -177,6 +225,21 @@ void CollectiveFlows::finish_footprint(Footprint& out) const {
   }
 }
 
+void CollectiveFlows::push_up_going(std::span<const topology::EdgeId> path, double coefficient,
+                                    std::vector<LinkLoad>& loads) {
+  auto previous = LinkId{kNoLink};
+  for (const topology::EdgeId e : path) {
+    // Up-going hops only: the down-going ones load the other side of
+    // resources that members' own up-going hops already count.
+    if ((e & 1U) != 0 || cluster_.link_kind(e) == topology::LinkKind::kNvLink) continue;
+    // A GPU's PCIe link and its own NIC's uplink are one resource: once.
+    const LinkId resource = resource_of(e);
+    if (resource == previous) continue;
+    loads.push_back({resource, coefficient});
+    previous = resource;
+  }
+}
+
 Footprint CollectiveFlows::adaptive_footprint(std::span<const int64_t> gpus) {
   Footprint out;
   std::vector<LinkLoad>& loads = out.loads;
@@ -196,12 +259,7 @@ Footprint CollectiveFlows::adaptive_footprint(std::span<const int64_t> gpus) {
           }
           const int64_t peer = gpus[static_cast<size_t>(to.first + i % to.count)];
           topology::route(cluster_, g, peer, path_);
-          for (const topology::EdgeId e : path_) {
-            // Up-going hops only: the down-going ones load the other side of
-            // resources that members' own up-going hops already count.
-            if ((e & 1U) != 0 || cluster_.link_kind(e) == topology::LinkKind::kNvLink) continue;
-            loads.push_back({resource_of(e), 1.0 / per_node});
-          }
+          push_up_going(path_, 1.0 / per_node, loads);
         }
       }
     }

@@ -77,6 +77,14 @@ class CollectiveFlows {
   // Precondition as geometry_of(): non-empty, distinct GPUs, the same number
   // per node. One GPU: no loads.
   Footprint footprint(std::span<const int64_t> gpus);
+  // An all-to-all's (collective_cost.h), per byte of buffer for a busbw
+  // factor of 1, i.e. over (n - 1) / n bytes each member sends: each
+  // member's NVLink (r - 1) / (n - 1), and each ordered pair of members on
+  // different nodes 1 / (n - 1) on its routed path (one path per pair under
+  // kEcmp; under kAdaptive the up-going hops of the pair's bundles, as
+  // footprint() counts them). Loads grow as n^2 routes: for groups of
+  // experts, not whole clusters.
+  Footprint all_to_all_footprint(std::span<const int64_t> gpus);
 
   // Starts a transfer loading `footprint` scaled by `busbw_factor` (> 0),
   // capped at `alone_rate_Bps` (> 0, finite).
@@ -122,6 +130,10 @@ class CollectiveFlows {
   void build_resources();
   Footprint adaptive_footprint(std::span<const int64_t> gpus);
   Footprint ecmp_footprint(std::span<const int64_t> gpus);
+  Footprint pairwise_footprint(std::span<const int64_t> gpus);
+  // kAdaptive: the resources of a route's up-going hops, each once.
+  void push_up_going(std::span<const topology::EdgeId> path, double coefficient,
+                     std::vector<LinkLoad>& loads);
   // Sorts the loads, merges those on one link, sets solo_rate_Bps.
   void finish_footprint(Footprint& out) const;
 

@@ -14,6 +14,9 @@
 //    factor / ranks_per_node per byte of buffer from the member on rail r of
 //    one node to the member on rail r of the next, over the routed path
 //    (NIC, leaf, spine, core as the topology gives it);
+//  * an all-to-all loads each member's NVLink with its peers in the node and
+//    every pair across nodes on its own routed path
+//    (CollectiveFlows::all_to_all_footprint);
 //  * link capacities are scaled by the profile's efficiencies (what NCCL
 //    reaches on that link), and each group is also capped at its own
 //    uncontended bandwidth, so a group alone is never slowed down;
