@@ -114,7 +114,9 @@ double kernel_efficiency(const Kernel& kernel, const GpuComputeSpec& spec) {
       // Without a shape, the FLOPs are the work.
       if (kernel.m > 0 && kernel.n > 0 && kernel.k > 0) {
         const double smallest = static_cast<double>(std::min({kernel.m, kernel.n, kernel.k}));
-        return curve.at(gemm_size(kernel.m, kernel.n, kernel.k), smallest, false);
+        // A grouped GEMM pays the kernel's fixed cost once over all its problems.
+        const auto groups = static_cast<double>(std::max<int64_t>(1, kernel.groups));
+        return curve.at(groups * gemm_size(kernel.m, kernel.n, kernel.k), smallest, false);
       }
       return curve(kernel.flops);
     }

@@ -10,7 +10,9 @@
 // kernel class:
 //  * kGemm: the work 2*m*n*k in FLOPs (a fixed per-kernel cost -- launch,
 //    tile-wave fill and drain -- amortised over the work); the shape term is
-//    the smallest of m, n, k (skinny GEMMs stream their large operand). A
+//    the smallest of m, n, k (skinny GEMMs stream their large operand); a
+//    grouped GEMM (Kernel::groups > 1) is one kernel: its work is all its
+//    problems', its shape one problem's (m the mean rows). A
 //    low-precision GEMM (Kernel::format) runs at its format's peak (FP8 and
 //    MXFP8: peak_fp8_flops; NVFP4: peak_fp4_flops) on the same curve with
 //    x_half scaled by that peak / peak_flops (the same fixed time per kernel,

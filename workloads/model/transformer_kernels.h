@@ -205,6 +205,10 @@ struct Kernel {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
+  // kGemm only: a grouped GEMM of this many problems in one kernel (the
+  // local experts of a mixture-of-experts layer, workloads/model/moe_kernels.h),
+  // m their mean rows; 1 for a plain GEMM.
+  int64_t groups = 1;
   // kAttention only: per-rank heads.
   int64_t batch = 0;
   int64_t seq = 0;
