@@ -120,6 +120,7 @@ std::string default_node_for(const std::string& hardware) {
   const std::string stem = fs::path(hardware).stem().string();
   if (stem.rfind("a100", 0) == 0) return "hgx_a100";
   if (stem.rfind("h200", 0) == 0) return "hgx_h200";
+  if (stem.rfind("h800", 0) == 0) return "hgx_h800";
   if (stem.rfind("b200", 0) == 0) return "hgx_b200";
   if (stem.rfind("gb200", 0) == 0) return "gb200_nvl72";
   if (stem.rfind("gb300", 0) == 0) return "gb300_nvl72";

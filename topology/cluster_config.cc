@@ -21,14 +21,20 @@ struct Preset {
 // Figures from the NVIDIA datasheet of each part (leads, not measurements).
 // NVLink per GPU there is the bidirectional total; we store half of it (per
 // direction).
-const std::array<Preset, 6>& presets() {
-  static const std::array<Preset, 6> kPresets = {{
+const std::array<Preset, 7>& presets() {
+  static const std::array<Preset, 7> kPresets = {{
       // H100 SXM5: NVLink4 900 GB/s bidirectional (18 links) -> 450 GB/s each
       // way; one ConnectX-7 400 Gb/s NIC per GPU (DGX H100); PCIe Gen5 x16,
       // 64 GB/s nominal per direction (nvbandwidth measures ~51-52 GB/s H2D).
       {"hgx_h100", {"hgx_h100", 8, 450 * kGBps, 8, 400 * kGbps, 64 * kGBps}},
       // H200 SXM: same NVLink4 and NICs as H100 (datasheet "as H100").
       {"hgx_h200", {"hgx_h200", 8, 450 * kGBps, 8, 400 * kGbps, 64 * kGBps}},
+      // H800 SXM (the export H100): NVLink4 cut to 8 links, 400 GB/s
+      // bidirectional -> 200 GB/s each way; DeepSeek-V3's cluster (arXiv
+      // 2412.19437, sec. 3.2.2: "NVLink offers a bandwidth of 160 GB/s,
+      // roughly 3.2 times that of IB (50 GB/s)", achieved figures) has one
+      // 400 Gb/s InfiniBand NIC per GPU; PCIe Gen5 as H100.
+      {"hgx_h800", {"hgx_h800", 8, 200 * kGBps, 8, 400 * kGbps, 64 * kGBps}},
       // A100 SXM4: NVLink3 600 GB/s bidirectional (12 links) -> 300 GB/s;
       // ConnectX-6 200 Gb/s per GPU (DGX A100); PCIe Gen4 x16, 32 GB/s nominal.
       {"hgx_a100", {"hgx_a100", 8, 300 * kGBps, 8, 200 * kGbps, 32 * kGBps}},

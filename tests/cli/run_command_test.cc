@@ -147,7 +147,7 @@ TEST(RunCommand, AHardwareProfileNamedByItsBareNameIsTheShippedOne) {
       r.err.find("b.yaml:2:11: error: hardware: expected one of the shipped profiles by its "
                  "bare name (a100, a100_calibrated, b200, gb200, gb300, h100, h100_96gb_500w, "
                  "h100_calibrated, "
-                 "h200, h200_measured; e.g. 'hardware: h100') or the path of a profile "
+                 "h200, h200_measured, h800; e.g. 'hardware: h100') or the path of a profile "
                  "file, relative to the scenario's folder unless absolute, found no file at"),
       std::string::npos)
       << r.err;

@@ -163,3 +163,50 @@ TEST(AllToAll, TwoGroupsOnOneOversubscribedLeafShareItsUplinksEvenly) {
 
 }  // namespace
 }  // namespace clustersim::collectives
+
+namespace clustersim::collectives {
+namespace {
+
+// Not fitted: H800 nodes (H100's efficiencies) against DeepEP's published
+// H800 figures (deepseek-ai/DeepEP README, normal kernels; docs/network.md).
+// 256 MiB a rank, about DeepSeek-V3's 4,096 tokens x 7,168 x top-8 in FP8.
+TEST(AllToAllNotFitted, H800AgainstDeepEpsPublishedBandwidths) {
+  const HardwareProfile profile =
+      load_hardware_profile(CLUSTERSIM_SOURCE_DIR "/scenarios/hardware/h800.yaml");
+  topology::ClusterSpec spec;
+  spec.nodes = 8;
+  ASSERT_TRUE(topology::node_preset("hgx_h800", spec.node));
+  EXPECT_EQ(spec.node.nvlink_Bps, 200e9);
+  spec.fabric.type = topology::FabricType::kRailOptimized;
+  spec.fabric.switch_radix = 64;
+  const topology::Cluster cluster = topology::build_cluster(spec);
+  const int64_t bytes = 256 << 20;
+  const auto predict = [&](int64_t n) {
+    const std::vector<std::vector<int64_t>> groups{first(n)};
+    return predict_concurrent(profile, cluster, groups, CollectiveOp::kAllToAll, bytes).front();
+  };
+  // EP 8: NVLink bytes per GPU / time is the busbw; DeepEP 153 (dispatch) and
+  // 158 GB/s (combine). The model: 160.8, within 6% of both.
+  const GroupPrediction one_node = predict(8);
+  EXPECT_NEAR(one_node.busbw_Bps / 153e9, 1.0, 0.06);
+  EXPECT_NEAR(one_node.busbw_Bps / 158e9, 1.0, 0.06);
+  // Across nodes: what a GPU's NIC carries, (n - 8) / n of the buffer over
+  // the time: 0.94 x 50 GB/s less the latency's share at this size. DeepEP
+  // reports 43 (EP 16), 58 (EP 32) and 51 GB/s (EP 64): its forwarding
+  // counts bytes the NIC did not carry, which NCCL's pairwise all-to-all
+  // cannot match at EP 32 and 64.
+  for (const int64_t n : {16, 32, 64}) {
+    SCOPED_TRACE(n);
+    const GroupPrediction p = predict(n);
+    const double nic = static_cast<double>(n - 8) / static_cast<double>(n) *
+                       static_cast<double>(bytes) / p.seconds;
+    EXPECT_LT(nic, 0.94 * 50e9);
+    EXPECT_GT(nic, 0.94 * 50e9 * 0.93);
+  }
+  EXPECT_GT(static_cast<double>(16 - 8) / 16 * bytes / predict(16).seconds, 43e9);
+  EXPECT_LT(static_cast<double>(32 - 8) / 32 * bytes / predict(32).seconds, 58e9);
+  EXPECT_LT(static_cast<double>(64 - 8) / 64 * bytes / predict(64).seconds, 51e9);
+}
+
+}  // namespace
+}  // namespace clustersim::collectives

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "config/config_error.h"
+#include "workloads/model/moe_spec.h"
 
 namespace clustersim::workloads {
 
@@ -65,7 +66,12 @@ const std::vector<ModelSpec>& presets() {
       // linear layers, output head tied to the token embedding.
       gpt3_175b(),
   };
-  return kPresets;
+  static const std::vector<ModelSpec> kAll = [] {
+    std::vector<ModelSpec> all = kPresets;
+    for (ModelSpec& m : moe_presets()) all.push_back(std::move(m));
+    return all;
+  }();
+  return kAll;
 }
 
 // The custom model's keys: the first kRequiredCustomKeys are needed, the
@@ -100,27 +106,96 @@ std::optional<ModelSpec> model_preset(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// A part of a block: its linear layers' weights and everything else it holds
+// (biases; for attention also MLA's and QK-norm's norms and sinks).
+struct PartParameters {
+  int64_t linear = 0;
+  int64_t other = 0;
+};
+
+PartParameters attention_parameters(const ModelSpec& model) {
+  const int64_t h = model.hidden;
+  const int64_t n = model.heads;
+  PartParameters a;
+  if (model.attention == AttentionKind::kMla) {
+    const MlaShape& mla = model.mla;
+    const int64_t qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+    const int64_t q =
+        mla.q_lora_rank > 0 ? h * mla.q_lora_rank + mla.q_lora_rank * n * qk : h * n * qk;
+    a.linear = q + h * (mla.kv_lora_rank + mla.qk_rope_head_dim) +
+               mla.kv_lora_rank * n * (mla.qk_nope_head_dim + mla.v_head_dim) +
+               n * mla.v_head_dim * h;
+    a.other = mla.q_lora_rank + mla.kv_lora_rank;  // q_a_layernorm, kv_a_layernorm
+    // DeepSeek's attention_bias puts biases on q_a_proj, kv_a_proj_with_mqa and o_proj.
+    if (model.linear_bias) a.other += mla.q_lora_rank + mla.kv_lora_rank + mla.qk_rope_head_dim + h;
+  } else {
+    const int64_t q_width = n * model.head_dim();
+    const int64_t kv_width = model.kv_heads * model.head_dim();
+    a.linear = h * q_width + 2 * h * kv_width + q_width * h;
+    if (model.linear_bias) a.other += q_width + 2 * kv_width + h;
+    if (model.qk_norm) a.other += 2 * model.head_dim();
+  }
+  if (model.attention_sinks) a.other += n;
+  return a;
+}
+
+// An MLP of width `width`: a dense layer's, or one expert.
+PartParameters mlp_parameters(const ModelSpec& model, int64_t width) {
+  const bool swiglu = model.activation == Activation::kSwiGLU;
+  PartParameters m;
+  m.linear = (swiglu ? 3 : 2) * model.hidden * width;
+  if (model.linear_bias) m.other = (swiglu ? 2 * width : width) + model.hidden;
+  return m;
+}
+
+int64_t sum(const PartParameters& p) { return p.linear + p.other; }
+
+}  // namespace
+
+bool ModelSpec::local_attention(int64_t layer) const {
+  if (sliding_window == 0 && attention_chunk == 0) return false;
+  return full_attention_every == 0 || (layer + 1) % full_attention_every != 0;
+}
+
 ParameterBreakdown parameter_breakdown(const ModelSpec& model) {
   const int64_t h = model.hidden;
-  const int64_t f = model.ffn_hidden;
-  const int64_t q_width = model.heads * model.head_dim();
-  const int64_t kv_width = model.kv_heads * model.head_dim();
-  const bool swiglu = model.activation == Activation::kSwiGLU;
   const int64_t norm_params = model.norm == NormKind::kRmsNorm ? h : 2 * h;
+  const PartParameters attention = attention_parameters(model);
+  const PartParameters mlp = mlp_parameters(model, model.ffn_hidden);
 
   ParameterBreakdown p;
   p.embedding = model.vocab * h + model.learned_positions * h;
-  const int64_t attention = h * q_width + 2 * h * kv_width + q_width * h;
-  const int64_t mlp = (swiglu ? 3 : 2) * h * f;
-  int64_t biases = 0;
-  if (model.linear_bias) {
-    biases = (q_width + 2 * kv_width) + h + (swiglu ? 2 * f : f) + h;
-  }
-  p.block = attention + mlp + 2 * norm_params + biases;
-  p.block_linear = attention + mlp;
+  p.attention = sum(attention);
+  const int64_t dense_block = p.attention + sum(mlp) + 2 * norm_params;
   p.final_norm = norm_params;
   p.output_head = model.tied_embeddings ? 0 : model.vocab * h;
-  p.total = p.embedding + model.layers * p.block + p.final_norm + p.output_head;
+  if (model.experts == 0) {
+    p.block = dense_block;
+    p.block_linear = attention.linear + mlp.linear;
+    p.total = p.embedding + model.layers * p.block + p.final_norm + p.output_head;
+    p.active = p.total;
+  } else {
+    const PartParameters expert = mlp_parameters(model, model.expert_ffn_hidden);
+    const PartParameters shared = mlp_parameters(model, model.shared_expert_width());
+    p.routed_experts = model.experts * sum(expert);
+    p.shared_experts = model.shared_experts * sum(shared);
+    p.router = model.experts * h + (model.router_bias ? model.experts : 0) +
+               (model.router_score_correction ? model.experts : 0);
+    p.block = p.attention + p.routed_experts + p.shared_experts + p.router + 2 * norm_params;
+    p.block_linear = attention.linear + model.experts * expert.linear +
+                     model.shared_experts * shared.linear + model.experts * h;
+    if (model.first_dense_layers > 0) {
+      p.dense_block = dense_block;
+      p.dense_ffn = sum(mlp);
+    }
+    p.total = p.embedding + model.first_dense_layers * p.dense_block +
+              model.moe_layers() * p.block + p.final_norm + p.output_head;
+    p.active = p.total - model.moe_layers() * (model.experts - model.top_k) * sum(expert);
+  }
+  // DeepSeek-V3's eh_proj (no bias) and its enorm and hnorm.
+  p.mtp = model.mtp_layers * (p.block + 2 * h * h + 2 * norm_params);
   return p;
 }
 
@@ -132,16 +207,21 @@ void add_workload_model_keys(sim::ConfigSchema& schema) {
       "workload", "The training job: model, batch, parallelism (FSDP/HSDP) and PyTorch options.");
   schema
       .add_key("workload.model", ValueType::kEnum,
-               "Model preset (published shapes), or custom (see workload.custom_model).")
+               "Model preset (published shapes), or custom (see workload.custom_model). The "
+               "mixture-of-experts presets, deepseek-v3 onwards, are not simulated yet: the "
+               "commands that build a step refuse them.")
       .one_of(model_choices())
       .required_by(kStepCommands);
 
   schema.add_section(
       "workload.custom_model",
-      "The model when workload.model is custom (every key but tied_embeddings needed).");
+      "The model when workload.model is custom (layers, hidden, heads, kv_heads, ffn_hidden, "
+      "vocab and activation needed; the rest optional).");
   schema.add_key(custom_path("layers"), ValueType::kInt, "Transformer blocks.").positive();
   schema.add_key(custom_path("hidden"), ValueType::kInt, "Model width d_model.").positive();
-  schema.add_key(custom_path("heads"), ValueType::kInt, "Query heads; must divide hidden.")
+  schema
+      .add_key(custom_path("heads"), ValueType::kInt,
+               "Query heads; must divide hidden unless head_dim is given.")
       .positive();
   schema
       .add_key(custom_path("kv_heads"), ValueType::kInt,
@@ -160,6 +240,7 @@ void add_workload_model_keys(sim::ConfigSchema& schema) {
                  "Whether the output head shares the token embedding's weights (default: the "
                  "family's, true for gelu, false for swiglu). Megatron-LM ties them unless run "
                  "with --untie-embeddings-and-output-weights.");
+  add_moe_model_keys(schema);
 }
 
 ModelSpec read_model_spec(const sim::ConfigValues& values) {
@@ -172,9 +253,12 @@ ModelSpec read_model_spec(const sim::ConfigValues& values) {
   }
   const std::string& model_name = values.get_string("workload.model");
   if (model_name != "custom") {
-    for (std::string_view key : kCustomKeys) {
-      if (values.has(custom_path(key))) {
-        sink.add(values.where(custom_path(key)), custom_path(key),
+    std::vector<std::string> paths;
+    for (std::string_view key : kCustomKeys) paths.push_back(custom_path(key));
+    for (const std::string& path : moe_model_key_paths()) paths.push_back(path);
+    for (const std::string& path : paths) {
+      if (values.has(path)) {
+        sink.add(values.where(path), path,
                  "expected no custom_model keys unless workload.model is 'custom', found one "
                  "with workload.model '" +
                      model_name + "'");
@@ -213,7 +297,8 @@ ModelSpec read_model_spec(const sim::ConfigValues& values) {
   if (values.has(custom_path("tied_embeddings"))) {
     m.tied_embeddings = values.get_bool(custom_path("tied_embeddings"));
   }
-  if (m.hidden % m.heads != 0) {
+  read_moe_model_keys(values, m, sink);
+  if (m.explicit_head_dim == 0 && m.attention == AttentionKind::kGqa && m.hidden % m.heads != 0) {
     sink.add(values.where(custom_path("heads")), custom_path("heads"),
              "expected a divisor of hidden (" + std::to_string(m.hidden) + "), found " +
                  std::to_string(m.heads));

@@ -12,6 +12,7 @@
 #include "workloads/model/global_batch.h"
 #include "workloads/model/host_loop_config.h"
 #include "workloads/model/megatron_config.h"
+#include "workloads/model/moe_spec.h"
 #include "workloads/model/pipeline_config.h"
 #include "workloads/model/transformer_kernels.h"
 
@@ -478,6 +479,7 @@ WorkloadSpec read_workload_spec(const sim::ConfigValues& values, int64_t world_s
     for (const sim::Diagnostic& d : e.diagnostics()) sink.add(d.where, d.key_path, d.message);
     model_ok = false;
   }
+  if (model_ok) check_step_model(values, w.model, sink);
   for (const char* key : {kSeqLen, kLocalBatch}) {
     if (values.has(key)) continue;
     sim::SourceLocation at = values.has("workload.model")

@@ -101,7 +101,7 @@ TEST(ModelSpec, PresetShapesAreThePublishedOnes) {
   EXPECT_EQ(gpt3.head_dim(), 128);
   EXPECT_EQ(gpt3.ffn_hidden, 4 * gpt3.hidden);
   EXPECT_FALSE(model_preset("custom").has_value());
-  EXPECT_EQ(model_preset_names().size(), 7u);
+  EXPECT_EQ(model_preset_names().size(), 13u);  // 7 dense, 6 MoE (moe_spec_test.cc)
 }
 
 TEST(ModelSpec, ReadsAPreset) {

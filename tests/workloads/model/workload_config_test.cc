@@ -212,6 +212,40 @@ TEST(WorkloadConfig, ModelErrorsComeFirstAndTogetherWithTheRest) {
             "found nothing");
 }
 
+// Nothing downstream of the model spec knows expert layers, MLA or MTP
+// modules yet: a step of such a model is refused, not simulated as a dense
+// one. Every other problem of the file comes with it.
+TEST(WorkloadConfig, ModelsWithExpertsMlaOrMtpAreRefusedForTheStep) {
+  std::string deepseek = job("");
+  deepseek.replace(deepseek.find("llama3-8b"), 9, "deepseek-v3");
+  EXPECT_EQ(error_of(deepseek),
+            "s.yaml:3:10: error: workload.model: expected a dense model: expert layers (MoE), "
+            "multi-head latent attention (MLA) and multi-token prediction (MTP) modules are not "
+            "simulated by the step model yet, found 'deepseek-v3' (256 experts, top 8)");
+  std::string mixtral = job("");
+  mixtral.replace(mixtral.find("llama3-8b"), 9, "mixtral-8x7b");
+  mixtral.replace(mixtral.find("  local_batch: 2\n"), 17, "");
+  EXPECT_EQ(error_of(mixtral),
+            "s.yaml:3:10: error: workload.model: expected a dense model: expert layers (MoE) are "
+            "not simulated by the step model yet, found 'mixtral-8x7b' (8 experts, top 2)\n"
+            "s.yaml:3:10: error: workload.local_batch: expected a value (the workload needs it), "
+            "found nothing");
+
+  const std::string custom =
+      "name: t\nworkload:\n  model: custom\n  seq_len: 8192\n  local_batch: 2\n"
+      "  custom_model:\n    layers: 2\n    hidden: 64\n    heads: 8\n    kv_heads: 8\n"
+      "    ffn_hidden: 128\n    vocab: 100\n    activation: swiglu\n    head_dim: 16\n";
+  const WorkloadSpec dense = spec_from_yaml(custom);
+  EXPECT_EQ(dense.model.head_dim(), 16);
+  EXPECT_EQ(error_of(custom + "    experts: 4\n    top_k: 1\n    expert_ffn_hidden: 32\n"
+                              "    mtp_layers: 1\n"),
+            "s.yaml:15:14: error: workload.custom_model.experts: expected a dense model: expert "
+            "layers (MoE) are not simulated by the step model yet, found 4 experts\n"
+            "s.yaml:18:17: error: workload.custom_model.mtp_layers: expected a dense model: "
+            "multi-token prediction (MTP) modules are not simulated by the step model yet, found "
+            "1");
+}
+
 TEST(WorkloadConfig, OptimizerImplementationIsFusedUnlessForeachIsAsked) {
   EXPECT_EQ(spec_from_yaml(job("")).optimizer_implementation, OptimizerImplementation::kFused);
   EXPECT_EQ(
