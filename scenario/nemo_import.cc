@@ -115,10 +115,11 @@ class NemoImport : public ConfigImport {
     const int64_t kv_heads = int_or(groups_path, heads_);
     put("workload.custom_model.kv_heads", str(kv_heads), groups_path,
         absent(groups_path, "null: multi-head attention"));
+    // Heads of other than hidden / heads channels (Qwen3's 128 on hidden 2048
+    // x 32 heads): the model's explicit head width.
     if (const auto channels = reader_.take_int("model.kv_channels");
         channels && heads_ > 0 && (hidden_ % heads_ != 0 || *channels != hidden_ / heads_)) {
-      approximate("model.kv_channels " + str(*channels) + ": heads of hidden_size / " +
-                  "num_attention_heads = " + str(hidden_ / heads_) + " channels here");
+      put("workload.custom_model.head_dim", str(*channels), "model.kv_channels");
     }
 
     const std::string activation_path = "model.activation";

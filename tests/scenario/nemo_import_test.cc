@@ -161,6 +161,24 @@ TEST(NemoImport, NemosDefaultsForAGptRecipe) {
                                             "embeddings x hidden parameters) is left out")));
 }
 
+// Qwen3-style heads, wider than hidden / heads (128 channels on hidden 4096
+// over 64 heads), become the model's explicit head width; the usual width
+// writes nothing.
+TEST(NemoImport, KvChannelsOtherThanHiddenOverHeadsIsTheHeadWidth) {
+  std::string wide = kLlama;
+  wide.replace(wide.find("  num_attention_heads: 32\n"), 26,
+               "  num_attention_heads: 64\n  kv_channels: 128\n");
+  const ImportedScenario s = import_nemo_text(wide, "n.yaml", options());
+  EXPECT_EQ(value_of(s, "workload.custom_model.head_dim"), "128");
+  EXPECT_EQ(value_of(s, "workload.custom_model.heads"), "64");
+  std::string usual = kLlama;
+  usual.replace(usual.find("  num_attention_heads: 32\n"), 26,
+                "  num_attention_heads: 32\n  kv_channels: 128\n");
+  EXPECT_EQ(
+      value_of(import_nemo_text(usual, "n.yaml", options()), "workload.custom_model.head_dim"),
+      "(absent)");
+}
+
 TEST(NemoImport, AnUnknownTokenizerNeedsTheVocabularyFromTheCommandLine) {
   std::string yaml = kGpt;
   yaml.replace(yaml.find("GPT2BPETokenizer"), 16, "my/tokenizer");
