@@ -64,7 +64,7 @@ void read_activation_offload(const sim::ConfigValues& values, WorkloadSpec& w,
     fail("fewer than the model's " + str(w.model.layers) +
          " layers (Megatron-Core: \"CPU offloading can be done only for layers less than " +
          str(w.model.layers) + "\")");
-  } else if (w.pp > 1) {
+  } else if (n > 0 && w.pp > 1) {
     fail("0 with pp " + str(w.pp) +
          " (Megatron-Core: \"no support for Pipeline parallelism with CPU offloading\")");
   } else if (n > 0 && w.activation_checkpointing != ActivationCheckpointing::kNone) {

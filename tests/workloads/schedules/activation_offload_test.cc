@@ -75,6 +75,11 @@ TEST(ActivationOffload, NotWithPipelineParallelism) {
               AllOf(StartsWith("s.yaml:11:32: error: workload.megatron.cpu_offloading_num_layers: "
                                "expected 0 with pp 2"),
                     HasSubstr("found 4")));
+  // 0, as Megatron-Bridge's presets write "no offloading", is no error.
+  EXPECT_EQ(error_of("name: t\nworkload:\n  model: llama3-8b\n  seq_len: 8192\n  local_batch: 1\n"
+                     "  global_batch: 16\n  parallelism:\n    strategy: DISTRIBUTED_OPTIMIZER\n"
+                     "    pp: 2\n  megatron:\n    cpu_offloading_num_layers: 0\n"),
+            "no error");
 }
 
 TEST(ActivationOffload, OnlyTheLayersNotOffloadedStayOnTheGpu) {
