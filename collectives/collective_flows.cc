@@ -109,19 +109,13 @@ LinkId CollectiveFlows::link_of(topology::EdgeId edge) {
   return LinkId{id};
 }
 
-Footprint CollectiveFlows::footprint(std::span<const int64_t> gpus) {
+Footprint CollectiveFlows::footprint(std::span<const int64_t> gpus, CollectiveOp op) {
   CLUSTERSIM_CHECK(!gpus.empty(), "a collective group needs at least one GPU");
-  Footprint out = routing_ == Routing::kAdaptive ? adaptive_footprint(gpus) : ecmp_footprint(gpus);
+  Footprint out = op == CollectiveOp::kAllToAll    ? pairwise_footprint(gpus)
+                  : routing_ == Routing::kAdaptive ? adaptive_footprint(gpus)
+                                                   : ecmp_footprint(gpus);
   out.reference_rate_Bps =
-      reference_ ? reference_->footprint(gpus).solo_rate_Bps : out.solo_rate_Bps;
-  return out;
-}
-
-Footprint CollectiveFlows::all_to_all_footprint(std::span<const int64_t> gpus) {
-  CLUSTERSIM_CHECK(!gpus.empty(), "a collective group needs at least one GPU");
-  Footprint out = pairwise_footprint(gpus);
-  out.reference_rate_Bps =
-      reference_ ? reference_->all_to_all_footprint(gpus).solo_rate_Bps : out.solo_rate_Bps;
+      reference_ ? reference_->footprint(gpus, op).solo_rate_Bps : out.solo_rate_Bps;
   return out;
 }
 

@@ -30,6 +30,7 @@
 #include <span>
 #include <vector>
 
+#include "collectives/collective_cost.h"
 #include "collectives/max_min_fairness.h"
 #include "hardware/hardware_profile.h"
 #include "topology/cluster.h"
@@ -75,16 +76,16 @@ class CollectiveFlows {
                   Routing routing = Routing::kEcmp, const topology::Cluster* healthy = nullptr);
 
   // Precondition as geometry_of(): non-empty, distinct GPUs, the same number
-  // per node. One GPU: no loads.
-  Footprint footprint(std::span<const int64_t> gpus);
-  // An all-to-all's (collective_cost.h), per byte of buffer for a busbw
-  // factor of 1, i.e. over (n - 1) / n bytes each member sends: each
-  // member's NVLink (r - 1) / (n - 1), and each ordered pair of members on
-  // different nodes 1 / (n - 1) on its routed path (one path per pair under
-  // kEcmp; under kAdaptive the up-going hops of the pair's bundles, as
-  // footprint() counts them). Loads grow as n^2 routes: for groups of
-  // experts, not whole clusters.
-  Footprint all_to_all_footprint(std::span<const int64_t> gpus);
+  // per node. One GPU: no loads. Every op but all_to_all loads the rings
+  // above (the footprint is the same for all of them). An all-to-all's
+  // (collective_cost.h), per byte of buffer for a busbw factor of 1, i.e.
+  // over the (n - 1) / n bytes each member sends: each member's NVLink
+  // (r - 1) / (n - 1), and each ordered pair of members on different nodes
+  // 1 / (n - 1) on its routed path (one path per pair under kEcmp; under
+  // kAdaptive the up-going hops of the pair's bundles, as the rings count
+  // them). Its loads grow as n^2 routes: for groups of experts, not whole
+  // clusters.
+  Footprint footprint(std::span<const int64_t> gpus, CollectiveOp op = CollectiveOp::kAllReduce);
 
   // Starts a transfer loading `footprint` scaled by `busbw_factor` (> 0),
   // capped at `alone_rate_Bps` (> 0, finite).

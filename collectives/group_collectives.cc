@@ -75,9 +75,7 @@ std::vector<GroupPrediction> predict_concurrent(const HardwareProfile& profile,
     const CostBreakdown& cost = out[i].tuned.cost;
     if (groups[i].size() < 2 || cost.transfer_s <= 0) continue;  // nothing moves: no flow
     moving[i] = true;
-    const Footprint footprint = op == CollectiveOp::kAllToAll
-                                    ? flows.all_to_all_footprint(groups[i])
-                                    : flows.footprint(groups[i]);
+    const Footprint footprint = flows.footprint(groups[i], op);
     ids[i] = flows.start(footprint, busbw_factor(op, static_cast<int>(groups[i].size())),
                          static_cast<double>(bytes) / cost.transfer_s);
   }

@@ -16,7 +16,7 @@
 //    (NIC, leaf, spine, core as the topology gives it);
 //  * an all-to-all loads each member's NVLink with its peers in the node and
 //    every pair across nodes on its own routed path
-//    (CollectiveFlows::all_to_all_footprint);
+//    (CollectiveFlows::footprint);
 //  * link capacities are scaled by the profile's efficiencies (what NCCL
 //    reaches on that link), and each group is also capped at its own
 //    uncontended bandwidth, so a group alone is never slowed down;

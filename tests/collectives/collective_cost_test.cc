@@ -5,29 +5,10 @@
 #include <cstdio>
 
 #include "collectives/tuner.h"
+#include "tests/support/round_profile.h"
 
 namespace clustersim::collectives {
 namespace {
-
-// A profile with round numbers, so that expectations can be computed by hand.
-HardwareProfile round_profile() {
-  HardwareProfile p;
-  p.name = "round";
-  p.launch_overhead_us = 0;
-  p.max_channels = 4;
-  p.nvlink_ring_efficiency = 1.0;
-  p.network_efficiency = 1.0;
-  p.tree_efficiency = 1.0;
-  for (Protocol proto : kAllProtocols) {
-    ProtocolParams& pp = p.protocol(proto);
-    pp.ring = HopLatency{10, 1, 5};
-    pp.tree = HopLatency{10, 1, 5};
-    pp.efficiency = 1.0;
-    pp.max_busbw_Bps = 1e15;
-    pp.full_bandwidth_bytes = 0;
-  }
-  return p;
-}
 
 GroupGeometry nodes_of_8(int nodes, double nvlink_Bps, double net_Bps, bool nvls) {
   return GroupGeometry{8 * nodes, nodes, 8, nvlink_Bps, net_Bps, nvls};
