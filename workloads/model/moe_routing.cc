@@ -42,6 +42,7 @@ std::vector<double> popularity(int64_t experts, double skew, sim::RandomStream& 
 std::vector<int64_t> sample_exact(int64_t tokens, int64_t top_k, const std::vector<double>& p,
                                   sim::RandomStream& rng) {
   std::vector<int64_t> counts(p.size(), 0);
+  std::vector<bool> taken(p.size(), false);
   std::vector<size_t> picked;
   for (int64_t t = 0; t < tokens; ++t) {
     picked.clear();
@@ -50,15 +51,19 @@ std::vector<int64_t> sample_exact(int64_t tokens, int64_t top_k, const std::vect
       double x = rng.next_unit() * left;
       size_t chosen = p.size();
       for (size_t e = 0; e < p.size(); ++e) {
-        if (std::find(picked.begin(), picked.end(), e) != picked.end()) continue;
+        if (taken[e]) continue;
         chosen = e;
         if (x < p[e]) break;
         x -= p[e];
       }
+      taken[chosen] = true;
       picked.push_back(chosen);
       left -= p[chosen];
     }
-    for (const size_t e : picked) ++counts[e];
+    for (const size_t e : picked) {
+      ++counts[e];
+      taken[e] = false;
+    }
   }
   return counts;
 }
